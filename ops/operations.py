@@ -1,0 +1,236 @@
+"""The table of operations: every routine gpu-offload intercepts, in one place.
+
+tools/gen_wrappers.py expands this table into the exported wrappers, the op ids written in traces,
+the names shown by the report and the GPU dispatch ids. Adding a routine is one row here and
+`cmake --build build --target regen`.
+
+Argument kinds (how the argument is passed; Fortran passes everything by reference, CBLAS by value):
+  ch      a character flag ('N', 'U', ...). Fortran: const char* plus a hidden length at the end.
+          CBLAS: the enum (CBLAS_TRANSPOSE, CBLAS_UPLO, ...). Normalised to a char named like the arg.
+  int     an integer input. Normalised to int64_t.
+  iout    an integer output scalar (info, rank, the number of eigenvalues found).
+  sc      a scalar of the routine's precision (alpha, beta). CBLAS: by value for real, const void* for complex.
+  rsc     a real scalar (herk's alpha/beta, syevr's vl/vu/abstol, gelsd's rcond).
+  in      const array of the routine's precision.        inout / out: modified / written array.
+  rout    real array written (eigenvalues, singular values).  rwork: real workspace.
+  iin     integer array read (pivots).  iinout: integer array written (pivots).  iwork: integer workspace.
+  work    workspace of the routine's precision.
+
+Expressions (dims, flops, operand extents, validity) are C++ over the normalised argument values:
+int arguments are int64_t, flags are chars; helpers: isN(c) c is 'N', isL(c) c is 'L', isU(c) c is 'U',
+isV(c) c is 'V', up(c) upper case; mat(rows, cols, ld) and vec(len, inc) give element extents, zero for
+empty operands. flops are real floating-point operations (LAWN 41 style estimates); complex routines
+count 4 real flops per complex multiply-add, applied by the generator.
+"""
+
+from collections import namedtuple
+
+# A routine: its name without precision letter, the precisions it exists in (with the complex
+# name when it differs: 'syevd' is s/d, 'heevd' c/z), interfaces, argument list for real and complex,
+# dimensions (m, n, k) recorded in traces, the flop estimate, the operands, the workspace-query args.
+Op = namedtuple(
+    "Op",
+    "name precs kind ifaces args cargs dims flops operands query gpu",
+)
+
+def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=True):
+    return Op(name, precs, kind, ifaces, args.split(), (cargs or args).split(), dims, flops, operands, tuple(query), gpu)
+
+BLAS_IF = ("fortran", "cblas")
+
+# Operand extents in elements. `A_of(t, r, c, ld)` picks the stored shape of op(A).
+OPS = [
+    # ---- BLAS-3 -------------------------------------------------------------------------------------------
+    op("gemm", "sdcz", "blas3",
+       "transa:ch transb:ch m:int n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
+       dims=("m", "n", "k"), flops="2.0*m*n*k",
+       operands=[("a", "mat(isN(transa)?m:k, isN(transa)?k:m, lda)"),
+                 ("b", "mat(isN(transb)?k:n, isN(transb)?n:k, ldb)"),
+                 ("c", "mat(m, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("symm", "sdcz", "blas3",
+       "side:ch uplo:ch m:int n:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
+       dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
+       operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("hemm", "cz", "blas3",
+       "side:ch uplo:ch m:int n:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
+       dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
+       operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("syrk", "sdcz", "blas3",
+       "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int beta:sc c:inout ldc:int",
+       dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
+       operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("herk", "cz", "blas3",
+       "uplo:ch trans:ch n:int k:int alpha:rsc a:in lda:int beta:rsc c:inout ldc:int",
+       dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
+       operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("syr2k", "sdcz", "blas3",
+       "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
+       dims=("n", "n", "k"), flops="2.0*n*n*k",
+       operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
+                 ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("her2k", "cz", "blas3",
+       "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:rsc c:inout ldc:int",
+       dims=("n", "n", "k"), flops="2.0*n*n*k",
+       operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
+                 ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
+       ifaces=BLAS_IF),
+    op("trmm", "sdcz", "blas3",
+       "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
+       dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
+       operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
+       ifaces=BLAS_IF),
+    op("trsm", "sdcz", "blas3",
+       "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
+       dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
+       operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
+       ifaces=BLAS_IF),
+    # ---- BLAS-2 (measured only) ------------------------------------------------------------------------------
+    op("gemv", "sdcz", "blas2",
+       "trans:ch m:int n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
+       dims=("m", "n", "0"), flops="2.0*m*n",
+       operands=[("a", "mat(m, n, lda)"), ("x", "vec(isN(trans)?n:m, incx)"), ("y", "vec(isN(trans)?m:n, incy)")],
+       ifaces=BLAS_IF, gpu=False),
+    # ---- LAPACK: LU ------------------------------------------------------------------------------------------
+    op("getrf", "sdcz", "lapack",
+       "m:int n:int a:inout lda:int ipiv:iinout info:iout",
+       dims=("m", "n", "0"),
+       flops="(double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("ipiv", "std::min(m, n)")]),
+    op("getrs", "sdcz", "lapack",
+       "trans:ch n:int nrhs:int a:in lda:int ipiv:iin b:inout ldb:int info:iout",
+       dims=("n", "n", "nrhs"), flops="2.0*n*n*nrhs",
+       operands=[("a", "mat(n, n, lda)"), ("ipiv", "n"), ("b", "mat(n, nrhs, ldb)")]),
+    op("gesv", "sdcz", "lapack",
+       "n:int nrhs:int a:inout lda:int ipiv:iinout b:inout ldb:int info:iout",
+       dims=("n", "n", "nrhs"), flops="2.0*n*n*n/3.0 + 2.0*n*n*nrhs",
+       operands=[("a", "mat(n, n, lda)"), ("ipiv", "n"), ("b", "mat(n, nrhs, ldb)")]),
+    op("getri", "sdcz", "lapack",
+       "n:int a:inout lda:int ipiv:iin work:work lwork:int info:iout",
+       dims=("n", "n", "0"), flops="4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("ipiv", "n")], query=["lwork"]),
+    # ---- LAPACK: Cholesky ------------------------------------------------------------------------------------
+    op("potrf", "sdcz", "lapack",
+       "uplo:ch n:int a:inout lda:int info:iout",
+       dims=("n", "n", "0"), flops="1.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)")]),
+    op("potrs", "sdcz", "lapack",
+       "uplo:ch n:int nrhs:int a:in lda:int b:inout ldb:int info:iout",
+       dims=("n", "n", "nrhs"), flops="2.0*n*n*nrhs",
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")]),
+    op("posv", "sdcz", "lapack",
+       "uplo:ch n:int nrhs:int a:inout lda:int b:inout ldb:int info:iout",
+       dims=("n", "n", "nrhs"), flops="1.0*n*n*n/3.0 + 2.0*n*n*nrhs",
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")]),
+    # ---- LAPACK: symmetric / Hermitian eigenproblems ---------------------------------------------------------
+    op("syevd", "sd", "lapack",
+       "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int iwork:iwork liwork:int info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork", "liwork"]),
+    op("heevd", "cz", "lapack",
+       "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork", "lrwork", "liwork"]),
+    op("syev", "sd", "lapack",
+       "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork"]),
+    op("heev", "cz", "lapack",
+       "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int rwork:rwork info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork"]),
+    op("syevr", "sd", "lapack",
+       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int iu:int abstol:rsc m:iout w:rout"
+       " z:out ldz:int isuppz:iwork work:work lwork:int iwork:iwork liwork:int info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n"),
+                 ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
+       query=["lwork", "liwork"]),
+    op("heevr", "cz", "lapack",
+       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int iu:int abstol:rsc m:iout w:rout"
+       " z:out ldz:int isuppz:iwork work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
+       dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
+       operands=[("a", "mat(n, n, lda)"), ("w", "n"),
+                 ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
+       query=["lwork", "lrwork", "liwork"]),
+    # ---- LAPACK: singular values -----------------------------------------------------------------------------
+    op("gesvd", "sdcz", "lapack",
+       "jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int info:iout",
+       cargs="jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int"
+             " rwork:rwork info:iout",
+       dims=("m", "n", "0"),
+       flops="(isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
+             " : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("s", "std::min(m, n)"),
+                 ("u", "mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)"),
+                 ("vt", "mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)")],
+       query=["lwork"]),
+    op("gesdd", "sdcz", "lapack",
+       "jobz:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int iwork:iwork info:iout",
+       cargs="jobz:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int"
+             " rwork:rwork iwork:iwork info:iout",
+       dims=("m", "n", "0"),
+       flops="isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
+             " : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("s", "std::min(m, n)"),
+                 ("u", "mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)"),
+                 ("vt", "mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)")],
+       query=["lwork"]),
+    # ---- LAPACK: QR and least squares ------------------------------------------------------------------------
+    op("geqrf", "sdcz", "lapack",
+       "m:int n:int a:inout lda:int tau:out work:work lwork:int info:iout",
+       dims=("m", "n", "0"),
+       flops="2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("tau", "std::min(m, n)")], query=["lwork"]),
+    op("orgqr", "sd", "lapack",
+       "m:int n:int k:int a:inout lda:int tau:in work:work lwork:int info:iout",
+       dims=("m", "n", "k"), flops="4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("tau", "k")], query=["lwork"]),
+    op("ungqr", "cz", "lapack",
+       "m:int n:int k:int a:inout lda:int tau:in work:work lwork:int info:iout",
+       dims=("m", "n", "k"), flops="4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0",
+       operands=[("a", "mat(m, n, lda)"), ("tau", "k")], query=["lwork"]),
+    op("gels", "sdcz", "lapack",
+       "trans:ch m:int n:int nrhs:int a:inout lda:int b:inout ldb:int work:work lwork:int info:iout",
+       dims=("m", "n", "nrhs"),
+       flops="2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
+             " + 4.0*std::max(m,n)*std::min(m,n)*nrhs",
+       operands=[("a", "mat(m, n, lda)"), ("b", "mat(std::max(m, n), nrhs, ldb)")], query=["lwork"]),
+    op("gelsd", "sdcz", "lapack",
+       "m:int n:int nrhs:int a:inout lda:int b:inout ldb:int s:rout rcond:rsc rank:iout work:work lwork:int"
+       " iwork:iwork info:iout",
+       cargs="m:int n:int nrhs:int a:inout lda:int b:inout ldb:int s:rout rcond:rsc rank:iout work:work lwork:int"
+             " rwork:rwork iwork:iwork info:iout",
+       dims=("m", "n", "nrhs"),
+       flops="4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
+             " + 4.0*std::max(m,n)*std::min(m,n)*nrhs",
+       operands=[("a", "mat(m, n, lda)"), ("b", "mat(std::max(m, n), nrhs, ldb)"), ("s", "std::min(m, n)")],
+       query=["lwork"]),
+    # ---- LAPACK: general eigenproblem ------------------------------------------------------------------------
+    op("geev", "sdcz", "lapack",
+       "jobvl:ch jobvr:ch n:int a:inout lda:int wr:rout wi:rout vl:out ldvl:int vr:out ldvr:int work:work lwork:int"
+       " info:iout",
+       cargs="jobvl:ch jobvr:ch n:int a:inout lda:int w:out vl:out ldvl:int vr:out ldvr:int work:work lwork:int"
+             " rwork:rwork info:iout",
+       dims=("n", "n", "0"), flops="(isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n",
+       operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
+                 ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
+       query=["lwork"]),
+]
+
+# Measured-only FFTW transforms (src/fftw/): ids in the same space, named by the report.
+FFT_OPS = [("fft_dft", "c2c"), ("fft_r2c", "r2c"), ("fft_c2r", "c2r")]
+FFT_PRECS = {"d": "fftw_", "s": "fftwf_"}
+
+# Name schemes: (id, Fortran name pattern, CBLAS name pattern, integer type).
+SCHEMES = [
+    ("std", "{p}{r}_", "cblas_{p}{r}", "int32_t"),
+    ("scipy", "scipy_{p}{r}_", "scipy_cblas_{p}{r}", "int32_t"),
+    ("numpy64", "scipy_{p}{r}_64_", "scipy_cblas_{p}{r}64_", "int64_t"),
+    ("ilp64", "{p}{r}_64_", "cblas_{p}{r}64_", "int64_t"),
+]

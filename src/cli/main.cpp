@@ -1,0 +1,2 @@
+#include <stdio.h>
+int main() { puts("gpu-offload"); return 0; }

@@ -1,0 +1,47 @@
+// The description of one intercepted call, filled by a generated wrapper and handed to the dispatcher
+// (and, for GPU runs, across the backend's C interface). Standard layout: no virtuals, no owners.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/table.h"
+#include "trace/record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gofl_call_operand {
+  const void* ptr;
+  int64_t elems;       // extent in elements (0: empty or not known before the call)
+  uint32_t elem_size;
+  uint32_t role;       // gofl_role
+} gofl_call_operand;
+
+typedef struct gofl_call {
+  uint16_t sym;                // gofl_sym_id: which exported name was called
+  uint16_t op;                 // gofl_op_id
+  uint32_t flags;              // gofl_flag bits
+  int64_t dims[3];
+  double flops;
+  const void* site;            // return address in the caller
+  void* const* argv;           // each argument in table order (by-value CBLAS arguments: their address)
+  void* info;                  // LAPACK info (int32_t or int64_t by the symbol's scheme), or NULL
+  int32_t n_operands;
+  gofl_call_operand operands[GOFL_MAX_OPERANDS];
+  // Dispatcher state, filled by enter()/leave().
+  uint64_t t0_ns;
+  uint8_t device;              // gofl_device
+  uint8_t reason;              // gofl_reason
+  uint8_t depth;
+  uint8_t traced;
+  float pred_cpu_s, pred_gpu_s;
+  float copy_in_s, compute_s, copy_out_s;
+  float verify_error;
+  uint32_t fp_in[GOFL_MAX_OPERANDS];
+} gofl_call;
+
+#ifdef __cplusplus
+}
+#endif

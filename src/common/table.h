@@ -1,0 +1,49 @@
+// Names and properties of the operations and exported symbols, expanded from the generated table.
+// Shared by the preload library and the command-line tool so both name operations the same way.
+#pragma once
+
+#include <stdint.h>
+
+#include "generated/table.h"
+
+enum gofl_kind { GOFL_KIND_BLAS3, GOFL_KIND_BLAS2, GOFL_KIND_LAPACK, GOFL_KIND_FFT };
+enum gofl_iface { GOFL_IFACE_FORTRAN, GOFL_IFACE_CBLAS, GOFL_IFACE_FFTW };
+enum gofl_scheme { GOFL_SCHEME_STD, GOFL_SCHEME_SCIPY, GOFL_SCHEME_NUMPY64, GOFL_SCHEME_ILP64 };
+
+enum gofl_op_id : uint16_t {
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx) id,
+#include "generated/ops.inc"
+#undef GOFL_OP
+};
+
+enum gofl_sym_id : uint16_t {
+#define GOFL_SYM(id, name, op, iface, scheme, ilp64) id,
+#include "generated/symbols.inc"
+#undef GOFL_SYM
+};
+
+struct gofl_op_info {
+  const char* name;     // "dgemm"
+  const char* routine;  // "gemm"
+  char precision;       // 's', 'd', 'c', 'z'
+  gofl_kind kind;
+  bool gpu_capable;
+  bool complex;
+};
+
+struct gofl_sym_info {
+  const char* name;     // "scipy_dgemm_64_"
+  uint16_t op;
+  gofl_iface iface;
+  gofl_scheme scheme;
+  bool ilp64;
+};
+
+extern const gofl_op_info gofl_ops[GOFL_N_OPS];
+extern const gofl_sym_info gofl_syms[GOFL_N_SYMS];
+
+const char* gofl_scheme_name(int scheme);
+// The op id named `name` ("dgemm"), or -1.
+int gofl_op_by_name(const char* name);
+// Short words for a gofl_reason (trace/record.h), used by the summary and the report.
+const char* gofl_reason_name(int reason);

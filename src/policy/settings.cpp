@@ -1,0 +1,82 @@
+#include "policy/settings.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace gofl {
+
+const char* device_mode_name(DeviceMode d) {
+  switch (d) {
+    case DeviceMode::Cpu: return "cpu";
+    case DeviceMode::Gpu: return "gpu";
+    case DeviceMode::Auto: return "auto";
+  }
+  return "?";
+}
+
+namespace {
+
+bool parse_bool(const char* v, bool* out) {
+  if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcasecmp(v, "on")) return *out = true, true;
+  if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcasecmp(v, "off")) return *out = false, true;
+  return false;
+}
+
+void complain(std::string* msgs, const char* var, const char* value, const char* valid, const char* fallback) {
+  if (!msgs) return;
+  *msgs += "gpu-offload: ";
+  *msgs += var;
+  *msgs += "='";
+  *msgs += value;
+  *msgs += "' is not valid (use ";
+  *msgs += valid;
+  *msgs += "); using ";
+  *msgs += fallback;
+  *msgs += "\n";
+}
+
+}  // namespace
+
+Settings parse_settings(const char* (*get)(const char*), std::string* msgs) {
+  Settings s;
+  if (const char* v = get("GPU_OFFLOAD_DEVICE"); v && *v) {
+    if (!strcmp(v, "cpu")) s.device = DeviceMode::Cpu;
+    else if (!strcmp(v, "gpu")) s.device = DeviceMode::Gpu;
+    else if (!strcmp(v, "auto")) s.device = DeviceMode::Auto;
+    else complain(msgs, "GPU_OFFLOAD_DEVICE", v, "cpu, gpu or auto", "auto");
+  }
+  if (const char* v = get("GPU_OFFLOAD_LEVEL"); v && *v) {
+    char* end = nullptr;
+    long l = strtol(v, &end, 10);
+    if (end && *end == '\0' && l >= 1 && l <= 10) s.level = int(l);
+    else complain(msgs, "GPU_OFFLOAD_LEVEL", v, "a whole number from 1 to 10", "5");
+  }
+  if (const char* v = get("GPU_OFFLOAD_THRESHOLD"); v && *v) {
+    char* end = nullptr;
+    double t = strtod(v, &end);
+    if (end && *end == '\0' && t >= 0) s.threshold = t;
+    else complain(msgs, "GPU_OFFLOAD_THRESHOLD", v, "a number of flops >= 0", "1e6");
+  }
+  if (const char* v = get("GPU_OFFLOAD_TRACE"); v && *v) s.trace_dir = v;
+  if (const char* v = get("GPU_OFFLOAD_SUMMARY"); v && *v) {
+    if (!parse_bool(v, &s.summary)) complain(msgs, "GPU_OFFLOAD_SUMMARY", v, "1 or 0", "0");
+  }
+  if (const char* v = get("GPU_OFFLOAD_VERIFY"); v && *v) {
+    if (!parse_bool(v, &s.verify)) complain(msgs, "GPU_OFFLOAD_VERIFY", v, "1 or 0", "0");
+  }
+  if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
+  return s;
+}
+
+const Settings& settings() {
+  static const Settings s = [] {
+    std::string msgs;
+    Settings r = parse_settings([](const char* n) -> const char* { return secure_getenv(n); }, &msgs);
+    if (!msgs.empty()) fputs(msgs.c_str(), stderr);
+    return r;
+  }();
+  return s;
+}
+
+}  // namespace gofl

@@ -1,0 +1,29 @@
+// Run settings, read once from GPU_OFFLOAD_* environment variables (secure_getenv: a privileged
+// program ignores them). `gpu-offload run` translates its options into these variables.
+#pragma once
+
+#include <string>
+
+namespace gofl {
+
+enum class DeviceMode { Cpu = 0, Gpu = 1, Auto = 2 };
+
+struct Settings {
+  DeviceMode device = DeviceMode::Auto;
+  int level = 5;                 // 1..10, the spec's level table
+  double threshold = 1e6;        // flops below which no decision is made
+  std::string trace_dir;         // empty: no trace
+  bool summary = false;          // table on stderr at exit
+  bool verify = false;           // run GPU-capable calls on both devices
+  std::string profile;           // profile path (empty: per-user default, then built-in)
+};
+
+// The process's settings (loaded on first use; messages for invalid values go to stderr once).
+const Settings& settings();
+// Parse the variables from `get` (a getenv-like function); invalid values produce a message naming
+// the valid ones and keep the default. Exposed for tests.
+Settings parse_settings(const char* (*get)(const char*), std::string* messages);
+
+const char* device_mode_name(DeviceMode d);
+
+}  // namespace gofl

@@ -1,0 +1,158 @@
+// The one place every intercepted call passes through on its slow path: nesting depth, the
+// decision, timing, fingerprints, the trace record and the summary counters.
+#include <pthread.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+#include "policy/decide.h"
+#include "policy/settings.h"
+#include "preload/fingerprint.h"
+#include "preload/summary.h"
+#include "preload/wrapper_support.h"
+#include "trace/writer.h"
+
+namespace gofl {
+
+double g_fast_limit = -1.0;
+
+namespace {
+
+// initial-exec: the preload library is loaded at start-up, so its TLS is static and cheap.
+__thread int t_depth __attribute__((tls_model("initial-exec")));
+__thread int t_tid __attribute__((tls_model("initial-exec")));
+
+std::atomic<bool> g_ready{false};
+bool g_record = false;  // trace or summary: every call takes the slow path
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+int tid() {
+  if (!t_tid) t_tid = int(syscall(SYS_gettid));
+  return t_tid;
+}
+
+void at_fork_child() {
+  t_tid = 0;
+  trace_fork_child();
+  summary_reset();
+}
+
+void init_once() {
+  const Settings& s = settings();
+  if (!s.trace_dir.empty()) {
+    trace_configure(s.trace_dir.c_str(),
+                    TraceInfo{s.level, int(s.device), s.profile.empty() ? "built-in" : s.profile.c_str()});
+  }
+  g_record = !s.trace_dir.empty() || s.summary;
+  pthread_atfork(trace_fork_prepare, trace_fork_parent, at_fork_child);
+  double limit;
+  if (g_record || s.device == DeviceMode::Gpu) limit = -1.0;  // every call is described
+  else if (s.device == DeviceMode::Cpu) limit = std::numeric_limits<double>::infinity();
+  else limit = s.threshold;
+  __atomic_store(&g_fast_limit, &limit, __ATOMIC_RELEASE);
+}
+
+void ensure_init() {
+  if (__builtin_expect(g_ready.load(std::memory_order_acquire), 1)) return;
+  static std::once_flag once;
+  std::call_once(once, init_once);
+  g_ready.store(true, std::memory_order_release);
+}
+
+int64_t read_info(const gofl_call& c) {
+  if (!c.info) return 0;
+  return (c.flags & GOFL_F_ILP64) ? *static_cast<const int64_t*>(c.info) : *static_cast<const int32_t*>(c.info);
+}
+
+}  // namespace
+
+bool enter(gofl_call& c) {
+  ensure_init();
+  c.depth = uint8_t(t_depth > 255 ? 255 : t_depth);
+  ++t_depth;
+  c.device = GOFL_DEV_CPU;
+  if (c.depth > 0) {
+    c.flags |= GOFL_F_NESTED;
+    c.reason = GOFL_R_NESTED;
+  } else if (c.flags & GOFL_F_QUERY) {
+    c.reason = GOFL_R_QUERY;  // workspace sizes always come from the CPU library
+  } else {
+    decide(c);
+  }
+  if (g_record && trace_enabled()) {
+    c.traced = 1;
+    for (int i = 0; i < c.n_operands; ++i) {
+      const gofl_call_operand& o = c.operands[i];
+      c.fp_in[i] = (o.role != GOFL_OUT) ? fingerprint(o.ptr, uint64_t(o.elems) * o.elem_size) : 0;
+    }
+  }
+  c.t0_ns = now_ns();
+  return c.device == GOFL_DEV_CPU;
+}
+
+void leave(gofl_call& c) {
+  const uint64_t t1 = now_ns();
+  --t_depth;
+  const uint64_t dur = t1 - c.t0_ns;
+  const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);
+  if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
+  if (!g_record) return;
+  if (c.traced) {
+    gofl_call_record r;
+    memset(&r, 0, sizeof r);
+    r.op = c.op;
+    r.sym = c.sym;
+    r.flags = c.flags;
+    r.tid = uint32_t(tid());
+    r.device = c.device;
+    r.reason = c.reason;
+    r.depth = c.depth;
+    r.n_operands = uint8_t(c.n_operands);
+    r.t_start_ns = c.t0_ns;
+    r.duration_ns = dur;
+    memcpy(r.dims, c.dims, sizeof r.dims);
+    r.flops = (c.flags & GOFL_F_QUERY) ? 0.0 : c.flops;
+    r.site = reinterpret_cast<uint64_t>(c.site);
+    r.info = int32_t(info);
+    r.verify_error = c.verify_error;
+    r.pred_cpu_s = c.pred_cpu_s;
+    r.pred_gpu_s = c.pred_gpu_s;
+    r.copy_in_s = c.copy_in_s;
+    r.compute_s = c.compute_s;
+    r.copy_out_s = c.copy_out_s;
+    for (int i = 0; i < c.n_operands; ++i) {
+      const gofl_call_operand& o = c.operands[i];
+      const uint64_t bytes = uint64_t(o.elems) * o.elem_size;
+      r.operands[i].addr = reinterpret_cast<uint64_t>(o.ptr);
+      r.operands[i].bytes = bytes;
+      r.operands[i].fp_in = c.fp_in[i];
+      r.operands[i].fp_out = (o.role != GOFL_IN && !(c.flags & GOFL_F_QUERY)) ? fingerprint(o.ptr, bytes) : 0;
+    }
+    trace_call(r);
+  }
+  summary_add(c, dur);
+}
+
+namespace {
+
+__attribute__((constructor)) void on_load() { ensure_init(); }
+
+__attribute__((destructor)) void on_unload() {
+  if (!g_ready.load()) return;
+  trace_flush();
+  if (settings().summary) summary_print(STDERR_FILENO);
+}
+
+}  // namespace
+
+}  // namespace gofl

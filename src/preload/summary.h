@@ -1,0 +1,13 @@
+// Per-process counters behind --summary: calls, time and work per operation and device, and the
+// reasons calls ran where they ran. Printed on stderr at exit when asked.
+#pragma once
+
+#include "common/call.h"
+
+namespace gofl {
+
+void summary_add(const gofl_call& c, uint64_t duration_ns);
+void summary_print(int fd);
+void summary_reset();  // forked child: count only its own calls
+
+}  // namespace gofl

@@ -1,0 +1,93 @@
+// What the generated wrappers (src/generated/wrappers.cpp) need: nothing else is included there.
+// Keep everything on the fast path inline: a call below the threshold pays a few loads and a compare.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <atomic>
+#include <complex>
+
+#include "common/call.h"
+#include "common/table.h"
+
+#define GOFL_EXPORT __attribute__((visibility("default")))
+
+// gfortran (>= 8) passes hidden character lengths as size_t; C callers pass nothing, so the value
+// is forwarded untouched and never read.
+typedef size_t gofl_strlen;
+
+#define GOFL_CBLAS_ROW_MAJOR 101
+
+namespace gofl {
+
+// Calls whose estimated flops are below this take the fast path straight to the CPU library.
+// -1 until settings are read (so early calls take the slow path, which initialises), then the
+// decision threshold, +inf when nothing is traced and everything stays on the CPU.
+extern double g_fast_limit;
+
+extern std::atomic<void*> g_real[GOFL_N_SYMS];
+// Finds the real function for `sym`, caching it; never returns (exits like ld.so) when none exists.
+void* resolve_real(int sym, const void* caller);
+
+inline void* real_fn(int sym, const void* caller) {
+  void* p = g_real[sym].load(std::memory_order_acquire);
+  return __builtin_expect(p != nullptr, 1) ? p : resolve_real(sym, caller);
+}
+
+// Dispatcher: enter() returns true when the CPU library must run the call; leave() records it.
+bool enter(gofl_call& c);
+void leave(gofl_call& c);
+
+inline char up(char c) { return (c >= 'a' && c <= 'z') ? char(c - 32) : c; }
+inline bool isN(char c) { return up(c) == 'N'; }
+inline bool isL(char c) { return up(c) == 'L'; }
+inline bool isU(char c) { return up(c) == 'U'; }
+inline bool isV(char c) { return up(c) == 'V'; }
+
+// CBLAS enums as the Fortran characters they stand for.
+inline char cblas_flag(int v) {
+  switch (v) {
+    case 111: return 'N'; case 112: return 'T'; case 113: return 'C';
+    case 121: return 'U'; case 122: return 'L';
+    case 131: return 'N'; case 132: return 'U';
+    case 141: return 'L'; case 142: return 'R';
+    case 101: return 'R'; case 102: return 'C';
+  }
+  return '?';
+}
+
+// Elements a rows x cols matrix with leading dimension ld spans (column-major unless row_major).
+inline int64_t mat_extent(bool row_major, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows <= 0 || cols <= 0 || ld <= 0) return 0;
+  return row_major ? ld * (rows - 1) + cols : ld * (cols - 1) + rows;
+}
+inline int64_t vec_extent(int64_t len, int64_t inc) {
+  if (len <= 0) return 0;
+  return 1 + (len - 1) * (inc < 0 ? -inc : inc);
+}
+
+// A call's description, built only on the slow path.
+struct Call : gofl_call {
+  Call(int s, double f, const void* caller) : gofl_call() {
+    sym = uint16_t(s);
+    op = gofl_syms[s].op;
+    flops = f;
+    site = caller;
+    if (gofl_syms[s].ilp64) flags |= GOFL_F_ILP64;
+  }
+  void set_dims(int64_t a, int64_t b, int64_t c) { dims[0] = a; dims[1] = b; dims[2] = c; }
+  void add_operand(const void* p, int64_t elems, size_t elem_size, int role) {
+    if (n_operands >= GOFL_MAX_OPERANDS) return;
+    operands[n_operands++] = gofl_call_operand{p, elems < 0 ? 0 : elems, uint32_t(elem_size), uint32_t(role)};
+  }
+};
+
+}  // namespace gofl
+
+using gofl::isL;
+using gofl::isN;
+using gofl::isU;
+using gofl::isV;
+using gofl::up;

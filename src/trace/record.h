@@ -1,0 +1,128 @@
+// The trace format: the only definition, included by the writer (libgpuoffload.so) and every reader
+// (gpu-offload report / dump / estimate). A file is one gofl_file_header followed by fixed-size records.
+#pragma once
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GOFL_TRACE_MAGIC "GOFLTRC1"         // 8 bytes, file start
+#define GOFL_TRACE_BYTE_ORDER 0x01020304u    // written natively: a reader on another byte order sees 0x04030201
+#define GOFL_TRACE_VERSION 1
+#define GOFL_TRACE_SUFFIX ".gofltrace"
+#define GOFL_MAX_OPERANDS 5                  // geev (real) has a, wr, wi, vl, vr
+
+enum gofl_record_kind {
+  GOFL_REC_CALL = 1,  // one intercepted call
+  GOFL_REC_SITE = 2,  // names a call-site address the first time it appears: module + offset
+};
+
+enum gofl_device { GOFL_DEV_CPU = 0, GOFL_DEV_GPU = 1 };
+
+// Why a call ran where it ran. Stable numbers: they are written into traces.
+enum gofl_reason {
+  GOFL_R_FORCED_CPU = 0,        // --device cpu (or measure-only operation)
+  GOFL_R_BELOW_THRESHOLD = 1,   // less work than the decision threshold
+  GOFL_R_NESTED = 2,            // called from inside another intercepted routine
+  GOFL_R_QUERY = 3,             // workspace query (lwork = -1)
+  GOFL_R_NOT_GPU_CAPABLE = 4,   // measured only (gemv, FFT)
+  GOFL_R_NO_BACKEND = 5,        // libgpuoffload-cuda.so, the driver or the GPU is missing
+  GOFL_R_PREDICTED_SLOWER = 6,  // the cost model says the CPU is faster
+  GOFL_R_NOT_STARTED = 7,       // ski rental: GPU start-up not yet justified
+  GOFL_R_GPU_BUSY = 8,          // other programs load the GPU beyond the level's limit
+  GOFL_R_GPU_MEMORY = 9,        // not enough free GPU memory beyond the level's reserve
+  GOFL_R_PROBE = 10,            // deliberate CPU run to observe the CPU speed
+  GOFL_R_GPU_FAILED = 11,       // the GPU path failed before copy-out; CPU ran it
+  GOFL_R_INVALID_ARGS = 12,     // the CPU library reports bad arguments (xerbla) itself
+  GOFL_R_AFTER_FORK = 13,       // child of a process that had started the GPU
+  GOFL_R_IN_BACKEND = 14,       // called while the GPU backend runs (re-entry guard)
+  GOFL_R_OFFLOADED = 15,        // ran on the GPU
+  GOFL_R_FORCED_GPU = 16,       // ran on the GPU because --device gpu
+  GOFL_R_VERIFY = 17,           // ran on both devices (verify mode); the program got the CPU result
+  GOFL_R_COUNT
+};
+
+enum gofl_flag {
+  GOFL_F_NESTED = 1u << 0,
+  GOFL_F_QUERY = 1u << 1,
+  GOFL_F_ROW_MAJOR = 1u << 2,
+  GOFL_F_INFO_NONZERO = 1u << 3,   // LAPACK info != 0 after the call
+  GOFL_F_VERIFY_MISMATCH = 1u << 4,
+  GOFL_F_ILP64 = 1u << 5,
+};
+
+enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };
+
+typedef struct gofl_operand {
+  uint64_t addr;
+  uint64_t bytes;      // extent the routine may touch (ld * (cols - 1) + rows elements)
+  uint32_t fp_in;      // fingerprint before the call (inputs), 0 if not read
+  uint32_t fp_out;     // fingerprint after the call (outputs), 0 if not written
+} gofl_operand;
+
+typedef struct gofl_call_record {
+  uint16_t op;          // index into the generated op table (ops.inc)
+  uint16_t sym;         // which exported symbol was called (symbols.inc)
+  uint32_t flags;       // gofl_flag bits
+  uint32_t tid;
+  uint8_t device;       // gofl_device
+  uint8_t reason;       // gofl_reason
+  uint8_t depth;        // nesting depth (0 = the application's own call)
+  uint8_t n_operands;
+  uint64_t t_start_ns;  // CLOCK_MONOTONIC
+  uint64_t duration_ns;
+  int64_t dims[3];      // m, n, k as the routine names them (see ops/operations.py)
+  double flops;         // estimated work
+  uint64_t site;        // return address in the caller
+  int32_t info;         // LAPACK info (0 for BLAS)
+  float verify_error;   // verify mode: largest difference relative to the largest value
+  float pred_cpu_s;     // the model's predictions (0 when no prediction was made)
+  float pred_gpu_s;
+  float copy_in_s;      // GPU side, when it ran there
+  float compute_s;
+  float copy_out_s;
+  uint32_t reserved;
+  gofl_operand operands[GOFL_MAX_OPERANDS];
+} gofl_call_record;
+
+typedef struct gofl_site_record {
+  uint64_t addr;        // the call-site address as it appears in call records
+  uint64_t offset;      // its offset inside the module
+  char module[176];     // the module's path (truncated, NUL-terminated)
+} gofl_site_record;
+
+typedef struct gofl_record {
+  uint32_t kind;        // gofl_record_kind
+  uint32_t reserved;
+  union {
+    gofl_call_record call;
+    gofl_site_record site;
+  } u;
+} gofl_record;
+
+typedef struct gofl_file_header {
+  char magic[8];         // GOFL_TRACE_MAGIC
+  uint32_t byte_order;   // GOFL_TRACE_BYTE_ORDER
+  uint16_t version;      // GOFL_TRACE_VERSION
+  uint16_t record_size;  // sizeof(gofl_record)
+  uint32_t ops_hash;     // GOFL_OPS_HASH of the writer's op table
+  uint32_t n_ops;
+  int32_t pid;
+  int32_t ppid;
+  uint64_t start_realtime_ns;
+  uint64_t start_monotonic_ns;
+  int32_t level;          // decision level in force (1-10)
+  int32_t device_mode;    // 0 cpu, 1 gpu, 2 auto
+  char host[64];
+  char program[256];      // the command line, truncated
+  char profile[128];      // which profile was in use
+  char reserved[8];
+} gofl_file_header;
+
+#ifdef __cplusplus
+}
+static_assert(sizeof(gofl_record) == 232, "trace record size is part of the format");
+static_assert(sizeof(gofl_file_header) == 512, "trace header size is part of the format");
+#endif

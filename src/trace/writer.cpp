@@ -1,0 +1,227 @@
+#include "trace/writer.h"
+
+#include <ctype.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <random>
+#include <string>
+#include <unordered_set>
+
+#include "generated/table.h"
+
+namespace gofl {
+namespace {
+
+constexpr size_t kBufferRecords = 256;
+
+struct Writer {
+  pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  bool enabled = false;
+  bool failed = false;          // could not create the file: tracing off, said once
+  bool final_flush_done = false;
+  int fd = -1;
+  std::string dir;
+  TraceInfo info{5, 2, ""};
+  std::string profile;
+  gofl_record buf[kBufferRecords];
+  size_t n = 0;
+  std::unordered_set<uint64_t>* sites = nullptr;  // leaked on purpose: used until the very end
+};
+
+Writer& W() {
+  static Writer* w = new Writer;  // never destroyed: other threads may trace during exit
+  return *w;
+}
+
+uint64_t now_ns(clockid_t clk) {
+  timespec ts;
+  clock_gettime(clk, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+void read_cmdline(char* out, size_t cap) {
+  out[0] = '\0';
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t r = read(fd, out, cap - 1);
+  close(fd);
+  if (r <= 0) { out[0] = '\0'; return; }
+  for (ssize_t i = 0; i < r - 1; ++i)
+    if (out[i] == '\0') out[i] = ' ';
+  out[r] = '\0';
+}
+
+std::string program_base() {
+  char buf[256];
+  ssize_t r = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (r <= 0) return "program";
+  buf[r] = '\0';
+  const char* slash = strrchr(buf, '/');
+  std::string b = slash ? slash + 1 : buf;
+  for (char& ch : b)
+    if (!(isalnum((unsigned char)ch) || ch == '-' || ch == '_' || ch == '.')) ch = '_';
+  return b.empty() ? "program" : b;
+}
+
+bool write_all(int fd, const void* data, size_t len) {
+  const char* p = static_cast<const char*>(data);
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    p += w;
+    len -= size_t(w);
+  }
+  return true;
+}
+
+// Caller holds the lock. Creates the file exclusively: an existing file or a planted symlink is
+// never opened, a new name is tried instead.
+bool open_file(Writer& w) {
+  if (w.fd >= 0) return true;
+  if (w.failed) return false;
+  if (mkdir(w.dir.c_str(), 0777) != 0 && errno != EEXIST) {
+    fprintf(stderr, "gpu-offload: cannot create the trace folder %s: %s; tracing is off for this process\n",
+            w.dir.c_str(), strerror(errno));
+    w.failed = true;
+    return false;
+  }
+  std::random_device rd;
+  const std::string base = program_base();
+  int err = 0;
+  for (int attempt = 0; attempt < 32; ++attempt) {
+    char name[512];
+    snprintf(name, sizeof name, "%s/%s.%d.%08x%s", w.dir.c_str(), base.c_str(), int(getpid()), unsigned(rd()),
+             GOFL_TRACE_SUFFIX);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      gofl_file_header h;
+      memset(&h, 0, sizeof h);
+      memcpy(h.magic, GOFL_TRACE_MAGIC, 8);
+      h.byte_order = GOFL_TRACE_BYTE_ORDER;
+      h.version = GOFL_TRACE_VERSION;
+      h.record_size = sizeof(gofl_record);
+      h.ops_hash = GOFL_OPS_HASH;
+      h.n_ops = GOFL_N_OPS;
+      h.pid = getpid();
+      h.ppid = getppid();
+      h.start_realtime_ns = now_ns(CLOCK_REALTIME);
+      h.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+      h.level = w.info.level;
+      h.device_mode = w.info.device_mode;
+      gethostname(h.host, sizeof h.host - 1);
+      read_cmdline(h.program, sizeof h.program);
+      snprintf(h.profile, sizeof h.profile, "%s", w.profile.c_str());
+      if (!write_all(fd, &h, sizeof h)) {
+        err = errno;
+        close(fd);
+        break;
+      }
+      w.fd = fd;
+      return true;
+    }
+    err = errno;
+    if (err != EEXIST) break;
+  }
+  fprintf(stderr,
+          "gpu-offload: cannot write a trace file in %s: %s; tracing is off for this process "
+          "(choose a writable folder with --trace DIR)\n",
+          w.dir.c_str(), strerror(err));
+  w.failed = true;
+  return false;
+}
+
+void flush_locked(Writer& w) {
+  if (w.n == 0) return;
+  if (open_file(w) && !write_all(w.fd, w.buf, w.n * sizeof(gofl_record))) {
+    fprintf(stderr, "gpu-offload: writing the trace failed: %s; tracing is off for this process\n", strerror(errno));
+    close(w.fd);
+    w.fd = -1;
+    w.failed = true;
+  }
+  w.n = 0;
+}
+
+void append_locked(Writer& w, const gofl_record& r) {
+  w.buf[w.n++] = r;
+  if (w.n == kBufferRecords || w.final_flush_done) flush_locked(w);
+}
+
+void site_record(Writer& w, uint64_t addr) {
+  if (!w.sites) w.sites = new std::unordered_set<uint64_t>;
+  if (!w.sites->insert(addr).second) return;
+  gofl_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = GOFL_REC_SITE;
+  r.u.site.addr = addr;
+  Dl_info di{};
+  if (addr && dladdr(reinterpret_cast<void*>(addr), &di) && di.dli_fname) {
+    r.u.site.offset = addr - reinterpret_cast<uint64_t>(di.dli_fbase);
+    snprintf(r.u.site.module, sizeof r.u.site.module, "%s", di.dli_fname);
+  }
+  append_locked(w, r);
+}
+
+}  // namespace
+
+void trace_configure(const char* dir, const TraceInfo& info) {
+  Writer& w = W();
+  pthread_mutex_lock(&w.mu);
+  w.dir = dir;
+  w.info = info;
+  w.profile = info.profile ? info.profile : "";
+  w.enabled = true;
+  pthread_mutex_unlock(&w.mu);
+}
+
+bool trace_enabled() { return W().enabled; }
+
+void trace_call(const gofl_call_record& rec) {
+  Writer& w = W();
+  if (!w.enabled) return;
+  pthread_mutex_lock(&w.mu);
+  if (!w.failed) {
+    site_record(w, rec.site);
+    gofl_record r;
+    r.kind = GOFL_REC_CALL;
+    r.reserved = 0;
+    r.u.call = rec;
+    append_locked(w, r);
+  }
+  pthread_mutex_unlock(&w.mu);
+}
+
+void trace_flush() {
+  Writer& w = W();
+  if (!w.enabled) return;
+  pthread_mutex_lock(&w.mu);
+  flush_locked(w);
+  w.final_flush_done = true;  // records after exit began are written straight away
+  pthread_mutex_unlock(&w.mu);
+}
+
+void trace_fork_prepare() { pthread_mutex_lock(&W().mu); }
+void trace_fork_parent() { pthread_mutex_unlock(&W().mu); }
+
+void trace_fork_child() {
+  Writer& w = W();
+  pthread_mutex_init(&w.mu, nullptr);
+  w.n = 0;  // the parent writes these
+  if (w.fd >= 0) close(w.fd);
+  w.fd = -1;
+  w.failed = false;
+  w.final_flush_done = false;
+  if (w.sites) w.sites->clear();
+}
+
+}  // namespace gofl

@@ -1,0 +1,84 @@
+"""Shared helpers for the integration tests: run real programs with and without the library and
+read their traces through `gpu-offload dump --csv` (the reader built from src/trace/record.h)."""
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("GOFL_BUILD_DIR", ROOT / "build"))
+LIB = BUILD / "lib" / "libgpuoffload.so"
+CLI = BUILD / "bin" / "gpu-offload"
+CLIENTS = BUILD / "tests" / "clients"
+
+# Debian keeps each BLAS/LAPACK implementation in its own folder; LD_LIBRARY_PATH picks one.
+MULTIARCH = Path("/usr/lib/x86_64-linux-gnu")
+REFERENCE_LIBS = f"{MULTIARCH / 'blas'}:{MULTIARCH / 'lapack'}"
+OPENBLAS_LIBS = str(MULTIARCH / "openblas-pthread")
+
+# In CI every tool the tests use is installed by .ci/run: a missing one is a failure, not a skip.
+REQUIRE_ALL = os.environ.get("GOFL_REQUIRE_ALL_TOOLS") == "1"
+
+
+def require(tool_ok, what):
+    if tool_ok:
+        return
+    if REQUIRE_ALL:
+        pytest.fail(f"{what} is required (GOFL_REQUIRE_ALL_TOOLS=1)")
+    pytest.skip(f"{what} is not installed")
+
+
+def require_tool(name):
+    require(shutil.which(name) is not None, name)
+
+
+def base_env(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_OFFLOAD_")}
+    env.pop("LD_PRELOAD", None)
+    # Deterministic thread counts so that two runs compute bit-identical results.
+    env.setdefault("OPENBLAS_NUM_THREADS", "2")
+    env.setdefault("OMP_NUM_THREADS", "2")
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(cmd, *, preload=True, trace_dir=None, env=None, check=True, timeout=300, **kw):
+    """Run `cmd` (a list). With preload, under LD_PRELOAD=libgpuoffload.so; with trace_dir, tracing there."""
+    e = base_env(env)
+    if preload:
+        e["LD_PRELOAD"] = str(LIB)
+    if trace_dir is not None:
+        e["GPU_OFFLOAD_TRACE"] = str(trace_dir)
+    p = subprocess.run([str(c) for c in cmd], env=e, capture_output=True, text=True, timeout=timeout, **kw)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{cmd} exited {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}")
+    return p
+
+
+def dump(trace_dir, *extra):
+    """Call records of every trace file in trace_dir, as dicts (columns: see `gpu-offload help dump`)."""
+    p = subprocess.run([str(CLI), "dump", "--csv", *extra, str(trace_dir)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"gpu-offload dump failed ({p.returncode}): {p.stderr}")
+    return list(csv.DictReader(io.StringIO(p.stdout)))
+
+
+def top_level(rows, routine=None):
+    """The application's own calls (not nested, not workspace queries), optionally of one op name."""
+    out = [r for r in rows if r["nested"] == "0" and r["query"] == "0"]
+    if routine is not None:
+        out = [r for r in out if r["op"] == routine]
+    return out
+
+
+@pytest.fixture
+def trace_dir(tmp_path):
+    d = tmp_path / "trace"
+    d.mkdir()
+    return d
