@@ -20,7 +20,7 @@ extern "C" GOFL_EXPORT void sgemm_(const char* p_transa, const char* p_transb, c
     return;
   }
   gofl::Call gofl_call(S_sgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -53,7 +53,7 @@ extern "C" GOFL_EXPORT void cblas_sgemm(int v_layout, int v_transa, int v_transb
   }
   gofl::Call gofl_call(S_cblas_sgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -84,7 +84,7 @@ extern "C" GOFL_EXPORT void scipy_sgemm_(const char* p_transa, const char* p_tra
     return;
   }
   gofl::Call gofl_call(S_scipy_sgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -117,7 +117,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemm(int v_layout, int v_transa, int v_
   }
   gofl::Call gofl_call(S_scipy_cblas_sgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -148,7 +148,7 @@ extern "C" GOFL_EXPORT void scipy_sgemm_64_(const char* p_transa, const char* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_sgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -181,7 +181,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemm64_(int v_layout, int v_transa, int
   }
   gofl::Call gofl_call(S_scipy_cblas_sgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -212,7 +212,7 @@ extern "C" GOFL_EXPORT void sgemm_64_(const char* p_transa, const char* p_transb
     return;
   }
   gofl::Call gofl_call(S_sgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -245,7 +245,7 @@ extern "C" GOFL_EXPORT void cblas_sgemm64_(int v_layout, int v_transa, int v_tra
   }
   gofl::Call gofl_call(S_cblas_sgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
@@ -276,7 +276,7 @@ extern "C" GOFL_EXPORT void dgemm_(const char* p_transa, const char* p_transb, c
     return;
   }
   gofl::Call gofl_call(S_dgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -309,7 +309,7 @@ extern "C" GOFL_EXPORT void cblas_dgemm(int v_layout, int v_transa, int v_transb
   }
   gofl::Call gofl_call(S_cblas_dgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -340,7 +340,7 @@ extern "C" GOFL_EXPORT void scipy_dgemm_(const char* p_transa, const char* p_tra
     return;
   }
   gofl::Call gofl_call(S_scipy_dgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -373,7 +373,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemm(int v_layout, int v_transa, int v_
   }
   gofl::Call gofl_call(S_scipy_cblas_dgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -404,7 +404,7 @@ extern "C" GOFL_EXPORT void scipy_dgemm_64_(const char* p_transa, const char* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_dgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -437,7 +437,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemm64_(int v_layout, int v_transa, int
   }
   gofl::Call gofl_call(S_scipy_cblas_dgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -468,7 +468,7 @@ extern "C" GOFL_EXPORT void dgemm_64_(const char* p_transa, const char* p_transb
     return;
   }
   gofl::Call gofl_call(S_dgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -501,7 +501,7 @@ extern "C" GOFL_EXPORT void cblas_dgemm64_(int v_layout, int v_transa, int v_tra
   }
   gofl::Call gofl_call(S_cblas_dgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
@@ -532,7 +532,7 @@ extern "C" GOFL_EXPORT void cgemm_(const char* p_transa, const char* p_transb, c
     return;
   }
   gofl::Call gofl_call(S_cgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -565,7 +565,7 @@ extern "C" GOFL_EXPORT void cblas_cgemm(int v_layout, int v_transa, int v_transb
   }
   gofl::Call gofl_call(S_cblas_cgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -596,7 +596,7 @@ extern "C" GOFL_EXPORT void scipy_cgemm_(const char* p_transa, const char* p_tra
     return;
   }
   gofl::Call gofl_call(S_scipy_cgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -629,7 +629,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemm(int v_layout, int v_transa, int v_
   }
   gofl::Call gofl_call(S_scipy_cblas_cgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -660,7 +660,7 @@ extern "C" GOFL_EXPORT void scipy_cgemm_64_(const char* p_transa, const char* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_cgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -693,7 +693,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemm64_(int v_layout, int v_transa, int
   }
   gofl::Call gofl_call(S_scipy_cblas_cgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -724,7 +724,7 @@ extern "C" GOFL_EXPORT void cgemm_64_(const char* p_transa, const char* p_transb
     return;
   }
   gofl::Call gofl_call(S_cgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -757,7 +757,7 @@ extern "C" GOFL_EXPORT void cblas_cgemm64_(int v_layout, int v_transa, int v_tra
   }
   gofl::Call gofl_call(S_cblas_cgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -788,7 +788,7 @@ extern "C" GOFL_EXPORT void zgemm_(const char* p_transa, const char* p_transb, c
     return;
   }
   gofl::Call gofl_call(S_zgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -821,7 +821,7 @@ extern "C" GOFL_EXPORT void cblas_zgemm(int v_layout, int v_transa, int v_transb
   }
   gofl::Call gofl_call(S_cblas_zgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -852,7 +852,7 @@ extern "C" GOFL_EXPORT void scipy_zgemm_(const char* p_transa, const char* p_tra
     return;
   }
   gofl::Call gofl_call(S_scipy_zgemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -885,7 +885,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemm(int v_layout, int v_transa, int v_
   }
   gofl::Call gofl_call(S_scipy_cblas_zgemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -916,7 +916,7 @@ extern "C" GOFL_EXPORT void scipy_zgemm_64_(const char* p_transa, const char* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_zgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -949,7 +949,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemm64_(int v_layout, int v_transa, int
   }
   gofl::Call gofl_call(S_scipy_cblas_zgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -980,7 +980,7 @@ extern "C" GOFL_EXPORT void zgemm_64_(const char* p_transa, const char* p_transb
     return;
   }
   gofl::Call gofl_call(S_zgemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1013,7 +1013,7 @@ extern "C" GOFL_EXPORT void cblas_zgemm64_(int v_layout, int v_transa, int v_tra
   }
   gofl::Call gofl_call(S_cblas_zgemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1043,7 +1043,7 @@ extern "C" GOFL_EXPORT void ssymm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ssymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1075,7 +1075,7 @@ extern "C" GOFL_EXPORT void cblas_ssymm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_ssymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1105,7 +1105,7 @@ extern "C" GOFL_EXPORT void scipy_ssymm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ssymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1137,7 +1137,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssymm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_ssymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1167,7 +1167,7 @@ extern "C" GOFL_EXPORT void scipy_ssymm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ssymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1199,7 +1199,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssymm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ssymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1229,7 +1229,7 @@ extern "C" GOFL_EXPORT void ssymm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ssymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1261,7 +1261,7 @@ extern "C" GOFL_EXPORT void cblas_ssymm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_ssymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -1291,7 +1291,7 @@ extern "C" GOFL_EXPORT void dsymm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_dsymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1323,7 +1323,7 @@ extern "C" GOFL_EXPORT void cblas_dsymm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_dsymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1353,7 +1353,7 @@ extern "C" GOFL_EXPORT void scipy_dsymm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_dsymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1385,7 +1385,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsymm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_dsymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1415,7 +1415,7 @@ extern "C" GOFL_EXPORT void scipy_dsymm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_dsymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1447,7 +1447,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsymm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_dsymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1477,7 +1477,7 @@ extern "C" GOFL_EXPORT void dsymm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_dsymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1509,7 +1509,7 @@ extern "C" GOFL_EXPORT void cblas_dsymm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_dsymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -1539,7 +1539,7 @@ extern "C" GOFL_EXPORT void csymm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_csymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1571,7 +1571,7 @@ extern "C" GOFL_EXPORT void cblas_csymm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_csymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1601,7 +1601,7 @@ extern "C" GOFL_EXPORT void scipy_csymm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_csymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1633,7 +1633,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csymm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_csymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1663,7 +1663,7 @@ extern "C" GOFL_EXPORT void scipy_csymm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_csymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1695,7 +1695,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csymm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_csymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1725,7 +1725,7 @@ extern "C" GOFL_EXPORT void csymm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_csymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1757,7 +1757,7 @@ extern "C" GOFL_EXPORT void cblas_csymm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_csymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -1787,7 +1787,7 @@ extern "C" GOFL_EXPORT void zsymm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_zsymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1819,7 +1819,7 @@ extern "C" GOFL_EXPORT void cblas_zsymm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_zsymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1849,7 +1849,7 @@ extern "C" GOFL_EXPORT void scipy_zsymm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_zsymm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1881,7 +1881,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsymm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_zsymm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1911,7 +1911,7 @@ extern "C" GOFL_EXPORT void scipy_zsymm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_zsymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1943,7 +1943,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsymm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_zsymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -1973,7 +1973,7 @@ extern "C" GOFL_EXPORT void zsymm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_zsymm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2005,7 +2005,7 @@ extern "C" GOFL_EXPORT void cblas_zsymm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_zsymm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2035,7 +2035,7 @@ extern "C" GOFL_EXPORT void chemm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_chemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2067,7 +2067,7 @@ extern "C" GOFL_EXPORT void cblas_chemm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_chemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2097,7 +2097,7 @@ extern "C" GOFL_EXPORT void scipy_chemm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_chemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2129,7 +2129,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_chemm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_chemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2159,7 +2159,7 @@ extern "C" GOFL_EXPORT void scipy_chemm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_chemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2191,7 +2191,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_chemm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_chemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2221,7 +2221,7 @@ extern "C" GOFL_EXPORT void chemm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_chemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2253,7 +2253,7 @@ extern "C" GOFL_EXPORT void cblas_chemm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_chemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -2283,7 +2283,7 @@ extern "C" GOFL_EXPORT void zhemm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_zhemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2315,7 +2315,7 @@ extern "C" GOFL_EXPORT void cblas_zhemm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_zhemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2345,7 +2345,7 @@ extern "C" GOFL_EXPORT void scipy_zhemm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_zhemm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2377,7 +2377,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zhemm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_zhemm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2407,7 +2407,7 @@ extern "C" GOFL_EXPORT void scipy_zhemm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_zhemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2439,7 +2439,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zhemm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_zhemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2469,7 +2469,7 @@ extern "C" GOFL_EXPORT void zhemm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_zhemm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2501,7 +2501,7 @@ extern "C" GOFL_EXPORT void cblas_zhemm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_zhemm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -2530,7 +2530,7 @@ extern "C" GOFL_EXPORT void ssyrk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_ssyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2560,7 +2560,7 @@ extern "C" GOFL_EXPORT void cblas_ssyrk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_ssyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2588,7 +2588,7 @@ extern "C" GOFL_EXPORT void scipy_ssyrk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2618,7 +2618,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyrk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_ssyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2646,7 +2646,7 @@ extern "C" GOFL_EXPORT void scipy_ssyrk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2676,7 +2676,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyrk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ssyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2704,7 +2704,7 @@ extern "C" GOFL_EXPORT void ssyrk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_ssyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2734,7 +2734,7 @@ extern "C" GOFL_EXPORT void cblas_ssyrk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_ssyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -2762,7 +2762,7 @@ extern "C" GOFL_EXPORT void dsyrk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_dsyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2792,7 +2792,7 @@ extern "C" GOFL_EXPORT void cblas_dsyrk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_dsyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2820,7 +2820,7 @@ extern "C" GOFL_EXPORT void scipy_dsyrk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2850,7 +2850,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyrk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_dsyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2878,7 +2878,7 @@ extern "C" GOFL_EXPORT void scipy_dsyrk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2908,7 +2908,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyrk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_dsyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2936,7 +2936,7 @@ extern "C" GOFL_EXPORT void dsyrk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_dsyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2966,7 +2966,7 @@ extern "C" GOFL_EXPORT void cblas_dsyrk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_dsyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -2994,7 +2994,7 @@ extern "C" GOFL_EXPORT void csyrk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_csyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3024,7 +3024,7 @@ extern "C" GOFL_EXPORT void cblas_csyrk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_csyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3052,7 +3052,7 @@ extern "C" GOFL_EXPORT void scipy_csyrk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_csyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3082,7 +3082,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyrk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_csyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3110,7 +3110,7 @@ extern "C" GOFL_EXPORT void scipy_csyrk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_csyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3140,7 +3140,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyrk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_csyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3168,7 +3168,7 @@ extern "C" GOFL_EXPORT void csyrk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_csyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3198,7 +3198,7 @@ extern "C" GOFL_EXPORT void cblas_csyrk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_csyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3226,7 +3226,7 @@ extern "C" GOFL_EXPORT void zsyrk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_zsyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3256,7 +3256,7 @@ extern "C" GOFL_EXPORT void cblas_zsyrk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_zsyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3284,7 +3284,7 @@ extern "C" GOFL_EXPORT void scipy_zsyrk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_zsyrk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3314,7 +3314,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyrk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_zsyrk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3342,7 +3342,7 @@ extern "C" GOFL_EXPORT void scipy_zsyrk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_zsyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3372,7 +3372,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyrk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_zsyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3400,7 +3400,7 @@ extern "C" GOFL_EXPORT void zsyrk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_zsyrk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3430,7 +3430,7 @@ extern "C" GOFL_EXPORT void cblas_zsyrk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_zsyrk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3458,7 +3458,7 @@ extern "C" GOFL_EXPORT void cherk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_cherk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3488,7 +3488,7 @@ extern "C" GOFL_EXPORT void cblas_cherk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_cherk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3516,7 +3516,7 @@ extern "C" GOFL_EXPORT void scipy_cherk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_cherk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3546,7 +3546,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cherk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_cherk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3574,7 +3574,7 @@ extern "C" GOFL_EXPORT void scipy_cherk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_cherk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3604,7 +3604,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cherk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_cherk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3632,7 +3632,7 @@ extern "C" GOFL_EXPORT void cherk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_cherk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3662,7 +3662,7 @@ extern "C" GOFL_EXPORT void cblas_cherk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_cherk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -3690,7 +3690,7 @@ extern "C" GOFL_EXPORT void zherk_(const char* p_uplo, const char* p_trans, cons
     return;
   }
   gofl::Call gofl_call(S_zherk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3720,7 +3720,7 @@ extern "C" GOFL_EXPORT void cblas_zherk(int v_layout, int v_uplo, int v_trans, i
   }
   gofl::Call gofl_call(S_cblas_zherk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3748,7 +3748,7 @@ extern "C" GOFL_EXPORT void scipy_zherk_(const char* p_uplo, const char* p_trans
     return;
   }
   gofl::Call gofl_call(S_scipy_zherk_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3778,7 +3778,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zherk(int v_layout, int v_uplo, int v_tr
   }
   gofl::Call gofl_call(S_scipy_cblas_zherk, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3806,7 +3806,7 @@ extern "C" GOFL_EXPORT void scipy_zherk_64_(const char* p_uplo, const char* p_tr
     return;
   }
   gofl::Call gofl_call(S_scipy_zherk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3836,7 +3836,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zherk64_(int v_layout, int v_uplo, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_zherk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3864,7 +3864,7 @@ extern "C" GOFL_EXPORT void zherk_64_(const char* p_uplo, const char* p_trans, c
     return;
   }
   gofl::Call gofl_call(S_zherk_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3894,7 +3894,7 @@ extern "C" GOFL_EXPORT void cblas_zherk64_(int v_layout, int v_uplo, int v_trans
   }
   gofl::Call gofl_call(S_cblas_zherk64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -3923,7 +3923,7 @@ extern "C" GOFL_EXPORT void ssyr2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_ssyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -3955,7 +3955,7 @@ extern "C" GOFL_EXPORT void cblas_ssyr2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_ssyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -3985,7 +3985,7 @@ extern "C" GOFL_EXPORT void scipy_ssyr2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4017,7 +4017,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyr2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_ssyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4047,7 +4047,7 @@ extern "C" GOFL_EXPORT void scipy_ssyr2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4079,7 +4079,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyr2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_ssyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4109,7 +4109,7 @@ extern "C" GOFL_EXPORT void ssyr2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_ssyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4141,7 +4141,7 @@ extern "C" GOFL_EXPORT void cblas_ssyr2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_ssyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
@@ -4171,7 +4171,7 @@ extern "C" GOFL_EXPORT void dsyr2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_dsyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4203,7 +4203,7 @@ extern "C" GOFL_EXPORT void cblas_dsyr2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_dsyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4233,7 +4233,7 @@ extern "C" GOFL_EXPORT void scipy_dsyr2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4265,7 +4265,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyr2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_dsyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4295,7 +4295,7 @@ extern "C" GOFL_EXPORT void scipy_dsyr2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4327,7 +4327,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyr2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_dsyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4357,7 +4357,7 @@ extern "C" GOFL_EXPORT void dsyr2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_dsyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4389,7 +4389,7 @@ extern "C" GOFL_EXPORT void cblas_dsyr2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_dsyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
@@ -4419,7 +4419,7 @@ extern "C" GOFL_EXPORT void csyr2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_csyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4451,7 +4451,7 @@ extern "C" GOFL_EXPORT void cblas_csyr2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_csyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4481,7 +4481,7 @@ extern "C" GOFL_EXPORT void scipy_csyr2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_csyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4513,7 +4513,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyr2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_csyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4543,7 +4543,7 @@ extern "C" GOFL_EXPORT void scipy_csyr2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_csyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4575,7 +4575,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyr2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_csyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4605,7 +4605,7 @@ extern "C" GOFL_EXPORT void csyr2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_csyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4637,7 +4637,7 @@ extern "C" GOFL_EXPORT void cblas_csyr2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_csyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4667,7 +4667,7 @@ extern "C" GOFL_EXPORT void zsyr2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_zsyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4699,7 +4699,7 @@ extern "C" GOFL_EXPORT void cblas_zsyr2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_zsyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4729,7 +4729,7 @@ extern "C" GOFL_EXPORT void scipy_zsyr2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_zsyr2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4761,7 +4761,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyr2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_zsyr2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4791,7 +4791,7 @@ extern "C" GOFL_EXPORT void scipy_zsyr2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_zsyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4823,7 +4823,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyr2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_zsyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4853,7 +4853,7 @@ extern "C" GOFL_EXPORT void zsyr2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_zsyr2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4885,7 +4885,7 @@ extern "C" GOFL_EXPORT void cblas_zsyr2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_zsyr2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -4915,7 +4915,7 @@ extern "C" GOFL_EXPORT void cher2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_cher2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4947,7 +4947,7 @@ extern "C" GOFL_EXPORT void cblas_cher2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_cher2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -4977,7 +4977,7 @@ extern "C" GOFL_EXPORT void scipy_cher2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_cher2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5009,7 +5009,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cher2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_cher2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5039,7 +5039,7 @@ extern "C" GOFL_EXPORT void scipy_cher2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_cher2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5071,7 +5071,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cher2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_cher2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5101,7 +5101,7 @@ extern "C" GOFL_EXPORT void cher2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_cher2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5133,7 +5133,7 @@ extern "C" GOFL_EXPORT void cblas_cher2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_cher2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5163,7 +5163,7 @@ extern "C" GOFL_EXPORT void zher2k_(const char* p_uplo, const char* p_trans, con
     return;
   }
   gofl::Call gofl_call(S_zher2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5195,7 +5195,7 @@ extern "C" GOFL_EXPORT void cblas_zher2k(int v_layout, int v_uplo, int v_trans, 
   }
   gofl::Call gofl_call(S_cblas_zher2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5225,7 +5225,7 @@ extern "C" GOFL_EXPORT void scipy_zher2k_(const char* p_uplo, const char* p_tran
     return;
   }
   gofl::Call gofl_call(S_scipy_zher2k_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5257,7 +5257,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zher2k(int v_layout, int v_uplo, int v_t
   }
   gofl::Call gofl_call(S_scipy_cblas_zher2k, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5287,7 +5287,7 @@ extern "C" GOFL_EXPORT void scipy_zher2k_64_(const char* p_uplo, const char* p_t
     return;
   }
   gofl::Call gofl_call(S_scipy_zher2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5319,7 +5319,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zher2k64_(int v_layout, int v_uplo, int 
   }
   gofl::Call gofl_call(S_scipy_cblas_zher2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5349,7 +5349,7 @@ extern "C" GOFL_EXPORT void zher2k_64_(const char* p_uplo, const char* p_trans, 
     return;
   }
   gofl::Call gofl_call(S_zher2k_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5381,7 +5381,7 @@ extern "C" GOFL_EXPORT void cblas_zher2k64_(int v_layout, int v_uplo, int v_tran
   }
   gofl::Call gofl_call(S_cblas_zher2k64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -5412,7 +5412,7 @@ extern "C" GOFL_EXPORT void strmm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_strmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5444,7 +5444,7 @@ extern "C" GOFL_EXPORT void cblas_strmm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_strmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5474,7 +5474,7 @@ extern "C" GOFL_EXPORT void scipy_strmm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_strmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5506,7 +5506,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_strmm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_strmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5536,7 +5536,7 @@ extern "C" GOFL_EXPORT void scipy_strmm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_strmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5568,7 +5568,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_strmm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_strmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5598,7 +5598,7 @@ extern "C" GOFL_EXPORT void strmm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_strmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5630,7 +5630,7 @@ extern "C" GOFL_EXPORT void cblas_strmm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_strmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -5660,7 +5660,7 @@ extern "C" GOFL_EXPORT void dtrmm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_dtrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5692,7 +5692,7 @@ extern "C" GOFL_EXPORT void cblas_dtrmm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_dtrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5722,7 +5722,7 @@ extern "C" GOFL_EXPORT void scipy_dtrmm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_dtrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5754,7 +5754,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrmm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_dtrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5784,7 +5784,7 @@ extern "C" GOFL_EXPORT void scipy_dtrmm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_dtrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5816,7 +5816,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrmm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_dtrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5846,7 +5846,7 @@ extern "C" GOFL_EXPORT void dtrmm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_dtrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5878,7 +5878,7 @@ extern "C" GOFL_EXPORT void cblas_dtrmm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_dtrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -5908,7 +5908,7 @@ extern "C" GOFL_EXPORT void ctrmm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ctrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5940,7 +5940,7 @@ extern "C" GOFL_EXPORT void cblas_ctrmm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_ctrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -5970,7 +5970,7 @@ extern "C" GOFL_EXPORT void scipy_ctrmm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ctrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6002,7 +6002,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrmm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_ctrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6032,7 +6032,7 @@ extern "C" GOFL_EXPORT void scipy_ctrmm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ctrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6064,7 +6064,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrmm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ctrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6094,7 +6094,7 @@ extern "C" GOFL_EXPORT void ctrmm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ctrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6126,7 +6126,7 @@ extern "C" GOFL_EXPORT void cblas_ctrmm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_ctrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6156,7 +6156,7 @@ extern "C" GOFL_EXPORT void ztrmm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ztrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6188,7 +6188,7 @@ extern "C" GOFL_EXPORT void cblas_ztrmm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_ztrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6218,7 +6218,7 @@ extern "C" GOFL_EXPORT void scipy_ztrmm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ztrmm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6250,7 +6250,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrmm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_ztrmm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6280,7 +6280,7 @@ extern "C" GOFL_EXPORT void scipy_ztrmm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ztrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6312,7 +6312,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrmm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ztrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6342,7 +6342,7 @@ extern "C" GOFL_EXPORT void ztrmm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ztrmm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6374,7 +6374,7 @@ extern "C" GOFL_EXPORT void cblas_ztrmm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_ztrmm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -6404,7 +6404,7 @@ extern "C" GOFL_EXPORT void strsm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_strsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6436,7 +6436,7 @@ extern "C" GOFL_EXPORT void cblas_strsm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_strsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6466,7 +6466,7 @@ extern "C" GOFL_EXPORT void scipy_strsm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_strsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6498,7 +6498,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_strsm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_strsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6528,7 +6528,7 @@ extern "C" GOFL_EXPORT void scipy_strsm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_strsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6560,7 +6560,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_strsm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_strsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6590,7 +6590,7 @@ extern "C" GOFL_EXPORT void strsm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_strsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6622,7 +6622,7 @@ extern "C" GOFL_EXPORT void cblas_strsm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_strsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
@@ -6652,7 +6652,7 @@ extern "C" GOFL_EXPORT void dtrsm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_dtrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6684,7 +6684,7 @@ extern "C" GOFL_EXPORT void cblas_dtrsm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_dtrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6714,7 +6714,7 @@ extern "C" GOFL_EXPORT void scipy_dtrsm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_dtrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6746,7 +6746,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrsm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_dtrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6776,7 +6776,7 @@ extern "C" GOFL_EXPORT void scipy_dtrsm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_dtrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6808,7 +6808,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrsm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_dtrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6838,7 +6838,7 @@ extern "C" GOFL_EXPORT void dtrsm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_dtrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6870,7 +6870,7 @@ extern "C" GOFL_EXPORT void cblas_dtrsm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_dtrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
@@ -6900,7 +6900,7 @@ extern "C" GOFL_EXPORT void ctrsm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ctrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6932,7 +6932,7 @@ extern "C" GOFL_EXPORT void cblas_ctrsm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_ctrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6962,7 +6962,7 @@ extern "C" GOFL_EXPORT void scipy_ctrsm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ctrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -6994,7 +6994,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrsm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_ctrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7024,7 +7024,7 @@ extern "C" GOFL_EXPORT void scipy_ctrsm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ctrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7056,7 +7056,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrsm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ctrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7086,7 +7086,7 @@ extern "C" GOFL_EXPORT void ctrsm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ctrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7118,7 +7118,7 @@ extern "C" GOFL_EXPORT void cblas_ctrsm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_ctrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7148,7 +7148,7 @@ extern "C" GOFL_EXPORT void ztrsm_(const char* p_side, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ztrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7180,7 +7180,7 @@ extern "C" GOFL_EXPORT void cblas_ztrsm(int v_layout, int v_side, int v_uplo, in
   }
   gofl::Call gofl_call(S_cblas_ztrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7210,7 +7210,7 @@ extern "C" GOFL_EXPORT void scipy_ztrsm_(const char* p_side, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ztrsm_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7242,7 +7242,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrsm(int v_layout, int v_side, int v_up
   }
   gofl::Call gofl_call(S_scipy_cblas_ztrsm, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7272,7 +7272,7 @@ extern "C" GOFL_EXPORT void scipy_ztrsm_64_(const char* p_side, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ztrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7304,7 +7304,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrsm64_(int v_layout, int v_side, int v
   }
   gofl::Call gofl_call(S_scipy_cblas_ztrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7334,7 +7334,7 @@ extern "C" GOFL_EXPORT void ztrsm_64_(const char* p_side, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ztrsm_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7366,7 +7366,7 @@ extern "C" GOFL_EXPORT void cblas_ztrsm64_(int v_layout, int v_side, int v_uplo,
   }
   gofl::Call gofl_call(S_cblas_ztrsm64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -7394,7 +7394,7 @@ extern "C" GOFL_EXPORT void sgemv_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_sgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7425,7 +7425,7 @@ extern "C" GOFL_EXPORT void cblas_sgemv(int v_layout, int v_trans, int32_t v_m, 
   }
   gofl::Call gofl_call(S_cblas_sgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7454,7 +7454,7 @@ extern "C" GOFL_EXPORT void scipy_sgemv_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_sgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7485,7 +7485,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemv(int v_layout, int v_trans, int32_t
   }
   gofl::Call gofl_call(S_scipy_cblas_sgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7514,7 +7514,7 @@ extern "C" GOFL_EXPORT void scipy_sgemv_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7545,7 +7545,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemv64_(int v_layout, int v_trans, int6
   }
   gofl::Call gofl_call(S_scipy_cblas_sgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7574,7 +7574,7 @@ extern "C" GOFL_EXPORT void sgemv_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_sgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7605,7 +7605,7 @@ extern "C" GOFL_EXPORT void cblas_sgemv64_(int v_layout, int v_trans, int64_t v_
   }
   gofl::Call gofl_call(S_cblas_sgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
@@ -7634,7 +7634,7 @@ extern "C" GOFL_EXPORT void dgemv_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_dgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7665,7 +7665,7 @@ extern "C" GOFL_EXPORT void cblas_dgemv(int v_layout, int v_trans, int32_t v_m, 
   }
   gofl::Call gofl_call(S_cblas_dgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7694,7 +7694,7 @@ extern "C" GOFL_EXPORT void scipy_dgemv_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_dgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7725,7 +7725,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemv(int v_layout, int v_trans, int32_t
   }
   gofl::Call gofl_call(S_scipy_cblas_dgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7754,7 +7754,7 @@ extern "C" GOFL_EXPORT void scipy_dgemv_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7785,7 +7785,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemv64_(int v_layout, int v_trans, int6
   }
   gofl::Call gofl_call(S_scipy_cblas_dgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7814,7 +7814,7 @@ extern "C" GOFL_EXPORT void dgemv_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_dgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7845,7 +7845,7 @@ extern "C" GOFL_EXPORT void cblas_dgemv64_(int v_layout, int v_trans, int64_t v_
   }
   gofl::Call gofl_call(S_cblas_dgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
@@ -7874,7 +7874,7 @@ extern "C" GOFL_EXPORT void cgemv_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_cgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7905,7 +7905,7 @@ extern "C" GOFL_EXPORT void cblas_cgemv(int v_layout, int v_trans, int32_t v_m, 
   }
   gofl::Call gofl_call(S_cblas_cgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7934,7 +7934,7 @@ extern "C" GOFL_EXPORT void scipy_cgemv_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_cgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7965,7 +7965,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemv(int v_layout, int v_trans, int32_t
   }
   gofl::Call gofl_call(S_scipy_cblas_cgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -7994,7 +7994,7 @@ extern "C" GOFL_EXPORT void scipy_cgemv_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -8025,7 +8025,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemv64_(int v_layout, int v_trans, int6
   }
   gofl::Call gofl_call(S_scipy_cblas_cgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -8054,7 +8054,7 @@ extern "C" GOFL_EXPORT void cgemv_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_cgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -8085,7 +8085,7 @@ extern "C" GOFL_EXPORT void cblas_cgemv64_(int v_layout, int v_trans, int64_t v_
   }
   gofl::Call gofl_call(S_cblas_cgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -8114,7 +8114,7 @@ extern "C" GOFL_EXPORT void zgemv_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_zgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8145,7 +8145,7 @@ extern "C" GOFL_EXPORT void cblas_zgemv(int v_layout, int v_trans, int32_t v_m, 
   }
   gofl::Call gofl_call(S_cblas_zgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8174,7 +8174,7 @@ extern "C" GOFL_EXPORT void scipy_zgemv_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_zgemv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8205,7 +8205,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemv(int v_layout, int v_trans, int32_t
   }
   gofl::Call gofl_call(S_scipy_cblas_zgemv, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8234,7 +8234,7 @@ extern "C" GOFL_EXPORT void scipy_zgemv_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8265,7 +8265,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemv64_(int v_layout, int v_trans, int6
   }
   gofl::Call gofl_call(S_scipy_cblas_zgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8294,7 +8294,7 @@ extern "C" GOFL_EXPORT void zgemv_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_zgemv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8325,7 +8325,7 @@ extern "C" GOFL_EXPORT void cblas_zgemv64_(int v_layout, int v_trans, int64_t v_
   }
   gofl::Call gofl_call(S_cblas_zgemv64_, gofl_flops, __builtin_return_address(0));
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(gofl_row_major, r, c, ld); };
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -8351,7 +8351,7 @@ extern "C" GOFL_EXPORT void sgetrf_(const int32_t* p_m, const int32_t* p_n, floa
     return;
   }
   gofl::Call gofl_call(S_sgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -8377,7 +8377,7 @@ extern "C" GOFL_EXPORT void scipy_sgetrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -8403,7 +8403,7 @@ extern "C" GOFL_EXPORT void scipy_sgetrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -8429,7 +8429,7 @@ extern "C" GOFL_EXPORT void sgetrf_64_(const int64_t* p_m, const int64_t* p_n, f
     return;
   }
   gofl::Call gofl_call(S_sgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -8455,7 +8455,7 @@ extern "C" GOFL_EXPORT void dgetrf_(const int32_t* p_m, const int32_t* p_n, doub
     return;
   }
   gofl::Call gofl_call(S_dgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -8481,7 +8481,7 @@ extern "C" GOFL_EXPORT void scipy_dgetrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -8507,7 +8507,7 @@ extern "C" GOFL_EXPORT void scipy_dgetrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -8533,7 +8533,7 @@ extern "C" GOFL_EXPORT void dgetrf_64_(const int64_t* p_m, const int64_t* p_n, d
     return;
   }
   gofl::Call gofl_call(S_dgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -8559,7 +8559,7 @@ extern "C" GOFL_EXPORT void cgetrf_(const int32_t* p_m, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_cgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -8585,7 +8585,7 @@ extern "C" GOFL_EXPORT void scipy_cgetrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -8611,7 +8611,7 @@ extern "C" GOFL_EXPORT void scipy_cgetrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -8637,7 +8637,7 @@ extern "C" GOFL_EXPORT void cgetrf_64_(const int64_t* p_m, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_cgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -8663,7 +8663,7 @@ extern "C" GOFL_EXPORT void zgetrf_(const int32_t* p_m, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_zgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -8689,7 +8689,7 @@ extern "C" GOFL_EXPORT void scipy_zgetrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -8715,7 +8715,7 @@ extern "C" GOFL_EXPORT void scipy_zgetrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -8741,7 +8741,7 @@ extern "C" GOFL_EXPORT void zgetrf_64_(const int64_t* p_m, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_zgetrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -8769,7 +8769,7 @@ extern "C" GOFL_EXPORT void sgetrs_(const char* p_trans, const int32_t* p_n, con
     return;
   }
   gofl::Call gofl_call(S_sgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -8798,7 +8798,7 @@ extern "C" GOFL_EXPORT void scipy_sgetrs_(const char* p_trans, const int32_t* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -8827,7 +8827,7 @@ extern "C" GOFL_EXPORT void scipy_sgetrs_64_(const char* p_trans, const int64_t*
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -8856,7 +8856,7 @@ extern "C" GOFL_EXPORT void sgetrs_64_(const char* p_trans, const int64_t* p_n, 
     return;
   }
   gofl::Call gofl_call(S_sgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -8885,7 +8885,7 @@ extern "C" GOFL_EXPORT void dgetrs_(const char* p_trans, const int32_t* p_n, con
     return;
   }
   gofl::Call gofl_call(S_dgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -8914,7 +8914,7 @@ extern "C" GOFL_EXPORT void scipy_dgetrs_(const char* p_trans, const int32_t* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -8943,7 +8943,7 @@ extern "C" GOFL_EXPORT void scipy_dgetrs_64_(const char* p_trans, const int64_t*
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -8972,7 +8972,7 @@ extern "C" GOFL_EXPORT void dgetrs_64_(const char* p_trans, const int64_t* p_n, 
     return;
   }
   gofl::Call gofl_call(S_dgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -9001,7 +9001,7 @@ extern "C" GOFL_EXPORT void cgetrs_(const char* p_trans, const int32_t* p_n, con
     return;
   }
   gofl::Call gofl_call(S_cgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -9030,7 +9030,7 @@ extern "C" GOFL_EXPORT void scipy_cgetrs_(const char* p_trans, const int32_t* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -9059,7 +9059,7 @@ extern "C" GOFL_EXPORT void scipy_cgetrs_64_(const char* p_trans, const int64_t*
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -9088,7 +9088,7 @@ extern "C" GOFL_EXPORT void cgetrs_64_(const char* p_trans, const int64_t* p_n, 
     return;
   }
   gofl::Call gofl_call(S_cgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -9117,7 +9117,7 @@ extern "C" GOFL_EXPORT void zgetrs_(const char* p_trans, const int32_t* p_n, con
     return;
   }
   gofl::Call gofl_call(S_zgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -9146,7 +9146,7 @@ extern "C" GOFL_EXPORT void scipy_zgetrs_(const char* p_trans, const int32_t* p_
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -9175,7 +9175,7 @@ extern "C" GOFL_EXPORT void scipy_zgetrs_64_(const char* p_trans, const int64_t*
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -9204,7 +9204,7 @@ extern "C" GOFL_EXPORT void zgetrs_64_(const char* p_trans, const int64_t* p_n, 
     return;
   }
   gofl::Call gofl_call(S_zgetrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -9232,7 +9232,7 @@ extern "C" GOFL_EXPORT void sgesv_(const int32_t* p_n, const int32_t* p_nrhs, fl
     return;
   }
   gofl::Call gofl_call(S_sgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9260,7 +9260,7 @@ extern "C" GOFL_EXPORT void scipy_sgesv_(const int32_t* p_n, const int32_t* p_nr
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9288,7 +9288,7 @@ extern "C" GOFL_EXPORT void scipy_sgesv_64_(const int64_t* p_n, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9316,7 +9316,7 @@ extern "C" GOFL_EXPORT void sgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
     return;
   }
   gofl::Call gofl_call(S_sgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9344,7 +9344,7 @@ extern "C" GOFL_EXPORT void dgesv_(const int32_t* p_n, const int32_t* p_nrhs, do
     return;
   }
   gofl::Call gofl_call(S_dgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9372,7 +9372,7 @@ extern "C" GOFL_EXPORT void scipy_dgesv_(const int32_t* p_n, const int32_t* p_nr
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9400,7 +9400,7 @@ extern "C" GOFL_EXPORT void scipy_dgesv_64_(const int64_t* p_n, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9428,7 +9428,7 @@ extern "C" GOFL_EXPORT void dgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
     return;
   }
   gofl::Call gofl_call(S_dgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9456,7 +9456,7 @@ extern "C" GOFL_EXPORT void cgesv_(const int32_t* p_n, const int32_t* p_nrhs, st
     return;
   }
   gofl::Call gofl_call(S_cgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9484,7 +9484,7 @@ extern "C" GOFL_EXPORT void scipy_cgesv_(const int32_t* p_n, const int32_t* p_nr
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9512,7 +9512,7 @@ extern "C" GOFL_EXPORT void scipy_cgesv_64_(const int64_t* p_n, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9540,7 +9540,7 @@ extern "C" GOFL_EXPORT void cgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
     return;
   }
   gofl::Call gofl_call(S_cgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9568,7 +9568,7 @@ extern "C" GOFL_EXPORT void zgesv_(const int32_t* p_n, const int32_t* p_nrhs, st
     return;
   }
   gofl::Call gofl_call(S_zgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -9596,7 +9596,7 @@ extern "C" GOFL_EXPORT void scipy_zgesv_(const int32_t* p_n, const int32_t* p_nr
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -9624,7 +9624,7 @@ extern "C" GOFL_EXPORT void scipy_zgesv_64_(const int64_t* p_n, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -9652,7 +9652,7 @@ extern "C" GOFL_EXPORT void zgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
     return;
   }
   gofl::Call gofl_call(S_zgesv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -9679,7 +9679,7 @@ extern "C" GOFL_EXPORT void sgetri_(const int32_t* p_n, float* a, const int32_t*
     return;
   }
   gofl::Call gofl_call(S_sgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9706,7 +9706,7 @@ extern "C" GOFL_EXPORT void scipy_sgetri_(const int32_t* p_n, float* a, const in
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9733,7 +9733,7 @@ extern "C" GOFL_EXPORT void scipy_sgetri_64_(const int64_t* p_n, float* a, const
     return;
   }
   gofl::Call gofl_call(S_scipy_sgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9760,7 +9760,7 @@ extern "C" GOFL_EXPORT void sgetri_64_(const int64_t* p_n, float* a, const int64
     return;
   }
   gofl::Call gofl_call(S_sgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -9787,7 +9787,7 @@ extern "C" GOFL_EXPORT void dgetri_(const int32_t* p_n, double* a, const int32_t
     return;
   }
   gofl::Call gofl_call(S_dgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9814,7 +9814,7 @@ extern "C" GOFL_EXPORT void scipy_dgetri_(const int32_t* p_n, double* a, const i
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9841,7 +9841,7 @@ extern "C" GOFL_EXPORT void scipy_dgetri_64_(const int64_t* p_n, double* a, cons
     return;
   }
   gofl::Call gofl_call(S_scipy_dgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9868,7 +9868,7 @@ extern "C" GOFL_EXPORT void dgetri_64_(const int64_t* p_n, double* a, const int6
     return;
   }
   gofl::Call gofl_call(S_dgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -9895,7 +9895,7 @@ extern "C" GOFL_EXPORT void cgetri_(const int32_t* p_n, std::complex<float>* a, 
     return;
   }
   gofl::Call gofl_call(S_cgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9922,7 +9922,7 @@ extern "C" GOFL_EXPORT void scipy_cgetri_(const int32_t* p_n, std::complex<float
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9949,7 +9949,7 @@ extern "C" GOFL_EXPORT void scipy_cgetri_64_(const int64_t* p_n, std::complex<fl
     return;
   }
   gofl::Call gofl_call(S_scipy_cgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -9976,7 +9976,7 @@ extern "C" GOFL_EXPORT void cgetri_64_(const int64_t* p_n, std::complex<float>* 
     return;
   }
   gofl::Call gofl_call(S_cgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -10003,7 +10003,7 @@ extern "C" GOFL_EXPORT void zgetri_(const int32_t* p_n, std::complex<double>* a,
     return;
   }
   gofl::Call gofl_call(S_zgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10030,7 +10030,7 @@ extern "C" GOFL_EXPORT void scipy_zgetri_(const int32_t* p_n, std::complex<doubl
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetri_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10057,7 +10057,7 @@ extern "C" GOFL_EXPORT void scipy_zgetri_64_(const int64_t* p_n, std::complex<do
     return;
   }
   gofl::Call gofl_call(S_scipy_zgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10084,7 +10084,7 @@ extern "C" GOFL_EXPORT void zgetri_64_(const int64_t* p_n, std::complex<double>*
     return;
   }
   gofl::Call gofl_call(S_zgetri_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10111,7 +10111,7 @@ extern "C" GOFL_EXPORT void spotrf_(const char* p_uplo, const int32_t* p_n, floa
     return;
   }
   gofl::Call gofl_call(S_spotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -10136,7 +10136,7 @@ extern "C" GOFL_EXPORT void scipy_spotrf_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_spotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -10161,7 +10161,7 @@ extern "C" GOFL_EXPORT void scipy_spotrf_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_spotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -10186,7 +10186,7 @@ extern "C" GOFL_EXPORT void spotrf_64_(const char* p_uplo, const int64_t* p_n, f
     return;
   }
   gofl::Call gofl_call(S_spotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -10211,7 +10211,7 @@ extern "C" GOFL_EXPORT void dpotrf_(const char* p_uplo, const int32_t* p_n, doub
     return;
   }
   gofl::Call gofl_call(S_dpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -10236,7 +10236,7 @@ extern "C" GOFL_EXPORT void scipy_dpotrf_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -10261,7 +10261,7 @@ extern "C" GOFL_EXPORT void scipy_dpotrf_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -10286,7 +10286,7 @@ extern "C" GOFL_EXPORT void dpotrf_64_(const char* p_uplo, const int64_t* p_n, d
     return;
   }
   gofl::Call gofl_call(S_dpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -10311,7 +10311,7 @@ extern "C" GOFL_EXPORT void cpotrf_(const char* p_uplo, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_cpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -10336,7 +10336,7 @@ extern "C" GOFL_EXPORT void scipy_cpotrf_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -10361,7 +10361,7 @@ extern "C" GOFL_EXPORT void scipy_cpotrf_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -10386,7 +10386,7 @@ extern "C" GOFL_EXPORT void cpotrf_64_(const char* p_uplo, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_cpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -10411,7 +10411,7 @@ extern "C" GOFL_EXPORT void zpotrf_(const char* p_uplo, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_zpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10436,7 +10436,7 @@ extern "C" GOFL_EXPORT void scipy_zpotrf_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zpotrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10461,7 +10461,7 @@ extern "C" GOFL_EXPORT void scipy_zpotrf_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10486,7 +10486,7 @@ extern "C" GOFL_EXPORT void zpotrf_64_(const char* p_uplo, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_zpotrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -10513,7 +10513,7 @@ extern "C" GOFL_EXPORT void spotrs_(const char* p_uplo, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_spotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -10541,7 +10541,7 @@ extern "C" GOFL_EXPORT void scipy_spotrs_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_spotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -10569,7 +10569,7 @@ extern "C" GOFL_EXPORT void scipy_spotrs_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_spotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -10597,7 +10597,7 @@ extern "C" GOFL_EXPORT void spotrs_64_(const char* p_uplo, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_spotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
@@ -10625,7 +10625,7 @@ extern "C" GOFL_EXPORT void dpotrs_(const char* p_uplo, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_dpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -10653,7 +10653,7 @@ extern "C" GOFL_EXPORT void scipy_dpotrs_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -10681,7 +10681,7 @@ extern "C" GOFL_EXPORT void scipy_dpotrs_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -10709,7 +10709,7 @@ extern "C" GOFL_EXPORT void dpotrs_64_(const char* p_uplo, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_dpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
@@ -10737,7 +10737,7 @@ extern "C" GOFL_EXPORT void cpotrs_(const char* p_uplo, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_cpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -10765,7 +10765,7 @@ extern "C" GOFL_EXPORT void scipy_cpotrs_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -10793,7 +10793,7 @@ extern "C" GOFL_EXPORT void scipy_cpotrs_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -10821,7 +10821,7 @@ extern "C" GOFL_EXPORT void cpotrs_64_(const char* p_uplo, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_cpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
@@ -10849,7 +10849,7 @@ extern "C" GOFL_EXPORT void zpotrs_(const char* p_uplo, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_zpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -10877,7 +10877,7 @@ extern "C" GOFL_EXPORT void scipy_zpotrs_(const char* p_uplo, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zpotrs_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -10905,7 +10905,7 @@ extern "C" GOFL_EXPORT void scipy_zpotrs_64_(const char* p_uplo, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -10933,7 +10933,7 @@ extern "C" GOFL_EXPORT void zpotrs_64_(const char* p_uplo, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_zpotrs_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
@@ -10961,7 +10961,7 @@ extern "C" GOFL_EXPORT void sposv_(const char* p_uplo, const int32_t* p_n, const
     return;
   }
   gofl::Call gofl_call(S_sposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -10989,7 +10989,7 @@ extern "C" GOFL_EXPORT void scipy_sposv_(const char* p_uplo, const int32_t* p_n,
     return;
   }
   gofl::Call gofl_call(S_scipy_sposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11017,7 +11017,7 @@ extern "C" GOFL_EXPORT void scipy_sposv_64_(const char* p_uplo, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_sposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11045,7 +11045,7 @@ extern "C" GOFL_EXPORT void sposv_64_(const char* p_uplo, const int64_t* p_n, co
     return;
   }
   gofl::Call gofl_call(S_sposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11073,7 +11073,7 @@ extern "C" GOFL_EXPORT void dposv_(const char* p_uplo, const int32_t* p_n, const
     return;
   }
   gofl::Call gofl_call(S_dposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11101,7 +11101,7 @@ extern "C" GOFL_EXPORT void scipy_dposv_(const char* p_uplo, const int32_t* p_n,
     return;
   }
   gofl::Call gofl_call(S_scipy_dposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11129,7 +11129,7 @@ extern "C" GOFL_EXPORT void scipy_dposv_64_(const char* p_uplo, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_dposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11157,7 +11157,7 @@ extern "C" GOFL_EXPORT void dposv_64_(const char* p_uplo, const int64_t* p_n, co
     return;
   }
   gofl::Call gofl_call(S_dposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11185,7 +11185,7 @@ extern "C" GOFL_EXPORT void cposv_(const char* p_uplo, const int32_t* p_n, const
     return;
   }
   gofl::Call gofl_call(S_cposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11213,7 +11213,7 @@ extern "C" GOFL_EXPORT void scipy_cposv_(const char* p_uplo, const int32_t* p_n,
     return;
   }
   gofl::Call gofl_call(S_scipy_cposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11241,7 +11241,7 @@ extern "C" GOFL_EXPORT void scipy_cposv_64_(const char* p_uplo, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_cposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11269,7 +11269,7 @@ extern "C" GOFL_EXPORT void cposv_64_(const char* p_uplo, const int64_t* p_n, co
     return;
   }
   gofl::Call gofl_call(S_cposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11297,7 +11297,7 @@ extern "C" GOFL_EXPORT void zposv_(const char* p_uplo, const int32_t* p_n, const
     return;
   }
   gofl::Call gofl_call(S_zposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11325,7 +11325,7 @@ extern "C" GOFL_EXPORT void scipy_zposv_(const char* p_uplo, const int32_t* p_n,
     return;
   }
   gofl::Call gofl_call(S_scipy_zposv_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11353,7 +11353,7 @@ extern "C" GOFL_EXPORT void scipy_zposv_64_(const char* p_uplo, const int64_t* p
     return;
   }
   gofl::Call gofl_call(S_scipy_zposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11381,7 +11381,7 @@ extern "C" GOFL_EXPORT void zposv_64_(const char* p_uplo, const int64_t* p_n, co
     return;
   }
   gofl::Call gofl_call(S_zposv_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11410,7 +11410,7 @@ extern "C" GOFL_EXPORT void ssyevd_(const char* p_jobz, const char* p_uplo, cons
     return;
   }
   gofl::Call gofl_call(S_ssyevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11440,7 +11440,7 @@ extern "C" GOFL_EXPORT void scipy_ssyevd_(const char* p_jobz, const char* p_uplo
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11470,7 +11470,7 @@ extern "C" GOFL_EXPORT void scipy_ssyevd_64_(const char* p_jobz, const char* p_u
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11500,7 +11500,7 @@ extern "C" GOFL_EXPORT void ssyevd_64_(const char* p_jobz, const char* p_uplo, c
     return;
   }
   gofl::Call gofl_call(S_ssyevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11530,7 +11530,7 @@ extern "C" GOFL_EXPORT void dsyevd_(const char* p_jobz, const char* p_uplo, cons
     return;
   }
   gofl::Call gofl_call(S_dsyevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11560,7 +11560,7 @@ extern "C" GOFL_EXPORT void scipy_dsyevd_(const char* p_jobz, const char* p_uplo
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11590,7 +11590,7 @@ extern "C" GOFL_EXPORT void scipy_dsyevd_64_(const char* p_jobz, const char* p_u
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11620,7 +11620,7 @@ extern "C" GOFL_EXPORT void dsyevd_64_(const char* p_jobz, const char* p_uplo, c
     return;
   }
   gofl::Call gofl_call(S_dsyevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -11651,7 +11651,7 @@ extern "C" GOFL_EXPORT void cheevd_(const char* p_jobz, const char* p_uplo, cons
     return;
   }
   gofl::Call gofl_call(S_cheevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11682,7 +11682,7 @@ extern "C" GOFL_EXPORT void scipy_cheevd_(const char* p_jobz, const char* p_uplo
     return;
   }
   gofl::Call gofl_call(S_scipy_cheevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11713,7 +11713,7 @@ extern "C" GOFL_EXPORT void scipy_cheevd_64_(const char* p_jobz, const char* p_u
     return;
   }
   gofl::Call gofl_call(S_scipy_cheevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11744,7 +11744,7 @@ extern "C" GOFL_EXPORT void cheevd_64_(const char* p_jobz, const char* p_uplo, c
     return;
   }
   gofl::Call gofl_call(S_cheevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -11775,7 +11775,7 @@ extern "C" GOFL_EXPORT void zheevd_(const char* p_jobz, const char* p_uplo, cons
     return;
   }
   gofl::Call gofl_call(S_zheevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11806,7 +11806,7 @@ extern "C" GOFL_EXPORT void scipy_zheevd_(const char* p_jobz, const char* p_uplo
     return;
   }
   gofl::Call gofl_call(S_scipy_zheevd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11837,7 +11837,7 @@ extern "C" GOFL_EXPORT void scipy_zheevd_64_(const char* p_jobz, const char* p_u
     return;
   }
   gofl::Call gofl_call(S_scipy_zheevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11868,7 +11868,7 @@ extern "C" GOFL_EXPORT void zheevd_64_(const char* p_jobz, const char* p_uplo, c
     return;
   }
   gofl::Call gofl_call(S_zheevd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -11897,7 +11897,7 @@ extern "C" GOFL_EXPORT void ssyev_(const char* p_jobz, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_ssyev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11926,7 +11926,7 @@ extern "C" GOFL_EXPORT void scipy_ssyev_(const char* p_jobz, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11955,7 +11955,7 @@ extern "C" GOFL_EXPORT void scipy_ssyev_64_(const char* p_jobz, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -11984,7 +11984,7 @@ extern "C" GOFL_EXPORT void ssyev_64_(const char* p_jobz, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_ssyev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12013,7 +12013,7 @@ extern "C" GOFL_EXPORT void dsyev_(const char* p_jobz, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_dsyev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12042,7 +12042,7 @@ extern "C" GOFL_EXPORT void scipy_dsyev_(const char* p_jobz, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12071,7 +12071,7 @@ extern "C" GOFL_EXPORT void scipy_dsyev_64_(const char* p_jobz, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12100,7 +12100,7 @@ extern "C" GOFL_EXPORT void dsyev_64_(const char* p_jobz, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_dsyev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12129,7 +12129,7 @@ extern "C" GOFL_EXPORT void cheev_(const char* p_jobz, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_cheev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12158,7 +12158,7 @@ extern "C" GOFL_EXPORT void scipy_cheev_(const char* p_jobz, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_cheev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12187,7 +12187,7 @@ extern "C" GOFL_EXPORT void scipy_cheev_64_(const char* p_jobz, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_cheev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12216,7 +12216,7 @@ extern "C" GOFL_EXPORT void cheev_64_(const char* p_jobz, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_cheev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12245,7 +12245,7 @@ extern "C" GOFL_EXPORT void zheev_(const char* p_jobz, const char* p_uplo, const
     return;
   }
   gofl::Call gofl_call(S_zheev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12274,7 +12274,7 @@ extern "C" GOFL_EXPORT void scipy_zheev_(const char* p_jobz, const char* p_uplo,
     return;
   }
   gofl::Call gofl_call(S_scipy_zheev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12303,7 +12303,7 @@ extern "C" GOFL_EXPORT void scipy_zheev_64_(const char* p_jobz, const char* p_up
     return;
   }
   gofl::Call gofl_call(S_scipy_zheev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12332,7 +12332,7 @@ extern "C" GOFL_EXPORT void zheev_64_(const char* p_jobz, const char* p_uplo, co
     return;
   }
   gofl::Call gofl_call(S_zheev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12366,7 +12366,7 @@ extern "C" GOFL_EXPORT void ssyevr_(const char* p_jobz, const char* p_range, con
     return;
   }
   gofl::Call gofl_call(S_ssyevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12401,7 +12401,7 @@ extern "C" GOFL_EXPORT void scipy_ssyevr_(const char* p_jobz, const char* p_rang
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12436,7 +12436,7 @@ extern "C" GOFL_EXPORT void scipy_ssyevr_64_(const char* p_jobz, const char* p_r
     return;
   }
   gofl::Call gofl_call(S_scipy_ssyevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12471,7 +12471,7 @@ extern "C" GOFL_EXPORT void ssyevr_64_(const char* p_jobz, const char* p_range, 
     return;
   }
   gofl::Call gofl_call(S_ssyevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12506,7 +12506,7 @@ extern "C" GOFL_EXPORT void dsyevr_(const char* p_jobz, const char* p_range, con
     return;
   }
   gofl::Call gofl_call(S_dsyevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12541,7 +12541,7 @@ extern "C" GOFL_EXPORT void scipy_dsyevr_(const char* p_jobz, const char* p_rang
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12576,7 +12576,7 @@ extern "C" GOFL_EXPORT void scipy_dsyevr_64_(const char* p_jobz, const char* p_r
     return;
   }
   gofl::Call gofl_call(S_scipy_dsyevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12611,7 +12611,7 @@ extern "C" GOFL_EXPORT void dsyevr_64_(const char* p_jobz, const char* p_range, 
     return;
   }
   gofl::Call gofl_call(S_dsyevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -12647,7 +12647,7 @@ extern "C" GOFL_EXPORT void cheevr_(const char* p_jobz, const char* p_range, con
     return;
   }
   gofl::Call gofl_call(S_cheevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12683,7 +12683,7 @@ extern "C" GOFL_EXPORT void scipy_cheevr_(const char* p_jobz, const char* p_rang
     return;
   }
   gofl::Call gofl_call(S_scipy_cheevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12719,7 +12719,7 @@ extern "C" GOFL_EXPORT void scipy_cheevr_64_(const char* p_jobz, const char* p_r
     return;
   }
   gofl::Call gofl_call(S_scipy_cheevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12755,7 +12755,7 @@ extern "C" GOFL_EXPORT void cheevr_64_(const char* p_jobz, const char* p_range, 
     return;
   }
   gofl::Call gofl_call(S_cheevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -12791,7 +12791,7 @@ extern "C" GOFL_EXPORT void zheevr_(const char* p_jobz, const char* p_range, con
     return;
   }
   gofl::Call gofl_call(S_zheevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12827,7 +12827,7 @@ extern "C" GOFL_EXPORT void scipy_zheevr_(const char* p_jobz, const char* p_rang
     return;
   }
   gofl::Call gofl_call(S_scipy_zheevr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12863,7 +12863,7 @@ extern "C" GOFL_EXPORT void scipy_zheevr_64_(const char* p_jobz, const char* p_r
     return;
   }
   gofl::Call gofl_call(S_scipy_zheevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12899,7 +12899,7 @@ extern "C" GOFL_EXPORT void zheevr_64_(const char* p_jobz, const char* p_range, 
     return;
   }
   gofl::Call gofl_call(S_zheevr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -12932,7 +12932,7 @@ extern "C" GOFL_EXPORT void sgesvd_(const char* p_jobu, const char* p_jobvt, con
     return;
   }
   gofl::Call gofl_call(S_sgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -12966,7 +12966,7 @@ extern "C" GOFL_EXPORT void scipy_sgesvd_(const char* p_jobu, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13000,7 +13000,7 @@ extern "C" GOFL_EXPORT void scipy_sgesvd_64_(const char* p_jobu, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13034,7 +13034,7 @@ extern "C" GOFL_EXPORT void sgesvd_64_(const char* p_jobu, const char* p_jobvt, 
     return;
   }
   gofl::Call gofl_call(S_sgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13068,7 +13068,7 @@ extern "C" GOFL_EXPORT void dgesvd_(const char* p_jobu, const char* p_jobvt, con
     return;
   }
   gofl::Call gofl_call(S_dgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13102,7 +13102,7 @@ extern "C" GOFL_EXPORT void scipy_dgesvd_(const char* p_jobu, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13136,7 +13136,7 @@ extern "C" GOFL_EXPORT void scipy_dgesvd_64_(const char* p_jobu, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13170,7 +13170,7 @@ extern "C" GOFL_EXPORT void dgesvd_64_(const char* p_jobu, const char* p_jobvt, 
     return;
   }
   gofl::Call gofl_call(S_dgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13204,7 +13204,7 @@ extern "C" GOFL_EXPORT void cgesvd_(const char* p_jobu, const char* p_jobvt, con
     return;
   }
   gofl::Call gofl_call(S_cgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13238,7 +13238,7 @@ extern "C" GOFL_EXPORT void scipy_cgesvd_(const char* p_jobu, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13272,7 +13272,7 @@ extern "C" GOFL_EXPORT void scipy_cgesvd_64_(const char* p_jobu, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13306,7 +13306,7 @@ extern "C" GOFL_EXPORT void cgesvd_64_(const char* p_jobu, const char* p_jobvt, 
     return;
   }
   gofl::Call gofl_call(S_cgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13340,7 +13340,7 @@ extern "C" GOFL_EXPORT void zgesvd_(const char* p_jobu, const char* p_jobvt, con
     return;
   }
   gofl::Call gofl_call(S_zgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13374,7 +13374,7 @@ extern "C" GOFL_EXPORT void scipy_zgesvd_(const char* p_jobu, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesvd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13408,7 +13408,7 @@ extern "C" GOFL_EXPORT void scipy_zgesvd_64_(const char* p_jobu, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13442,7 +13442,7 @@ extern "C" GOFL_EXPORT void zgesvd_64_(const char* p_jobu, const char* p_jobvt, 
     return;
   }
   gofl::Call gofl_call(S_zgesvd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13475,7 +13475,7 @@ extern "C" GOFL_EXPORT void sgesdd_(const char* p_jobz, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_sgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13508,7 +13508,7 @@ extern "C" GOFL_EXPORT void scipy_sgesdd_(const char* p_jobz, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13541,7 +13541,7 @@ extern "C" GOFL_EXPORT void scipy_sgesdd_64_(const char* p_jobz, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13574,7 +13574,7 @@ extern "C" GOFL_EXPORT void sgesdd_64_(const char* p_jobz, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_sgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -13607,7 +13607,7 @@ extern "C" GOFL_EXPORT void dgesdd_(const char* p_jobz, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_dgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13640,7 +13640,7 @@ extern "C" GOFL_EXPORT void scipy_dgesdd_(const char* p_jobz, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13673,7 +13673,7 @@ extern "C" GOFL_EXPORT void scipy_dgesdd_64_(const char* p_jobz, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13706,7 +13706,7 @@ extern "C" GOFL_EXPORT void dgesdd_64_(const char* p_jobz, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_dgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -13739,7 +13739,7 @@ extern "C" GOFL_EXPORT void cgesdd_(const char* p_jobz, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_cgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13772,7 +13772,7 @@ extern "C" GOFL_EXPORT void scipy_cgesdd_(const char* p_jobz, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13805,7 +13805,7 @@ extern "C" GOFL_EXPORT void scipy_cgesdd_64_(const char* p_jobz, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13838,7 +13838,7 @@ extern "C" GOFL_EXPORT void cgesdd_64_(const char* p_jobz, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_cgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -13871,7 +13871,7 @@ extern "C" GOFL_EXPORT void zgesdd_(const char* p_jobz, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_zgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13904,7 +13904,7 @@ extern "C" GOFL_EXPORT void scipy_zgesdd_(const char* p_jobz, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesdd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13937,7 +13937,7 @@ extern "C" GOFL_EXPORT void scipy_zgesdd_64_(const char* p_jobz, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -13970,7 +13970,7 @@ extern "C" GOFL_EXPORT void zgesdd_64_(const char* p_jobz, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_zgesdd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14000,7 +14000,7 @@ extern "C" GOFL_EXPORT void sgeqrf_(const int32_t* p_m, const int32_t* p_n, floa
     return;
   }
   gofl::Call gofl_call(S_sgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14028,7 +14028,7 @@ extern "C" GOFL_EXPORT void scipy_sgeqrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_sgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14056,7 +14056,7 @@ extern "C" GOFL_EXPORT void scipy_sgeqrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14084,7 +14084,7 @@ extern "C" GOFL_EXPORT void sgeqrf_64_(const int64_t* p_m, const int64_t* p_n, f
     return;
   }
   gofl::Call gofl_call(S_sgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14112,7 +14112,7 @@ extern "C" GOFL_EXPORT void dgeqrf_(const int32_t* p_m, const int32_t* p_n, doub
     return;
   }
   gofl::Call gofl_call(S_dgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14140,7 +14140,7 @@ extern "C" GOFL_EXPORT void scipy_dgeqrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14168,7 +14168,7 @@ extern "C" GOFL_EXPORT void scipy_dgeqrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14196,7 +14196,7 @@ extern "C" GOFL_EXPORT void dgeqrf_64_(const int64_t* p_m, const int64_t* p_n, d
     return;
   }
   gofl::Call gofl_call(S_dgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14224,7 +14224,7 @@ extern "C" GOFL_EXPORT void cgeqrf_(const int32_t* p_m, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_cgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14252,7 +14252,7 @@ extern "C" GOFL_EXPORT void scipy_cgeqrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14280,7 +14280,7 @@ extern "C" GOFL_EXPORT void scipy_cgeqrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14308,7 +14308,7 @@ extern "C" GOFL_EXPORT void cgeqrf_64_(const int64_t* p_m, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_cgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14336,7 +14336,7 @@ extern "C" GOFL_EXPORT void zgeqrf_(const int32_t* p_m, const int32_t* p_n, std:
     return;
   }
   gofl::Call gofl_call(S_zgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14364,7 +14364,7 @@ extern "C" GOFL_EXPORT void scipy_zgeqrf_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zgeqrf_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14392,7 +14392,7 @@ extern "C" GOFL_EXPORT void scipy_zgeqrf_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14420,7 +14420,7 @@ extern "C" GOFL_EXPORT void zgeqrf_64_(const int64_t* p_m, const int64_t* p_n, s
     return;
   }
   gofl::Call gofl_call(S_zgeqrf_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14449,7 +14449,7 @@ extern "C" GOFL_EXPORT void sorgqr_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_sorgqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14478,7 +14478,7 @@ extern "C" GOFL_EXPORT void scipy_sorgqr_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_sorgqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14507,7 +14507,7 @@ extern "C" GOFL_EXPORT void scipy_sorgqr_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sorgqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14536,7 +14536,7 @@ extern "C" GOFL_EXPORT void sorgqr_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_sorgqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14565,7 +14565,7 @@ extern "C" GOFL_EXPORT void dorgqr_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_dorgqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14594,7 +14594,7 @@ extern "C" GOFL_EXPORT void scipy_dorgqr_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dorgqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14623,7 +14623,7 @@ extern "C" GOFL_EXPORT void scipy_dorgqr_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dorgqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14652,7 +14652,7 @@ extern "C" GOFL_EXPORT void dorgqr_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_dorgqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -14681,7 +14681,7 @@ extern "C" GOFL_EXPORT void cungqr_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_cungqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14710,7 +14710,7 @@ extern "C" GOFL_EXPORT void scipy_cungqr_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cungqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14739,7 +14739,7 @@ extern "C" GOFL_EXPORT void scipy_cungqr_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cungqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14768,7 +14768,7 @@ extern "C" GOFL_EXPORT void cungqr_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_cungqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -14797,7 +14797,7 @@ extern "C" GOFL_EXPORT void zungqr_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_zungqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14826,7 +14826,7 @@ extern "C" GOFL_EXPORT void scipy_zungqr_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zungqr_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14855,7 +14855,7 @@ extern "C" GOFL_EXPORT void scipy_zungqr_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zungqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14884,7 +14884,7 @@ extern "C" GOFL_EXPORT void zungqr_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_zungqr_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -14915,7 +14915,7 @@ extern "C" GOFL_EXPORT void sgels_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_sgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14946,7 +14946,7 @@ extern "C" GOFL_EXPORT void scipy_sgels_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_sgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -14977,7 +14977,7 @@ extern "C" GOFL_EXPORT void scipy_sgels_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15008,7 +15008,7 @@ extern "C" GOFL_EXPORT void sgels_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_sgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15039,7 +15039,7 @@ extern "C" GOFL_EXPORT void dgels_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_dgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15070,7 +15070,7 @@ extern "C" GOFL_EXPORT void scipy_dgels_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_dgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15101,7 +15101,7 @@ extern "C" GOFL_EXPORT void scipy_dgels_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15132,7 +15132,7 @@ extern "C" GOFL_EXPORT void dgels_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_dgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15163,7 +15163,7 @@ extern "C" GOFL_EXPORT void cgels_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_cgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15194,7 +15194,7 @@ extern "C" GOFL_EXPORT void scipy_cgels_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_cgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15225,7 +15225,7 @@ extern "C" GOFL_EXPORT void scipy_cgels_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15256,7 +15256,7 @@ extern "C" GOFL_EXPORT void cgels_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_cgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15287,7 +15287,7 @@ extern "C" GOFL_EXPORT void zgels_(const char* p_trans, const int32_t* p_m, cons
     return;
   }
   gofl::Call gofl_call(S_zgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15318,7 +15318,7 @@ extern "C" GOFL_EXPORT void scipy_zgels_(const char* p_trans, const int32_t* p_m
     return;
   }
   gofl::Call gofl_call(S_scipy_zgels_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15349,7 +15349,7 @@ extern "C" GOFL_EXPORT void scipy_zgels_64_(const char* p_trans, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15380,7 +15380,7 @@ extern "C" GOFL_EXPORT void zgels_64_(const char* p_trans, const int64_t* p_m, c
     return;
   }
   gofl::Call gofl_call(S_zgels_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15410,7 +15410,7 @@ extern "C" GOFL_EXPORT void sgelsd_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_sgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15441,7 +15441,7 @@ extern "C" GOFL_EXPORT void scipy_sgelsd_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_sgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15472,7 +15472,7 @@ extern "C" GOFL_EXPORT void scipy_sgelsd_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_sgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15503,7 +15503,7 @@ extern "C" GOFL_EXPORT void sgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_sgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15534,7 +15534,7 @@ extern "C" GOFL_EXPORT void dgelsd_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_dgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15565,7 +15565,7 @@ extern "C" GOFL_EXPORT void scipy_dgelsd_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_dgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15596,7 +15596,7 @@ extern "C" GOFL_EXPORT void scipy_dgelsd_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_dgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15627,7 +15627,7 @@ extern "C" GOFL_EXPORT void dgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_dgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
@@ -15658,7 +15658,7 @@ extern "C" GOFL_EXPORT void cgelsd_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_cgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15689,7 +15689,7 @@ extern "C" GOFL_EXPORT void scipy_cgelsd_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_cgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15720,7 +15720,7 @@ extern "C" GOFL_EXPORT void scipy_cgelsd_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_cgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15751,7 +15751,7 @@ extern "C" GOFL_EXPORT void cgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_cgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -15782,7 +15782,7 @@ extern "C" GOFL_EXPORT void zgelsd_(const int32_t* p_m, const int32_t* p_n, cons
     return;
   }
   gofl::Call gofl_call(S_zgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15813,7 +15813,7 @@ extern "C" GOFL_EXPORT void scipy_zgelsd_(const int32_t* p_m, const int32_t* p_n
     return;
   }
   gofl::Call gofl_call(S_scipy_zgelsd_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15844,7 +15844,7 @@ extern "C" GOFL_EXPORT void scipy_zgelsd_64_(const int64_t* p_m, const int64_t* 
     return;
   }
   gofl::Call gofl_call(S_scipy_zgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15875,7 +15875,7 @@ extern "C" GOFL_EXPORT void zgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
     return;
   }
   gofl::Call gofl_call(S_zgelsd_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -15907,7 +15907,7 @@ extern "C" GOFL_EXPORT void sgeev_(const char* p_jobvl, const char* p_jobvr, con
     return;
   }
   gofl::Call gofl_call(S_sgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15941,7 +15941,7 @@ extern "C" GOFL_EXPORT void scipy_sgeev_(const char* p_jobvl, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_sgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -15975,7 +15975,7 @@ extern "C" GOFL_EXPORT void scipy_sgeev_64_(const char* p_jobvl, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_sgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -16009,7 +16009,7 @@ extern "C" GOFL_EXPORT void sgeev_64_(const char* p_jobvl, const char* p_jobvr, 
     return;
   }
   gofl::Call gofl_call(S_sgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
@@ -16043,7 +16043,7 @@ extern "C" GOFL_EXPORT void dgeev_(const char* p_jobvl, const char* p_jobvr, con
     return;
   }
   gofl::Call gofl_call(S_dgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -16077,7 +16077,7 @@ extern "C" GOFL_EXPORT void scipy_dgeev_(const char* p_jobvl, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_dgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -16111,7 +16111,7 @@ extern "C" GOFL_EXPORT void scipy_dgeev_64_(const char* p_jobvl, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_dgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -16145,7 +16145,7 @@ extern "C" GOFL_EXPORT void dgeev_64_(const char* p_jobvl, const char* p_jobvr, 
     return;
   }
   gofl::Call gofl_call(S_dgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
@@ -16179,7 +16179,7 @@ extern "C" GOFL_EXPORT void cgeev_(const char* p_jobvl, const char* p_jobvr, con
     return;
   }
   gofl::Call gofl_call(S_cgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -16212,7 +16212,7 @@ extern "C" GOFL_EXPORT void scipy_cgeev_(const char* p_jobvl, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_cgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -16245,7 +16245,7 @@ extern "C" GOFL_EXPORT void scipy_cgeev_64_(const char* p_jobvl, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_cgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -16278,7 +16278,7 @@ extern "C" GOFL_EXPORT void cgeev_64_(const char* p_jobvl, const char* p_jobvr, 
     return;
   }
   gofl::Call gofl_call(S_cgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
@@ -16311,7 +16311,7 @@ extern "C" GOFL_EXPORT void zgeev_(const char* p_jobvl, const char* p_jobvr, con
     return;
   }
   gofl::Call gofl_call(S_zgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -16344,7 +16344,7 @@ extern "C" GOFL_EXPORT void scipy_zgeev_(const char* p_jobvl, const char* p_jobv
     return;
   }
   gofl::Call gofl_call(S_scipy_zgeev_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -16377,7 +16377,7 @@ extern "C" GOFL_EXPORT void scipy_zgeev_64_(const char* p_jobvl, const char* p_j
     return;
   }
   gofl::Call gofl_call(S_scipy_zgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
@@ -16410,7 +16410,7 @@ extern "C" GOFL_EXPORT void zgeev_64_(const char* p_jobvl, const char* p_jobvr, 
     return;
   }
   gofl::Call gofl_call(S_zgeev_64_, gofl_flops, __builtin_return_address(0));
-  auto mat = [](int64_t r, int64_t c, int64_t ld) { return gofl::mat_extent(false, r, c, ld); };
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
