@@ -186,27 +186,30 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     # The pointer type of the real function is exactly the wrapper's own signature.
     ptypes = [prm.rsplit(" ", 1)[0] for prm in params]
 
-    L = []
-    L.append(f"extern \"C\" GOFL_EXPORT void {name}({', '.join(params)}) {{\n")
-    L.append(f"  using fn_t = void (*)({', '.join(ptypes)});\n")
-    # Normalised values used by the expressions.
+    fn_t = f"fn_{name}_t"
+    norm = []
     for a, k in args:
         if a == "layout":
-            L.append("  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;\n")
+            norm.append("  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;\n")
             continue
         if k == CH:
             src = f"*p_{a}" if iface == "fortran" else f"gofl::cblas_flag(v_{a})"
-            L.append(f"  [[maybe_unused]] const char {a} = {src};\n")
+            norm.append(f"  [[maybe_unused]] const char {a} = {src};\n")
         elif k == INT:
             src = f"*p_{a}" if iface == "fortran" else f"v_{a}"
-            L.append(f"  [[maybe_unused]] const int64_t {a} = static_cast<int64_t>({src});\n")
+            norm.append(f"  [[maybe_unused]] const int64_t {a} = static_cast<int64_t>({src});\n")
     factor = "4.0 * " if p in COMPLEX else ""
-    L.append(f"  const double gofl_flops = {factor}({o.flops});\n")
-    L.append(f"  const fn_t gofl_real = reinterpret_cast<fn_t>(gofl::real_fn({ident(name)}, __builtin_return_address(0)));\n")
-    L.append("  if (__builtin_expect(gofl_flops < gofl::g_fast_limit, 1)) {\n")
-    L.append(f"    gofl_real({', '.join(call_args)});\n    return;\n  }}\n")
-    # Slow path: describe the call, offer it to the dispatcher, run it on the CPU library if asked.
-    L.append(f"  gofl::Call gofl_call({ident(name)}, gofl_flops, __builtin_return_address(0));\n")
+    flops = f"  const double gofl_flops = {factor}({o.flops});\n"
+
+    L = []
+    L.append(f"using {fn_t} = void (*)({', '.join(ptypes)});\n")
+    # Slow path, out of line so that the fast path keeps no frame: the wrapper only jumps.
+    L.append(f"[[gnu::noinline, gnu::cold]] static void slow_{name}({', '.join(params)}) {{\n")
+    L.append("  const void* const gofl_site = gofl::t_site;\n")
+    L.append(f"  const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::real_fn({ident(name)}, gofl_site));\n")
+    L.extend(norm)
+    L.append(flops)
+    L.append(f"  gofl::Call gofl_call({ident(name)}, gofl_flops, gofl_site);\n")
     if iface == "cblas":
         L.append("  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;\n")
         L.append("  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };\n")
@@ -224,15 +227,25 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     if o.query:
         q = " || ".join(f"{a} == -1" for a in o.query if a in kinds)
         L.append(f"  if ({q}) gofl_call.flags |= GOFL_F_QUERY;\n")
-    info = [a for a, k in args if a == "info"]
-    if info:
+    if any(a == "info" for a, k in args):
         L.append("  gofl_call.info = info;\n")
     argv = [argv_entry(a, k, iface, p) for a, k in args]
     L.append(f"  void* const gofl_argv[] = {{{', '.join(argv)}}};\n")
     L.append("  gofl_call.argv = gofl_argv;\n")
     L.append("  if (gofl::enter(gofl_call)) {\n")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
-    L.append("  gofl::leave(gofl_call);\n}\n\n")
+    L.append("  gofl::leave(gofl_call);\n}\n")
+    # The exported wrapper: below the threshold it is a few loads, a compare and a jump.
+    L.append(f"extern \"C\" GOFL_EXPORT void {name}({', '.join(params)}) {{\n")
+    L.extend(norm)
+    L.append(flops)
+    L.append(f"  const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::g_real[{ident(name)}].load(std::memory_order_acquire));\n")
+    L.append("  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {\n")
+    L.append(f"    return gofl_real({', '.join(call_args)});\n  }}\n")
+    # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
+    # The slow path also resolves the real function on first use.
+    L.append("  gofl::t_site = __builtin_return_address(0);\n")
+    L.append(f"  return slow_{name}({', '.join(call_args)});\n}}\n\n")
     return "".join(L)
 
 

@@ -20,6 +20,7 @@
 namespace gofl {
 
 double g_fast_limit = -1.0;
+__thread const void* t_site __attribute__((tls_model("initial-exec")));
 
 namespace {
 
@@ -93,7 +94,7 @@ bool enter(gofl_call& c) {
     c.traced = 1;
     for (int i = 0; i < c.n_operands; ++i) {
       const gofl_call_operand& o = c.operands[i];
-      c.fp_in[i] = (o.role != GOFL_OUT) ? fingerprint(o.ptr, uint64_t(o.elems) * o.elem_size) : 0;
+      c.fp_in[i] = (o.role != GOFL_OUT && !(c.flags & GOFL_F_QUERY)) ? fingerprint(o.ptr, uint64_t(o.elems) * o.elem_size) : 0;
     }
   }
   c.t0_ns = now_ns();

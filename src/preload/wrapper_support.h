@@ -28,8 +28,10 @@ namespace gofl {
 extern double g_fast_limit;
 
 extern std::atomic<void*> g_real[GOFL_N_SYMS];
+// The application's call site, handed from a wrapper to its out-of-line slow path.
+extern __thread const void* t_site __attribute__((tls_model("initial-exec")));
 // Finds the real function for `sym`, caching it; never returns (exits like ld.so) when none exists.
-void* resolve_real(int sym, const void* caller);
+[[gnu::cold, gnu::noinline]] void* resolve_real(int sym, const void* caller);
 
 inline void* real_fn(int sym, const void* caller) {
   void* p = g_real[sym].load(std::memory_order_acquire);

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Prints the time gpu-offload adds to a call below the work threshold (goal: <= 10 ns per call).
+# Usage: bench/overhead.sh [BUILD_DIR] [ITERATIONS]     (BLAS: the system's libblas.so.3)
+set -euo pipefail
+build=${1:-build}
+iters=${2:-2000000}
+lib=$(readlink -f "$build/lib/libgpuoffload.so")
+bin=$(mktemp -d)/overhead
+cc -O2 "$(dirname "$0")/overhead.c" -o "$bin" -lblas -llapack
+env -u LD_PRELOAD "$bin" "$iters" > "$bin.plain"
+LD_PRELOAD="$lib" "$bin" "$iters" > "$bin.preload"
+echo "gpu-offload overhead below the threshold (best of 7 runs of $iters calls; $(nproc) cores; BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3))"
+paste "$bin.plain" "$bin.preload" | awk -F'\t' 'NR==1 { printf "%-28s %12s %14s %10s\n", "call", "plain ns", "preloaded ns", "added ns"; next }
+  { label=substr($1,1,28); p=substr($1,29)+0; q=substr($2,29)+0; printf "%-28s %12.2f %14.2f %10.2f\n", label, p, q, q-p }'

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing gpu-offload needs on a fresh Debian/Ubuntu machine:
+# the compilers and CMake, the real CPU libraries the tests run against (OpenBLAS, reference
+# BLAS/LAPACK, FFTW), the runtimes whose calls are intercepted (R, Octave, gfortran), GoogleTest,
+# and a Python virtual environment (.venv) with the NumPy and SciPy PyPI wheels and pytest.
+# Safe to run again: it installs only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential cmake ninja-build gfortran pkg-config python3 python3-venv
+          libopenblas0-pthread libopenblas-dev libblas3 libblas-dev liblapack3 liblapack-dev
+          libfftw3-dev libgtest-dev r-base-core octave)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The tests compare against the wheels users really have: NumPy's bundled scipy-openblas64 and
+# SciPy's scipy-openblas32, which is why they come from PyPI and not from Debian.
+if [ ! -x .venv/bin/python3 ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python3 -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python3 -m pip install -q numpy scipy pytest
+echo "setup: done ($(.venv/bin/python3 -c 'import numpy, scipy; print("numpy", numpy.__version__, "scipy", scipy.__version__)'))"

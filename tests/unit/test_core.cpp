@@ -1,0 +1,147 @@
+// Unit tests of the pieces every wrapper relies on: settings parsing, operand extents, CBLAS flag
+// mapping, fingerprints, the generated table and the trace format's fixed layout.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+
+#include "common/table.h"
+#include "policy/settings.h"
+#include "preload/fingerprint.h"
+#include "preload/wrapper_support.h"
+#include "trace/record.h"
+
+namespace {
+
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* name) {
+  auto it = g_env.find(name);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+
+gofl::Settings parse(std::map<std::string, std::string> env, std::string* msgs) {
+  g_env = std::move(env);
+  return gofl::parse_settings(fake_getenv, msgs);
+}
+
+}  // namespace
+
+TEST(Settings, Defaults) {
+  std::string msgs;
+  gofl::Settings s = parse({}, &msgs);
+  EXPECT_EQ(s.device, gofl::DeviceMode::Auto);
+  EXPECT_EQ(s.level, 5);
+  EXPECT_DOUBLE_EQ(s.threshold, 1e6);
+  EXPECT_TRUE(s.trace_dir.empty());
+  EXPECT_FALSE(s.summary);
+  EXPECT_TRUE(msgs.empty());
+}
+
+TEST(Settings, ValidValues) {
+  std::string msgs;
+  gofl::Settings s = parse({{"GPU_OFFLOAD_DEVICE", "gpu"}, {"GPU_OFFLOAD_LEVEL", "9"}, {"GPU_OFFLOAD_SUMMARY", "yes"},
+                            {"GPU_OFFLOAD_TRACE", "/tmp/t"}, {"GPU_OFFLOAD_THRESHOLD", "2.5e7"}},
+                           &msgs);
+  EXPECT_EQ(s.device, gofl::DeviceMode::Gpu);
+  EXPECT_EQ(s.level, 9);
+  EXPECT_TRUE(s.summary);
+  EXPECT_EQ(s.trace_dir, "/tmp/t");
+  EXPECT_DOUBLE_EQ(s.threshold, 2.5e7);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+}
+
+TEST(Settings, InvalidValuesNameTheValidOnesAndKeepDefaults) {
+  std::string msgs;
+  gofl::Settings s = parse({{"GPU_OFFLOAD_DEVICE", "tpu"}, {"GPU_OFFLOAD_LEVEL", "11"}, {"GPU_OFFLOAD_SUMMARY", "maybe"},
+                            {"GPU_OFFLOAD_THRESHOLD", "-3"}},
+                           &msgs);
+  EXPECT_EQ(s.device, gofl::DeviceMode::Auto);
+  EXPECT_EQ(s.level, 5);
+  EXPECT_FALSE(s.summary);
+  EXPECT_DOUBLE_EQ(s.threshold, 1e6);
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_DEVICE='tpu' is not valid (use cpu, gpu or auto)"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_LEVEL='11'"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("1 to 10"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_SUMMARY='maybe'"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_THRESHOLD='-3'"), std::string::npos) << msgs;
+}
+
+TEST(Settings, LevelRejectsTrailingGarbage) {
+  std::string msgs;
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_LEVEL", "7x"}}, &msgs).level, 5);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_LEVEL", "0"}}, &msgs).level, 5);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_LEVEL", "10"}}, &msgs).level, 10);
+}
+
+TEST(Extents, ColumnAndRowMajor) {
+  // 3 x 4 column-major with ld 5: the last column starts at 15, ends at 18.
+  EXPECT_EQ(gofl::mat_extent(false, 3, 4, 5), 18);
+  // Row-major: 3 rows of 4 with ld 5 -> 2 * 5 + 4.
+  EXPECT_EQ(gofl::mat_extent(true, 3, 4, 5), 14);
+  EXPECT_EQ(gofl::mat_extent(false, 0, 4, 5), 0);
+  EXPECT_EQ(gofl::mat_extent(false, 3, 0, 5), 0);
+  EXPECT_EQ(gofl::mat_extent(false, -1, 4, 5), 0);
+  EXPECT_EQ(gofl::vec_extent(4, 1), 4);
+  EXPECT_EQ(gofl::vec_extent(4, -3), 10);
+  EXPECT_EQ(gofl::vec_extent(0, 2), 0);
+}
+
+TEST(Cblas, FlagsMapToFortranCharacters) {
+  EXPECT_EQ(gofl::cblas_flag(111), 'N');
+  EXPECT_EQ(gofl::cblas_flag(112), 'T');
+  EXPECT_EQ(gofl::cblas_flag(113), 'C');
+  EXPECT_EQ(gofl::cblas_flag(121), 'U');
+  EXPECT_EQ(gofl::cblas_flag(122), 'L');
+  EXPECT_EQ(gofl::cblas_flag(131), 'N');
+  EXPECT_EQ(gofl::cblas_flag(132), 'U');
+  EXPECT_EQ(gofl::cblas_flag(141), 'L');
+  EXPECT_EQ(gofl::cblas_flag(142), 'R');
+  EXPECT_EQ(gofl::cblas_flag(7), '?');
+}
+
+TEST(Fingerprint, SeesChangesAtSampledWordsAndLength) {
+  std::vector<double> a(1000, 1.0);
+  const uint32_t f0 = gofl::fingerprint(a.data(), a.size() * 8);
+  EXPECT_NE(f0, 0u);
+  EXPECT_EQ(f0, gofl::fingerprint(a.data(), a.size() * 8));
+  a.back() = 2.0;  // the last word is always sampled
+  EXPECT_NE(f0, gofl::fingerprint(a.data(), a.size() * 8));
+  a.back() = 1.0;
+  EXPECT_NE(f0, gofl::fingerprint(a.data(), (a.size() - 1) * 8));
+  EXPECT_EQ(gofl::fingerprint(nullptr, 8), 0u);
+  EXPECT_EQ(gofl::fingerprint(a.data(), 0), 0u);
+  const char small[3] = {1, 2, 3};
+  EXPECT_NE(gofl::fingerprint(small, 3), 0u);  // shorter than a word: no read past the end
+}
+
+TEST(Table, EveryRoutinePrecisionAndSchemeIsExported) {
+  // 4 schemes; Fortran for every op, CBLAS for the BLAS ones.
+  int fortran = 0, cblas = 0;
+  for (const auto& s : gofl_syms) (s.iface == GOFL_IFACE_FORTRAN ? fortran : cblas)++;
+  EXPECT_EQ(fortran % 4, 0);
+  EXPECT_EQ(cblas % 4, 0);
+  EXPECT_EQ(cblas / 4, 34);  // gemm symm hemm syrk herk syr2k her2k trmm trsm gemv in their precisions
+  const char* names[] = {"dgemm_", "cblas_dgemm", "scipy_dgemm_", "scipy_cblas_dgemm", "scipy_dgemm_64_",
+                         "scipy_cblas_dgemm64_", "dgemm_64_", "cblas_dgemm64_", "zheevd_", "scipy_dsyevr_",
+                         "scipy_zgesdd_64_", "sgeev_64_", "cungqr_", "dorgqr_"};
+  for (const char* n : names) {
+    bool found = false;
+    for (const auto& s : gofl_syms) found |= strcmp(s.name, n) == 0;
+    EXPECT_TRUE(found) << n;
+  }
+  EXPECT_EQ(gofl_op_by_name("dsyevd"), OP_dsyevd);
+  EXPECT_EQ(gofl_op_by_name("csyevd"), -1);  // complex symmetric eigensolvers are heevd
+  EXPECT_STREQ(gofl_ops[OP_zgemm].routine, "gemm");
+  EXPECT_TRUE(gofl_ops[OP_zgemm].complex);
+  EXPECT_FALSE(gofl_ops[OP_dgemv].gpu_capable);
+  EXPECT_TRUE(gofl_syms[S_scipy_dgemm_64_].ilp64);
+  EXPECT_FALSE(gofl_syms[S_scipy_dgemm_].ilp64);
+}
+
+TEST(TraceFormat, LayoutIsFixed) {
+  EXPECT_EQ(sizeof(gofl_record), 232u);
+  EXPECT_EQ(sizeof(gofl_file_header), 512u);
+  EXPECT_EQ(offsetof(gofl_record, u), 8u);
+  EXPECT_EQ(std::strlen(GOFL_TRACE_MAGIC), 8u);
+}
