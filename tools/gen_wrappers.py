@@ -223,7 +223,8 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
             continue
         k = kinds[a]
         role = ROLE.get(k)
-        L.append(f"  gofl_call.add_operand({a}, static_cast<int64_t>({ext}), {elem_size_expr(k, p, itype)}, {role});\n")
+        pos = [x for x, _ in args].index(a)
+        L.append(f"  gofl_call.add_operand({a}, static_cast<int64_t>({ext}), {elem_size_expr(k, p, itype)}, {role}, {pos});\n")
     if o.query:
         q = " || ".join(f"{a} == -1" for a in o.query if a in kinds)
         L.append(f"  if ({q}) gofl_call.flags |= GOFL_F_QUERY;\n")
@@ -232,6 +233,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     argv = [argv_entry(a, k, iface, p) for a, k in args]
     L.append(f"  void* const gofl_argv[] = {{{', '.join(argv)}}};\n")
     L.append("  gofl_call.argv = gofl_argv;\n")
+    L.append("  gofl_call.real = reinterpret_cast<void*>(gofl_real);\n")
     L.append("  if (gofl::enter(gofl_call)) {\n")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
     L.append("  gofl::leave(gofl_call);\n}\n")
@@ -272,7 +274,26 @@ def gen_table_h():
             f"#define GOFL_OPS_HASH 0x{table_hash():08x}u\n")
 
 
+def gen_args_h():
+    """Argument positions (Fortran order; CBLAS adds the layout in front) for code that reads gofl_call.argv."""
+    L = [BANNER, "#pragma once\n\n// Position of each argument in gofl_call::argv for the Fortran interface; the CBLAS interface\n"
+         "// has `layout` first, so its positions are one higher (see gofl::cuda::CallArgs).\n",
+         "namespace gofl {\nnamespace args {\n"]
+    for o in T.OPS:
+        variants = []
+        if any(p in "sd" for p in o.precs):
+            variants.append(("r", parse_args(o.args)))
+        if any(p in COMPLEX for p in o.precs):
+            variants.append(("c", parse_args(o.cargs)))
+        for suffix, args in variants:
+            fields = " ".join(f"{a} = {i}," for i, (a, _) in enumerate(args))
+            L.append(f"struct {o.name}_{suffix} {{ enum : int {{ {fields} count = {len(args)} }}; }};\n")
+    L.append("}  // namespace args\n}  // namespace gofl\n")
+    return "".join(L)
+
+
 FILES = {
+    "args.h": gen_args_h,
     "ops.inc": gen_ops_inc,
     "symbols.inc": gen_syms_inc,
     "table.h": gen_table_h,

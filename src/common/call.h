@@ -16,7 +16,8 @@ typedef struct gofl_call_operand {
   const void* ptr;
   int64_t elems;       // extent in elements (0: empty or not known before the call)
   uint32_t elem_size;
-  uint32_t role;       // gofl_role
+  uint16_t role;       // gofl_role
+  int16_t arg;         // its position in argv
 } gofl_call_operand;
 
 typedef struct gofl_call {
@@ -28,6 +29,7 @@ typedef struct gofl_call {
   const void* site;            // return address in the caller
   void* const* argv;           // each argument in table order (by-value CBLAS arguments: their address)
   void* info;                  // LAPACK info (int32_t or int64_t by the symbol's scheme), or NULL
+  void* real;                  // the CPU library's function (workspace queries from the backend)
   int32_t n_operands;
   gofl_call_operand operands[GOFL_MAX_OPERANDS];
   // Dispatcher state, filled by enter()/leave().

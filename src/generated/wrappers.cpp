@@ -20,11 +20,12 @@ using fn_sgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -67,11 +68,12 @@ using fn_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, floa
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -113,11 +115,12 @@ using fn_scipy_sgemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -160,11 +163,12 @@ using fn_scipy_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -206,11 +210,12 @@ using fn_scipy_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -253,11 +258,12 @@ using fn_scipy_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -299,11 +305,12 @@ using fn_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -346,11 +353,12 @@ using fn_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, f
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(float), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -392,11 +400,12 @@ using fn_dgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -439,11 +448,12 @@ using fn_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, doub
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -485,11 +495,12 @@ using fn_scipy_dgemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -532,11 +543,12 @@ using fn_scipy_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -578,11 +590,12 @@ using fn_scipy_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -625,11 +638,12 @@ using fn_scipy_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -671,11 +685,12 @@ using fn_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -718,11 +733,12 @@ using fn_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, d
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(double), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -764,11 +780,12 @@ using fn_cgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -811,11 +828,12 @@ using fn_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -857,11 +875,12 @@ using fn_scipy_cgemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -904,11 +923,12 @@ using fn_scipy_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -950,11 +970,12 @@ using fn_scipy_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -997,11 +1018,12 @@ using fn_scipy_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1043,11 +1065,12 @@ using fn_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -1090,11 +1113,12 @@ using fn_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<float>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1136,11 +1160,12 @@ using fn_zgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -1183,11 +1208,12 @@ using fn_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1229,11 +1255,12 @@ using fn_scipy_zgemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -1276,11 +1303,12 @@ using fn_scipy_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1322,11 +1350,12 @@ using fn_scipy_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -1369,11 +1398,12 @@ using fn_scipy_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1415,11 +1445,12 @@ using fn_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
@@ -1462,11 +1493,12 @@ using fn_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(transb)?k:n, isN(transb)?n:k, ldb)), sizeof(std::complex<double>), GOFL_IN, 9);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -1507,11 +1539,12 @@ using fn_ssymm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1552,11 +1585,12 @@ using fn_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -1596,11 +1630,12 @@ using fn_scipy_ssymm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1641,11 +1676,12 @@ using fn_scipy_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -1685,11 +1721,12 @@ using fn_scipy_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1730,11 +1767,12 @@ using fn_scipy_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, floa
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -1774,11 +1812,12 @@ using fn_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1819,11 +1858,12 @@ using fn_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -1863,11 +1903,12 @@ using fn_dsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1908,11 +1949,12 @@ using fn_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -1952,11 +1994,12 @@ using fn_scipy_dsymm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -1997,11 +2040,12 @@ using fn_scipy_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -2041,11 +2085,12 @@ using fn_scipy_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2086,11 +2131,12 @@ using fn_scipy_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, doub
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -2130,11 +2176,12 @@ using fn_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2175,11 +2222,12 @@ using fn_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -2219,11 +2267,12 @@ using fn_csymm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2264,11 +2313,12 @@ using fn_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2308,11 +2358,12 @@ using fn_scipy_csymm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2353,11 +2404,12 @@ using fn_scipy_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2397,11 +2449,12 @@ using fn_scipy_csymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2442,11 +2495,12 @@ using fn_scipy_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2486,11 +2540,12 @@ using fn_csymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2531,11 +2586,12 @@ using fn_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2575,11 +2631,12 @@ using fn_zsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2620,11 +2677,12 @@ using fn_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2664,11 +2722,12 @@ using fn_scipy_zsymm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2709,11 +2768,12 @@ using fn_scipy_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2753,11 +2813,12 @@ using fn_scipy_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2798,11 +2859,12 @@ using fn_scipy_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2842,11 +2904,12 @@ using fn_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2887,11 +2950,12 @@ using fn_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -2931,11 +2995,12 @@ using fn_chemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -2976,11 +3041,12 @@ using fn_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3020,11 +3086,12 @@ using fn_scipy_chemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3065,11 +3132,12 @@ using fn_scipy_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3109,11 +3177,12 @@ using fn_scipy_chemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3154,11 +3223,12 @@ using fn_scipy_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3198,11 +3268,12 @@ using fn_chemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3243,11 +3314,12 @@ using fn_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3287,11 +3359,12 @@ using fn_zhemm__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3332,11 +3405,12 @@ using fn_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3376,11 +3450,12 @@ using fn_scipy_zhemm__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3421,11 +3496,12 @@ using fn_scipy_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3465,11 +3541,12 @@ using fn_scipy_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3510,11 +3587,12 @@ using fn_scipy_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3554,11 +3632,12 @@ using fn_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
@@ -3599,11 +3678,12 @@ using fn_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -3642,10 +3722,11 @@ using fn_ssyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -3684,10 +3765,11 @@ using fn_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -3725,10 +3807,11 @@ using fn_scipy_ssyrk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -3767,10 +3850,11 @@ using fn_scipy_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -3808,10 +3892,11 @@ using fn_scipy_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -3850,10 +3935,11 @@ using fn_scipy_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -3891,10 +3977,11 @@ using fn_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -3933,10 +4020,11 @@ using fn_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -3974,10 +4062,11 @@ using fn_dsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4016,10 +4105,11 @@ using fn_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -4057,10 +4147,11 @@ using fn_scipy_dsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4099,10 +4190,11 @@ using fn_scipy_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -4140,10 +4232,11 @@ using fn_scipy_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4182,10 +4275,11 @@ using fn_scipy_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -4223,10 +4317,11 @@ using fn_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4265,10 +4360,11 @@ using fn_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -4306,10 +4402,11 @@ using fn_csyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4348,10 +4445,11 @@ using fn_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4389,10 +4487,11 @@ using fn_scipy_csyrk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4431,10 +4530,11 @@ using fn_scipy_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4472,10 +4572,11 @@ using fn_scipy_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4514,10 +4615,11 @@ using fn_scipy_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4555,10 +4657,11 @@ using fn_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4597,10 +4700,11 @@ using fn_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4638,10 +4742,11 @@ using fn_zsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4680,10 +4785,11 @@ using fn_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4721,10 +4827,11 @@ using fn_scipy_zsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4763,10 +4870,11 @@ using fn_scipy_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4804,10 +4912,11 @@ using fn_scipy_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4846,10 +4955,11 @@ using fn_scipy_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4887,10 +4997,11 @@ using fn_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -4929,10 +5040,11 @@ using fn_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
@@ -4970,10 +5082,11 @@ using fn_cherk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5012,10 +5125,11 @@ using fn_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5053,10 +5167,11 @@ using fn_scipy_cherk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5095,10 +5210,11 @@ using fn_scipy_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5136,10 +5252,11 @@ using fn_scipy_cherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5178,10 +5295,11 @@ using fn_scipy_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5219,10 +5337,11 @@ using fn_cherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5261,10 +5380,11 @@ using fn_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5302,10 +5422,11 @@ using fn_zherk__t = void (*)(const char*, const char*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5344,10 +5465,11 @@ using fn_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5385,10 +5507,11 @@ using fn_scipy_zherk__t = void (*)(const char*, const char*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5427,10 +5550,11 @@ using fn_scipy_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5468,10 +5592,11 @@ using fn_scipy_zherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5510,10 +5635,11 @@ using fn_scipy_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5551,10 +5677,11 @@ using fn_zherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5593,10 +5720,11 @@ using fn_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
@@ -5635,11 +5763,12 @@ using fn_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5680,11 +5809,12 @@ using fn_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -5724,11 +5854,12 @@ using fn_scipy_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5769,11 +5900,12 @@ using fn_scipy_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -5813,11 +5945,12 @@ using fn_scipy_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5858,11 +5991,12 @@ using fn_scipy_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, flo
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -5902,11 +6036,12 @@ using fn_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -5947,11 +6082,12 @@ using fn_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, float, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -5991,11 +6127,12 @@ using fn_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6036,11 +6173,12 @@ using fn_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -6080,11 +6218,12 @@ using fn_scipy_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6125,11 +6264,12 @@ using fn_scipy_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -6169,11 +6309,12 @@ using fn_scipy_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6214,11 +6355,12 @@ using fn_scipy_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, dou
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -6258,11 +6400,12 @@ using fn_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6303,11 +6446,12 @@ using fn_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, double, c
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -6347,11 +6491,12 @@ using fn_csyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6392,11 +6537,12 @@ using fn_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6436,11 +6582,12 @@ using fn_scipy_csyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6481,11 +6628,12 @@ using fn_scipy_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6525,11 +6673,12 @@ using fn_scipy_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6570,11 +6719,12 @@ using fn_scipy_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6614,11 +6764,12 @@ using fn_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6659,11 +6810,12 @@ using fn_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6703,11 +6855,12 @@ using fn_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6748,11 +6901,12 @@ using fn_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6792,11 +6946,12 @@ using fn_scipy_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6837,11 +6992,12 @@ using fn_scipy_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6881,11 +7037,12 @@ using fn_scipy_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -6926,11 +7083,12 @@ using fn_scipy_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -6970,11 +7128,12 @@ using fn_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7015,11 +7174,12 @@ using fn_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
@@ -7059,11 +7219,12 @@ using fn_cher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7104,11 +7265,12 @@ using fn_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7148,11 +7310,12 @@ using fn_scipy_cher2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7193,11 +7356,12 @@ using fn_scipy_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7237,11 +7401,12 @@ using fn_scipy_cher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7282,11 +7447,12 @@ using fn_scipy_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7326,11 +7492,12 @@ using fn_cher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7371,11 +7538,12 @@ using fn_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7415,11 +7583,12 @@ using fn_zher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7460,11 +7629,12 @@ using fn_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7504,11 +7674,12 @@ using fn_scipy_zher2k__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7549,11 +7720,12 @@ using fn_scipy_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7593,11 +7765,12 @@ using fn_scipy_zher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7638,11 +7811,12 @@ using fn_scipy_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7682,11 +7856,12 @@ using fn_zher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
@@ -7727,11 +7902,12 @@ using fn_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, ldb)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
@@ -7772,10 +7948,11 @@ using fn_strmm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -7818,10 +7995,11 @@ using fn_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -7863,10 +8041,11 @@ using fn_scipy_strmm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -7909,10 +8088,11 @@ using fn_scipy_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -7954,10 +8134,11 @@ using fn_scipy_strmm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8000,10 +8181,11 @@ using fn_scipy_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8045,10 +8227,11 @@ using fn_strmm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8091,10 +8274,11 @@ using fn_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8136,10 +8320,11 @@ using fn_dtrmm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8182,10 +8367,11 @@ using fn_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8227,10 +8413,11 @@ using fn_scipy_dtrmm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8273,10 +8460,11 @@ using fn_scipy_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8318,10 +8506,11 @@ using fn_scipy_dtrmm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8364,10 +8553,11 @@ using fn_scipy_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8409,10 +8599,11 @@ using fn_dtrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8455,10 +8646,11 @@ using fn_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -8500,10 +8692,11 @@ using fn_ctrmm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8546,10 +8739,11 @@ using fn_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -8591,10 +8785,11 @@ using fn_scipy_ctrmm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8637,10 +8832,11 @@ using fn_scipy_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -8682,10 +8878,11 @@ using fn_scipy_ctrmm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8728,10 +8925,11 @@ using fn_scipy_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -8773,10 +8971,11 @@ using fn_ctrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8819,10 +9018,11 @@ using fn_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -8864,10 +9064,11 @@ using fn_ztrmm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -8910,10 +9111,11 @@ using fn_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -8955,10 +9157,11 @@ using fn_scipy_ztrmm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9001,10 +9204,11 @@ using fn_scipy_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -9046,10 +9250,11 @@ using fn_scipy_ztrmm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9092,10 +9297,11 @@ using fn_scipy_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -9137,10 +9343,11 @@ using fn_ztrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9183,10 +9390,11 @@ using fn_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -9228,10 +9436,11 @@ using fn_strsm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9274,10 +9483,11 @@ using fn_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9319,10 +9529,11 @@ using fn_scipy_strsm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9365,10 +9576,11 @@ using fn_scipy_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9410,10 +9622,11 @@ using fn_scipy_strsm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9456,10 +9669,11 @@ using fn_scipy_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9501,10 +9715,11 @@ using fn_strsm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9547,10 +9762,11 @@ using fn_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9592,10 +9808,11 @@ using fn_dtrsm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9638,10 +9855,11 @@ using fn_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9683,10 +9901,11 @@ using fn_scipy_dtrsm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9729,10 +9948,11 @@ using fn_scipy_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9774,10 +9994,11 @@ using fn_scipy_dtrsm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9820,10 +10041,11 @@ using fn_scipy_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9865,10 +10087,11 @@ using fn_dtrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -9911,10 +10134,11 @@ using fn_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
@@ -9956,10 +10180,11 @@ using fn_ctrsm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10002,10 +10227,11 @@ using fn_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10047,10 +10273,11 @@ using fn_scipy_ctrsm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10093,10 +10320,11 @@ using fn_scipy_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10138,10 +10366,11 @@ using fn_scipy_ctrsm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10184,10 +10413,11 @@ using fn_scipy_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10229,10 +10459,11 @@ using fn_ctrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10275,10 +10506,11 @@ using fn_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10320,10 +10552,11 @@ using fn_ztrsm__t = void (*)(const char*, const char*, const char*, const char*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10366,10 +10599,11 @@ using fn_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10411,10 +10645,11 @@ using fn_scipy_ztrsm__t = void (*)(const char*, const char*, const char*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10457,10 +10692,11 @@ using fn_scipy_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10502,10 +10738,11 @@ using fn_scipy_ztrsm_64__t = void (*)(const char*, const char*, const char*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10548,10 +10785,11 @@ using fn_scipy_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10593,10 +10831,11 @@ using fn_ztrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
@@ -10639,10 +10878,11 @@ using fn_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
@@ -10682,11 +10922,12 @@ using fn_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -10725,11 +10966,12 @@ using fn_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const float
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -10767,11 +11009,12 @@ using fn_scipy_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -10810,11 +11053,12 @@ using fn_scipy_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -10852,11 +11096,12 @@ using fn_scipy_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -10895,11 +11140,12 @@ using fn_scipy_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -10937,11 +11183,12 @@ using fn_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -10980,11 +11227,12 @@ using fn_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, const fl
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(float), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -11022,11 +11270,12 @@ using fn_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11065,11 +11314,12 @@ using fn_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, const doub
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -11107,11 +11357,12 @@ using fn_scipy_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11150,11 +11401,12 @@ using fn_scipy_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, cons
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -11192,11 +11444,12 @@ using fn_scipy_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11235,11 +11488,12 @@ using fn_scipy_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, c
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -11277,11 +11531,12 @@ using fn_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11320,11 +11575,12 @@ using fn_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, const d
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(double), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
@@ -11362,11 +11618,12 @@ using fn_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11405,11 +11662,12 @@ using fn_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11447,11 +11705,12 @@ using fn_scipy_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11490,11 +11749,12 @@ using fn_scipy_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11532,11 +11792,12 @@ using fn_scipy_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11575,11 +11836,12 @@ using fn_scipy_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11617,11 +11879,12 @@ using fn_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11660,11 +11923,12 @@ using fn_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<float>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11702,11 +11966,12 @@ using fn_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11745,11 +12010,12 @@ using fn_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11787,11 +12053,12 @@ using fn_scipy_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11830,11 +12097,12 @@ using fn_scipy_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11872,11 +12140,12 @@ using fn_scipy_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -11915,11 +12184,12 @@ using fn_scipy_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -11957,11 +12227,12 @@ using fn_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
@@ -12000,11 +12271,12 @@ using fn_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(isN(trans)?n:m, incx)), sizeof(std::complex<double>), GOFL_IN, 7);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
@@ -12039,11 +12311,12 @@ using fn_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12074,11 +12347,12 @@ using fn_scipy_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12109,11 +12383,12 @@ using fn_scipy_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12144,11 +12419,12 @@ using fn_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12179,11 +12455,12 @@ using fn_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12214,11 +12491,12 @@ using fn_scipy_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12249,11 +12527,12 @@ using fn_scipy_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12284,11 +12563,12 @@ using fn_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12319,11 +12599,12 @@ using fn_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12354,11 +12635,12 @@ using fn_scipy_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12389,11 +12671,12 @@ using fn_scipy_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12424,11 +12707,12 @@ using fn_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12459,11 +12743,12 @@ using fn_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12494,11 +12779,12 @@ using fn_scipy_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int32_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12529,11 +12815,12 @@ using fn_scipy_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12564,11 +12851,12 @@ using fn_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(std::min(m, n)), sizeof(int64_t), GOFL_INOUT, 4);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
   }
@@ -12601,12 +12889,13 @@ using fn_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12641,12 +12930,13 @@ using fn_scipy_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12681,12 +12971,13 @@ using fn_scipy_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12721,12 +13012,13 @@ using fn_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12761,12 +13053,13 @@ using fn_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12801,12 +13094,13 @@ using fn_scipy_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12841,12 +13135,13 @@ using fn_scipy_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12881,12 +13176,13 @@ using fn_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12921,12 +13217,13 @@ using fn_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -12961,12 +13258,13 @@ using fn_scipy_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13001,12 +13299,13 @@ using fn_scipy_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13041,12 +13340,13 @@ using fn_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13081,12 +13381,13 @@ using fn_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13121,12 +13422,13 @@ using fn_scipy_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13161,12 +13463,13 @@ using fn_scipy_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13201,12 +13504,13 @@ using fn_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
@@ -13240,12 +13544,13 @@ using fn_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13278,12 +13583,13 @@ using fn_scipy_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13316,12 +13622,13 @@ using fn_scipy_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13354,12 +13661,13 @@ using fn_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13392,12 +13700,13 @@ using fn_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, const int3
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13430,12 +13739,13 @@ using fn_scipy_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, cons
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13468,12 +13778,13 @@ using fn_scipy_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13506,12 +13817,13 @@ using fn_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, const i
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13544,12 +13856,13 @@ using fn_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<float>
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13582,12 +13895,13 @@ using fn_scipy_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13620,12 +13934,13 @@ using fn_scipy_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13658,12 +13973,13 @@ using fn_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<flo
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13696,12 +14012,13 @@ using fn_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<double
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13734,12 +14051,13 @@ using fn_scipy_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13772,12 +14090,13 @@ using fn_scipy_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13810,12 +14129,13 @@ using fn_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<dou
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
@@ -13847,12 +14167,13 @@ using fn_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, const int3
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -13883,12 +14204,13 @@ using fn_scipy_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, cons
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -13919,12 +14241,13 @@ using fn_scipy_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -13955,12 +14278,13 @@ using fn_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, const i
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -13991,12 +14315,13 @@ using fn_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14027,12 +14352,13 @@ using fn_scipy_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14063,12 +14389,13 @@ using fn_scipy_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14099,12 +14426,13 @@ using fn_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14135,12 +14463,13 @@ using fn_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14171,12 +14500,13 @@ using fn_scipy_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14207,12 +14537,13 @@ using fn_scipy_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14243,12 +14574,13 @@ using fn_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14279,12 +14611,13 @@ using fn_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14315,12 +14648,13 @@ using fn_scipy_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14351,12 +14685,13 @@ using fn_scipy_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14387,12 +14722,13 @@ using fn_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 3);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
@@ -14423,10 +14759,11 @@ using fn_spotrf__t = void (*)(const char*, const int32_t*, float*, const int32_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14457,10 +14794,11 @@ using fn_scipy_spotrf__t = void (*)(const char*, const int32_t*, float*, const i
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14491,10 +14829,11 @@ using fn_scipy_spotrf_64__t = void (*)(const char*, const int64_t*, float*, cons
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14525,10 +14864,11 @@ using fn_spotrf_64__t = void (*)(const char*, const int64_t*, float*, const int6
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14559,10 +14899,11 @@ using fn_dpotrf__t = void (*)(const char*, const int32_t*, double*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14593,10 +14934,11 @@ using fn_scipy_dpotrf__t = void (*)(const char*, const int32_t*, double*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14627,10 +14969,11 @@ using fn_scipy_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14661,10 +15004,11 @@ using fn_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14695,10 +15039,11 @@ using fn_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<float>*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14729,10 +15074,11 @@ using fn_scipy_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14763,10 +15109,11 @@ using fn_scipy_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14797,10 +15144,11 @@ using fn_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<float
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14831,10 +15179,11 @@ using fn_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<double>*
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14865,10 +15214,11 @@ using fn_scipy_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14899,10 +15249,11 @@ using fn_scipy_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14933,10 +15284,11 @@ using fn_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<doubl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
@@ -14969,11 +15321,12 @@ using fn_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15008,11 +15361,12 @@ using fn_scipy_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15047,11 +15401,12 @@ using fn_scipy_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15086,11 +15441,12 @@ using fn_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15125,11 +15481,12 @@ using fn_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15164,11 +15521,12 @@ using fn_scipy_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15203,11 +15561,12 @@ using fn_scipy_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15242,11 +15601,12 @@ using fn_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15281,11 +15641,12 @@ using fn_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15320,11 +15681,12 @@ using fn_scipy_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15359,11 +15721,12 @@ using fn_scipy_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15398,11 +15761,12 @@ using fn_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15437,11 +15801,12 @@ using fn_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15476,11 +15841,12 @@ using fn_scipy_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15515,11 +15881,12 @@ using fn_scipy_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15554,11 +15921,12 @@ using fn_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15593,11 +15961,12 @@ using fn_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, float*
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15632,11 +16001,12 @@ using fn_scipy_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15671,11 +16041,12 @@ using fn_scipy_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15710,11 +16081,12 @@ using fn_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, flo
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15749,11 +16121,12 @@ using fn_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, double
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15788,11 +16161,12 @@ using fn_scipy_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15827,11 +16201,12 @@ using fn_scipy_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15866,11 +16241,12 @@ using fn_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, dou
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15905,11 +16281,12 @@ using fn_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15944,11 +16321,12 @@ using fn_scipy_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -15983,11 +16361,12 @@ using fn_scipy_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16022,11 +16401,12 @@ using fn_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16061,11 +16441,12 @@ using fn_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16100,11 +16481,12 @@ using fn_scipy_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16139,11 +16521,12 @@ using fn_scipy_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16178,11 +16561,12 @@ using fn_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
@@ -16218,12 +16602,13 @@ using fn_ssyevd__t = void (*)(const char*, const char*, const int32_t*, float*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16260,12 +16645,13 @@ using fn_scipy_ssyevd__t = void (*)(const char*, const char*, const int32_t*, fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16302,12 +16688,13 @@ using fn_scipy_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16344,12 +16731,13 @@ using fn_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*, float
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16386,12 +16774,13 @@ using fn_dsyevd__t = void (*)(const char*, const char*, const int32_t*, double*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16428,12 +16817,13 @@ using fn_scipy_dsyevd__t = void (*)(const char*, const char*, const int32_t*, do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16470,12 +16860,13 @@ using fn_scipy_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16512,12 +16903,13 @@ using fn_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*, doubl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16555,12 +16947,13 @@ using fn_cheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16599,12 +16992,13 @@ using fn_scipy_cheevd__t = void (*)(const char*, const char*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16643,12 +17037,13 @@ using fn_scipy_cheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16687,12 +17082,13 @@ using fn_cheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16731,12 +17127,13 @@ using fn_zheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16775,12 +17172,13 @@ using fn_scipy_zheevd__t = void (*)(const char*, const char*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16819,12 +17217,13 @@ using fn_scipy_zheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16863,12 +17262,13 @@ using fn_zheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
@@ -16905,12 +17305,13 @@ using fn_ssyev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -16945,12 +17346,13 @@ using fn_scipy_ssyev__t = void (*)(const char*, const char*, const int32_t*, flo
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -16985,12 +17387,13 @@ using fn_scipy_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17025,12 +17428,13 @@ using fn_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17065,12 +17469,13 @@ using fn_dsyev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17105,12 +17510,13 @@ using fn_scipy_dsyev__t = void (*)(const char*, const char*, const int32_t*, dou
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17145,12 +17551,13 @@ using fn_scipy_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17185,12 +17592,13 @@ using fn_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, double
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
@@ -17225,12 +17633,13 @@ using fn_cheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17265,12 +17674,13 @@ using fn_scipy_cheev__t = void (*)(const char*, const char*, const int32_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17305,12 +17715,13 @@ using fn_scipy_cheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17345,12 +17756,13 @@ using fn_cheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17385,12 +17797,13 @@ using fn_zheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17425,12 +17838,13 @@ using fn_scipy_zheev__t = void (*)(const char*, const char*, const int32_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17465,12 +17879,13 @@ using fn_scipy_zheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17505,12 +17920,13 @@ using fn_zheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
@@ -17550,13 +17966,14 @@ using fn_ssyevr__t = void (*)(const char*, const char*, const char*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17601,13 +18018,14 @@ using fn_scipy_ssyevr__t = void (*)(const char*, const char*, const char*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17652,13 +18070,14 @@ using fn_scipy_ssyevr_64__t = void (*)(const char*, const char*, const char*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17703,13 +18122,14 @@ using fn_ssyevr_64__t = void (*)(const char*, const char*, const char*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17754,13 +18174,14 @@ using fn_dsyevr__t = void (*)(const char*, const char*, const char*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17805,13 +18226,14 @@ using fn_scipy_dsyevr__t = void (*)(const char*, const char*, const char*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17856,13 +18278,14 @@ using fn_scipy_dsyevr_64__t = void (*)(const char*, const char*, const char*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17907,13 +18330,14 @@ using fn_dsyevr_64__t = void (*)(const char*, const char*, const char*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 13);
   if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -17959,13 +18383,14 @@ using fn_cheevr__t = void (*)(const char*, const char*, const char*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18012,13 +18437,14 @@ using fn_scipy_cheevr__t = void (*)(const char*, const char*, const char*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18065,13 +18491,14 @@ using fn_scipy_cheevr_64__t = void (*)(const char*, const char*, const char*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18118,13 +18545,14 @@ using fn_cheevr_64__t = void (*)(const char*, const char*, const char*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18171,13 +18599,14 @@ using fn_zheevr__t = void (*)(const char*, const char*, const char*, const int32
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18224,13 +18653,14 @@ using fn_scipy_zheevr__t = void (*)(const char*, const char*, const char*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18277,13 +18707,14 @@ using fn_scipy_zheevr_64__t = void (*)(const char*, const char*, const char*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18330,13 +18761,14 @@ using fn_zheevr_64__t = void (*)(const char*, const char*, const char*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 12);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 13);
   if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
@@ -18380,14 +18812,15 @@ using fn_sgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18428,14 +18861,15 @@ using fn_scipy_sgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18476,14 +18910,15 @@ using fn_scipy_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18524,14 +18959,15 @@ using fn_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18572,14 +19008,15 @@ using fn_dgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18620,14 +19057,15 @@ using fn_scipy_dgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18668,14 +19106,15 @@ using fn_scipy_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18716,14 +19155,15 @@ using fn_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
@@ -18764,14 +19204,15 @@ using fn_cgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -18812,14 +19253,15 @@ using fn_scipy_cgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -18860,14 +19302,15 @@ using fn_scipy_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -18908,14 +19351,15 @@ using fn_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -18956,14 +19400,15 @@ using fn_zgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -19004,14 +19449,15 @@ using fn_scipy_zgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -19052,14 +19498,15 @@ using fn_scipy_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -19100,14 +19547,15 @@ using fn_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobu)=='A' ? m : up(jobu)=='S' ? std::min(m, n) : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobvt)=='A' ? n : up(jobvt)=='S' ? std::min(m, n) : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
@@ -19147,14 +19595,15 @@ using fn_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, float
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19193,14 +19642,15 @@ using fn_scipy_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19239,14 +19689,15 @@ using fn_scipy_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19285,14 +19736,15 @@ using fn_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(float), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19331,14 +19783,15 @@ using fn_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, doubl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19377,14 +19830,15 @@ using fn_scipy_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19423,14 +19877,15 @@ using fn_scipy_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19469,14 +19924,15 @@ using fn_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(double), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
@@ -19515,14 +19971,15 @@ using fn_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19561,14 +20018,15 @@ using fn_scipy_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19607,14 +20065,15 @@ using fn_scipy_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19653,14 +20112,15 @@ using fn_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19699,14 +20159,15 @@ using fn_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19745,14 +20206,15 @@ using fn_scipy_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19791,14 +20253,15 @@ using fn_scipy_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19837,14 +20300,15 @@ using fn_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(u, static_cast<int64_t>(mat(m, up(jobz)=='A' ? m : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m < n) ? m : 0, ldu)), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vt, static_cast<int64_t>(mat(up(jobz)=='A' ? n : up(jobz)=='S' ? std::min(m, n) : (up(jobz)=='O' && m >= n) ? n : 0, n, ldvt)), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
@@ -19880,12 +20344,13 @@ using fn_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -19918,12 +20383,13 @@ using fn_scipy_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -19956,12 +20422,13 @@ using fn_scipy_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -19994,12 +20461,13 @@ using fn_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20032,12 +20500,13 @@ using fn_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20070,12 +20539,13 @@ using fn_scipy_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20108,12 +20578,13 @@ using fn_scipy_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20146,12 +20617,13 @@ using fn_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20184,12 +20656,13 @@ using fn_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20222,12 +20695,13 @@ using fn_scipy_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20260,12 +20734,13 @@ using fn_scipy_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20298,12 +20773,13 @@ using fn_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<float>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20336,12 +20812,13 @@ using fn_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20374,12 +20851,13 @@ using fn_scipy_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20412,12 +20890,13 @@ using fn_scipy_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20450,12 +20929,13 @@ using fn_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(tau, static_cast<int64_t>(std::min(m, n)), sizeof(std::complex<double>), GOFL_OUT, 4);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20489,12 +20969,13 @@ using fn_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20529,12 +21010,13 @@ using fn_scipy_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20569,12 +21051,13 @@ using fn_scipy_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20609,12 +21092,13 @@ using fn_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(float), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20649,12 +21133,13 @@ using fn_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20689,12 +21174,13 @@ using fn_scipy_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20729,12 +21215,13 @@ using fn_scipy_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20769,12 +21256,13 @@ using fn_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(double), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20809,12 +21297,13 @@ using fn_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20849,12 +21338,13 @@ using fn_scipy_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20889,12 +21379,13 @@ using fn_scipy_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20929,12 +21420,13 @@ using fn_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<float>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -20969,12 +21461,13 @@ using fn_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -21009,12 +21502,13 @@ using fn_scipy_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -21049,12 +21543,13 @@ using fn_scipy_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -21089,12 +21584,13 @@ using fn_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(tau, static_cast<int64_t>(k), sizeof(std::complex<double>), GOFL_IN, 5);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
@@ -21131,12 +21627,13 @@ using fn_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21175,12 +21672,13 @@ using fn_scipy_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21219,12 +21717,13 @@ using fn_scipy_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21263,12 +21762,13 @@ using fn_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21307,12 +21807,13 @@ using fn_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21351,12 +21852,13 @@ using fn_scipy_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21395,12 +21897,13 @@ using fn_scipy_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21439,12 +21942,13 @@ using fn_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21483,12 +21987,13 @@ using fn_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21527,12 +22032,13 @@ using fn_scipy_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21571,12 +22077,13 @@ using fn_scipy_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21615,12 +22122,13 @@ using fn_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21659,12 +22167,13 @@ using fn_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21703,12 +22212,13 @@ using fn_scipy_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21747,12 +22257,13 @@ using fn_scipy_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21791,12 +22302,13 @@ using fn_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
@@ -21834,13 +22346,14 @@ using fn_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -21877,13 +22390,14 @@ using fn_scipy_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -21920,13 +22434,14 @@ using fn_scipy_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -21963,13 +22478,14 @@ using fn_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -22006,13 +22522,14 @@ using fn_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -22049,13 +22566,14 @@ using fn_scipy_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -22092,13 +22610,14 @@ using fn_scipy_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -22135,13 +22654,14 @@ using fn_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
@@ -22178,13 +22698,14 @@ using fn_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22221,13 +22742,14 @@ using fn_scipy_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22264,13 +22786,14 @@ using fn_scipy_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22307,13 +22830,14 @@ using fn_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(float), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22350,13 +22874,14 @@ using fn_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22393,13 +22918,14 @@ using fn_scipy_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22436,13 +22962,14 @@ using fn_scipy_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22479,13 +23006,14 @@ using fn_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(s, static_cast<int64_t>(std::min(m, n)), sizeof(double), GOFL_OUT, 7);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
@@ -22523,15 +23051,16 @@ using fn_sgeev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22570,15 +23099,16 @@ using fn_scipy_sgeev__t = void (*)(const char*, const char*, const int32_t*, flo
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22617,15 +23147,16 @@ using fn_scipy_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22664,15 +23195,16 @@ using fn_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22711,15 +23243,16 @@ using fn_dgeev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22758,15 +23291,16 @@ using fn_scipy_dgeev__t = void (*)(const char*, const char*, const int32_t*, dou
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22805,15 +23339,16 @@ using fn_scipy_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22852,15 +23387,16 @@ using fn_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, double
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT);
-  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 5);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 6);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 9);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
@@ -22899,14 +23435,15 @@ using fn_cgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -22945,14 +23482,15 @@ using fn_scipy_cgeev__t = void (*)(const char*, const char*, const int32_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -22991,14 +23529,15 @@ using fn_scipy_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -23037,14 +23576,15 @@ using fn_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -23083,14 +23623,15 @@ using fn_zgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -23129,14 +23670,15 @@ using fn_scipy_zgeev__t = void (*)(const char*, const char*, const int32_t*, std
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -23175,14 +23717,15 @@ using fn_scipy_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
@@ -23221,14 +23764,15 @@ using fn_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
-  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT);
-  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT);
-  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 5);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 6);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
   if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }

@@ -80,9 +80,9 @@ struct Call : gofl_call {
     if (gofl_syms[s].ilp64) flags |= GOFL_F_ILP64;
   }
   void set_dims(int64_t a, int64_t b, int64_t c) { dims[0] = a; dims[1] = b; dims[2] = c; }
-  void add_operand(const void* p, int64_t elems, size_t elem_size, int role) {
+  void add_operand(const void* p, int64_t elems, size_t elem_size, int role, int arg) {
     if (n_operands >= GOFL_MAX_OPERANDS) return;
-    operands[n_operands++] = gofl_call_operand{p, elems < 0 ? 0 : elems, uint32_t(elem_size), uint32_t(role)};
+    operands[n_operands++] = gofl_call_operand{p, elems < 0 ? 0 : elems, uint32_t(elem_size), uint16_t(role), int16_t(arg)};
   }
 };
 

@@ -1,0 +1,183 @@
+// Inside libgpuoffload-cuda.so: what every GPU routine uses. The engine owns the context, the
+// handles, one stream, the device memory pool and the pinned staging buffers; routines describe
+// their copies and calls, and throw gofl::cuda::Failure on any error (caught in backend.cpp, which
+// turns it into a gofl_gpu_status). One call runs at a time (the preload library serialises).
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+
+#include <complex>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "common/call.h"
+#include "cuda/backend_abi.h"
+#include "generated/args.h"
+
+namespace gofl {
+namespace cuda {
+
+// ---- errors ---------------------------------------------------------------------------------------
+struct Failure {
+  int status;         // gofl_gpu_status
+  int detail;         // library error number
+  const char* where;  // step name (a string literal)
+};
+[[noreturn]] void fail(int status, const char* where, int detail = 0);
+void check(cudaError_t e, const char* where);
+void check(cublasStatus_t e, const char* where);
+void check(cusolverStatus_t e, const char* where);
+
+// ---- reading the intercepted call's arguments -----------------------------------------------------
+// Positions come from generated/args.h (Fortran order); for CBLAS calls they are shifted past
+// `layout`. Scalars and integers are always reached through argv pointers.
+class CallArgs {
+ public:
+  explicit CallArgs(const gofl_call& c);
+  bool cblas() const { return cblas_; }
+  bool row_major() const { return row_major_; }
+  bool ilp64() const { return ilp64_; }
+  char ch(int pos) const;                 // upper-case flag ('N', 'T', 'C', 'U', 'L', 'V', ...)
+  int64_t i(int pos) const;               // integer argument
+  void set_i(int pos, int64_t v) const;   // integer output (info, m, rank), in the caller's width
+  template <class T> T* ptr(int pos) const { return static_cast<T*>(c_.argv[pos + off_]); }
+  template <class T> T scalar(int pos) const { return *static_cast<const T*>(c_.argv[pos + off_]); }
+  const gofl_call& call() const { return c_; }
+
+ private:
+  const gofl_call& c_;
+  bool cblas_, row_major_, ilp64_;
+  int off_;
+};
+
+// ---- device memory ----------------------------------------------------------------------------------
+// A device buffer from the engine's pool; returned to the pool when destroyed.
+class DevMem {
+ public:
+  DevMem() = default;
+  DevMem(void* p, size_t bytes) : p_(p), bytes_(bytes) {}
+  DevMem(DevMem&& o) noexcept : p_(o.p_), bytes_(o.bytes_) { o.p_ = nullptr; o.bytes_ = 0; }
+  DevMem& operator=(DevMem&& o) noexcept;
+  DevMem(const DevMem&) = delete;
+  DevMem& operator=(const DevMem&) = delete;
+  ~DevMem();
+  template <class T = void> T* get() const { return static_cast<T*>(p_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// ---- the engine ----------------------------------------------------------------------------------
+class Engine {
+ public:
+  static Engine& get();
+
+  // Created by start(); valid while the backend runs.
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t blas() const { return blas_; }
+  cusolverDnHandle_t solver() const { return solver_; }
+  cusolverDnParams_t params() const { return params_; }
+
+  // Device memory from the pool (throws GOFL_GPU_NO_MEMORY). Contents are undefined.
+  DevMem alloc(size_t bytes);
+
+  // Copy-in: a rows x cols column-major host matrix with leading dimension ld into packed device
+  // memory (device leading dimension = max(rows, 1)), staged through pinned buffers. Contiguous
+  // host data (ld == rows) is one range. Asynchronous on stream(); host memory is only read.
+  void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem);
+  void upload_vec(void* dev, const void* host, size_t bytes) { upload(dev, host, int64_t(bytes), 1, int64_t(bytes), 1); }
+
+  // Marks the end of the copy-in phase and the start of the computation (for the phase times).
+  void begin_compute();
+  // Waits for everything queued so far and checks for errors. Call it before the copy-out: after
+  // it returns, the computation has succeeded (device info values can then be read).
+  void finish_compute();
+
+  // Copy-out: packed device matrix to the host matrix (only rows x cols is written; the gaps a
+  // larger ld leaves between columns are never touched). Only after finish_compute(). Synchronous:
+  // when it returns the host memory holds the data.
+  void download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem);
+  void download_vec(void* host, const void* dev, size_t bytes) { download(host, dev, int64_t(bytes), 1, int64_t(bytes), 1); }
+  // Small device-to-host read during the computation (e.g. an info value), synchronous.
+  void read_small(void* host, const void* dev, size_t bytes);
+
+  // A device int for cuSOLVER's info output (zeroed), valid until the next call.
+  int* dev_info();
+
+  // Test-only fault injection: true if `point` should fail now ("alloc", "h2d", "compute", ...).
+  bool fault(const char* point) const;
+  // True when the test switch asks for a corrupted result (verify mode must catch it).
+  bool corrupt_result() const;
+
+  // Phase times and bytes of the current call (filled by upload/begin_compute/finish/download).
+  void reset_call_stats();
+  void fill_result(gofl_gpu_result* r);
+
+  // Backend lifecycle (backend.cpp).
+  int start(char* msg, size_t len);
+  const char* describe() const { return description_; }
+  void trim();  // release pooled device memory beyond the cache limit
+  void set_fault(const char* spec);
+
+ private:
+  Engine() = default;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  cusolverDnHandle_t solver_ = nullptr;
+  cusolverDnParams_t params_ = nullptr;
+  char description_[160] = "";
+  char fault_[32] = "";
+  friend class DevMem;
+  void release(void* p, size_t bytes);
+  struct Impl;
+  Impl* impl_ = nullptr;
+};
+
+// ---- types ------------------------------------------------------------------------------------------
+// Precision traits: T is float, double, std::complex<float> or std::complex<double>.
+template <class T> struct is_complex : std::false_type {};
+template <class R> struct is_complex<std::complex<R>> : std::true_type {};
+template <class T> struct real_of { using type = T; };
+template <class R> struct real_of<std::complex<R>> { using type = R; };
+template <class T> using real_t = typename real_of<T>::type;
+
+template <class T> constexpr cudaDataType data_type() {
+  if constexpr (std::is_same_v<T, float>) return CUDA_R_32F;
+  else if constexpr (std::is_same_v<T, double>) return CUDA_R_64F;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return CUDA_C_32F;
+  else return CUDA_C_64F;
+}
+
+inline cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : (t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C); }
+inline cublasFillMode_t fill_of(char u) { return u == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
+inline cublasSideMode_t side_of(char s) { return s == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
+inline cublasDiagType_t diag_of(char d) { return d == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
+
+// ---- routine registry -------------------------------------------------------------------------------
+// Each routine family registers, per op id, a function that checks support and one that runs it.
+using SupportsFn = int (*)(const CallArgs&);          // GOFL_GPU_OK / UNSUPPORTED / INVALID_ARGS
+using BytesFn = uint64_t (*)(const CallArgs&);        // device bytes needed
+using RunFn = void (*)(Engine&, const CallArgs&);     // throws Failure; writes outputs on success
+struct Routine {
+  SupportsFn supports = nullptr;
+  BytesFn bytes = nullptr;
+  RunFn run = nullptr;
+};
+// The table, indexed by op id; filled by register_*() of each family file at start.
+Routine* routines();
+void register_blas3();    // blas3.cpp
+void register_lu_chol();  // lapack_lu.cpp: getrf getrs gesv getri potrf potrs posv
+void register_qr();       // lapack_qr.cpp: geqrf orgqr ungqr gels
+void register_eig_svd();  // lapack_eig.cpp: syevd heevd syev heev syevr heevr gesvd gesdd gelsd geev
+
+// LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check
+// the CPU library makes would fail, so the CPU library reports it through its own xerbla.
+inline int invalid_if(bool bad) { return bad ? GOFL_GPU_INVALID_ARGS : GOFL_GPU_OK; }
+
+}  // namespace cuda
+}  // namespace gofl

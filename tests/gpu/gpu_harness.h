@@ -1,0 +1,100 @@
+// Shared by the GPU test suite (run on the device under LD_PRELOAD=libgpuoffload.so and
+// GPU_OFFLOAD_DEVICE=gpu): call a routine through its exported name (intercepted, so it runs on
+// the GPU) and the same routine straight in the CPU library (bypassing the preload), then compare.
+#pragma once
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gpu_test {
+
+// The CPU library's own definition of `name`: looked up in libopenblas's scope, which does not
+// contain the preload library.
+inline void* cpu_symbol(const char* name) {
+  static void* lib = [] {
+    void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+    return h;
+  }();
+  void* p = lib ? dlsym(lib, name) : nullptr;
+  if (!p) ADD_FAILURE() << "no CPU symbol " << name;
+  return p;
+}
+template <class F> F cpu(const char* name) { return reinterpret_cast<F>(cpu_symbol(name)); }
+template <class F> F intercepted(const char* name) {
+  void* p = dlsym(RTLD_DEFAULT, name);  // the preload library's wrapper
+  if (!p) ADD_FAILURE() << "no symbol " << name;
+  return reinterpret_cast<F>(p);
+}
+
+// Where the last intercepted call on this thread ran (libgpuoffload.so's public test API).
+struct LastCall { int device = -1, reason = -1, gpu_status = -1; };
+inline LastCall last_call() {
+  using fn = void (*)(int*, int*, int*);
+  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call"));
+  LastCall r;
+  if (f) f(&r.device, &r.reason, &r.gpu_status);
+  return r;
+}
+inline void set_fault(const char* spec) {
+  using fn = void (*)(const char*);
+  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_test_fault"));
+  ASSERT_NE(f, nullptr) << "libgpuoffload.so is not preloaded";
+  f(spec);
+}
+#define EXPECT_RAN_ON_GPU()                                                                     \
+  do {                                                                                          \
+    auto lc_ = gpu_test::last_call();                                                           \
+    EXPECT_EQ(lc_.device, 1) << "reason " << lc_.reason << " gpu status " << lc_.gpu_status;   \
+  } while (0)
+
+template <class T> struct real_of { using type = T; };
+template <class R> struct real_of<std::complex<R>> { using type = R; };
+template <class T> using real_t = typename real_of<T>::type;
+template <class T> constexpr bool is_complex_v = !std::is_same_v<T, real_t<T>>;
+
+// Tolerance relative to the largest value: the spec's verify tolerances.
+template <class T> double tolerance() { return std::is_same_v<real_t<T>, float> ? 2e-3 : 1e-8; }
+
+template <class T> std::vector<T> random_matrix(int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<T> m(size_t(std::max<int64_t>(ld * cols, 1)));
+  for (auto& x : m) {
+    if constexpr (is_complex_v<T>) x = T(real_t<T>(d(g)), real_t<T>(d(g)));
+    else x = T(d(g));
+  }
+  return m;
+}
+
+// max |a - b| / max |b| over the rows x cols part of two column-major matrices.
+template <class T>
+double rel_diff(const T* a, const T* b, int64_t rows, int64_t cols, int64_t ld) {
+  double num = 0, den = 0;
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = 0; i < rows; ++i) {
+      num = std::max(num, double(std::abs(a[i + j * ld] - b[i + j * ld])));
+      den = std::max(den, double(std::abs(b[i + j * ld])));
+    }
+  return den > 0 ? num / den : num;
+}
+
+// True if the gaps between columns (rows..ld-1) are bit-identical: a GPU copy-out must not touch them.
+template <class T>
+bool gaps_untouched(const std::vector<T>& a, const std::vector<T>& b, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t j = 0; j < cols; ++j)
+    for (int64_t i = rows; i < ld; ++i)
+      if (std::memcmp(&a[i + j * ld], &b[i + j * ld], sizeof(T)) != 0) return false;
+  return true;
+}
+
+}  // namespace gpu_test
