@@ -221,6 +221,16 @@ OPS = [
        operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
                  ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
        query=["lwork"]),
+    # Octave's eig of a general matrix; measured only until the GPU path (via geev) covers balancing.
+    op("geevx", "sdcz", "lapack",
+       "balanc:ch jobvl:ch jobvr:ch sense:ch n:int a:inout lda:int wr:rout wi:rout vl:out ldvl:int vr:out ldvr:int"
+       " ilo:iout ihi:iout scale:rout abnrm:rout rconde:rout rcondv:rout work:work lwork:int iwork:iwork info:iout",
+       cargs="balanc:ch jobvl:ch jobvr:ch sense:ch n:int a:inout lda:int w:out vl:out ldvl:int vr:out ldvr:int"
+             " ilo:iout ihi:iout scale:rout abnrm:rout rconde:rout rcondv:rout work:work lwork:int rwork:rwork info:iout",
+       dims=("n", "n", "0"), flops="(isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n",
+       operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
+                 ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
+       query=["lwork"], gpu=False),
 ]
 
 # Measured-only FFTW transforms (src/fftw/): ids in the same space, named by the report.

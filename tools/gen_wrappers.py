@@ -135,12 +135,18 @@ def ident(s):
 
 
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex)\n"]
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask)\n"
+             "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
         gpu = "1" if (o and o.gpu) else "0"
-        lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0})\n")
+        mask = 0
+        if o:
+            for i, (_, k) in enumerate(args_for(o, p)):
+                if k == IOUT:
+                    mask |= 1 << i
+        lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, 0x{mask:x}u)\n")
     return "".join(lines)
 
 
@@ -233,6 +239,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     argv = [argv_entry(a, k, iface, p) for a, k in args]
     L.append(f"  void* const gofl_argv[] = {{{', '.join(argv)}}};\n")
     L.append("  gofl_call.argv = gofl_argv;\n")
+    L.append(f"  gofl_call.argc = {len(argv)};\n")
     L.append("  gofl_call.real = reinterpret_cast<void*>(gofl_real);\n")
     L.append("  if (gofl::enter(gofl_call)) {\n")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
@@ -287,7 +294,7 @@ def gen_args_h():
             variants.append(("c", parse_args(o.cargs)))
         for suffix, args in variants:
             fields = " ".join(f"{a} = {i}," for i, (a, _) in enumerate(args))
-            L.append(f"struct {o.name}_{suffix} {{ enum : int {{ {fields} count = {len(args)} }}; }};\n")
+            L.append(f"struct {o.name}_{suffix} {{ static constexpr int {fields} count = {len(args)}; }};\n")
     L.append("}  // namespace args\n}  // namespace gofl\n")
     return "".join(L)
 

@@ -28,6 +28,7 @@ typedef struct gofl_call {
   double flops;
   const void* site;            // return address in the caller
   void* const* argv;           // each argument in table order (by-value CBLAS arguments: their address)
+  int32_t argc;                // entries in argv
   void* info;                  // LAPACK info (int32_t or int64_t by the symbol's scheme), or NULL
   void* real;                  // the CPU library's function (workspace queries from the backend)
   int32_t n_operands;
@@ -41,7 +42,10 @@ typedef struct gofl_call {
   float pred_cpu_s, pred_gpu_s;
   float copy_in_s, compute_s, copy_out_s;
   float verify_error;
+  uint16_t gpu_status;         // gofl_gpu_status of a failed GPU attempt (0 otherwise)
+  uint16_t gpu_detail;         // the library's error number
   uint32_t fp_in[GOFL_MAX_OPERANDS];
+  void* verify;                // verify mode: the GPU's private results until leave()
 } gofl_call;
 
 #ifdef __cplusplus

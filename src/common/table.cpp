@@ -5,7 +5,7 @@
 #include "trace/record.h"
 
 const gofl_op_info gofl_ops[GOFL_N_OPS] = {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx) {name, routine, prec, kind, gpu != 0, cplx != 0},
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout) {name, routine, prec, kind, gpu != 0, cplx != 0, iout},
 #include "generated/ops.inc"
 #undef GOFL_OP
 };

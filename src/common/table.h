@@ -11,7 +11,7 @@ enum gofl_iface { GOFL_IFACE_FORTRAN, GOFL_IFACE_CBLAS, GOFL_IFACE_FFTW };
 enum gofl_scheme { GOFL_SCHEME_STD, GOFL_SCHEME_SCIPY, GOFL_SCHEME_NUMPY64, GOFL_SCHEME_ILP64 };
 
 enum gofl_op_id : uint16_t {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx) id,
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout) id,
 #include "generated/ops.inc"
 #undef GOFL_OP
 };
@@ -29,6 +29,7 @@ struct gofl_op_info {
   gofl_kind kind;
   bool gpu_capable;
   bool complex;
+  uint32_t iout_mask;   // Fortran argument positions that are integer outputs (info, m, rank)
 };
 
 struct gofl_sym_info {

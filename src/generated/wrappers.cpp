@@ -25,6 +25,7 @@ using fn_sgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -73,6 +74,7 @@ using fn_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, floa
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -120,6 +122,7 @@ using fn_scipy_sgemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -168,6 +171,7 @@ using fn_scipy_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -215,6 +219,7 @@ using fn_scipy_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -263,6 +268,7 @@ using fn_scipy_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -310,6 +316,7 @@ using fn_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -358,6 +365,7 @@ using fn_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, f
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -405,6 +413,7 @@ using fn_dgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -453,6 +462,7 @@ using fn_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, doub
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -500,6 +510,7 @@ using fn_scipy_dgemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -548,6 +559,7 @@ using fn_scipy_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -595,6 +607,7 @@ using fn_scipy_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -643,6 +656,7 @@ using fn_scipy_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -690,6 +704,7 @@ using fn_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -738,6 +753,7 @@ using fn_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, d
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -785,6 +801,7 @@ using fn_cgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -833,6 +850,7 @@ using fn_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -880,6 +898,7 @@ using fn_scipy_cgemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -928,6 +947,7 @@ using fn_scipy_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -975,6 +995,7 @@ using fn_scipy_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1023,6 +1044,7 @@ using fn_scipy_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1070,6 +1092,7 @@ using fn_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1118,6 +1141,7 @@ using fn_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1165,6 +1189,7 @@ using fn_zgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1213,6 +1238,7 @@ using fn_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1260,6 +1286,7 @@ using fn_scipy_zgemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1308,6 +1335,7 @@ using fn_scipy_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1355,6 +1383,7 @@ using fn_scipy_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1403,6 +1432,7 @@ using fn_scipy_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1450,6 +1480,7 @@ using fn_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)p_transa, (void*)p_transb, (void*)p_m, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1498,6 +1529,7 @@ using fn_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 12);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_transa, (void*)&v_transb, (void*)&v_m, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1544,6 +1576,7 @@ using fn_ssymm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1590,6 +1623,7 @@ using fn_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1635,6 +1669,7 @@ using fn_scipy_ssymm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1681,6 +1716,7 @@ using fn_scipy_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1726,6 +1762,7 @@ using fn_scipy_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1772,6 +1809,7 @@ using fn_scipy_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, floa
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1817,6 +1855,7 @@ using fn_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1863,6 +1902,7 @@ using fn_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1908,6 +1948,7 @@ using fn_dsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1954,6 +1995,7 @@ using fn_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1999,6 +2041,7 @@ using fn_scipy_dsymm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2045,6 +2088,7 @@ using fn_scipy_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2090,6 +2134,7 @@ using fn_scipy_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2136,6 +2181,7 @@ using fn_scipy_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, doub
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2181,6 +2227,7 @@ using fn_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2227,6 +2274,7 @@ using fn_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2272,6 +2320,7 @@ using fn_csymm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2318,6 +2367,7 @@ using fn_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2363,6 +2413,7 @@ using fn_scipy_csymm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2409,6 +2460,7 @@ using fn_scipy_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2454,6 +2506,7 @@ using fn_scipy_csymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2500,6 +2553,7 @@ using fn_scipy_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2545,6 +2599,7 @@ using fn_csymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2591,6 +2646,7 @@ using fn_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2636,6 +2692,7 @@ using fn_zsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2682,6 +2739,7 @@ using fn_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2727,6 +2785,7 @@ using fn_scipy_zsymm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2773,6 +2832,7 @@ using fn_scipy_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2818,6 +2878,7 @@ using fn_scipy_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2864,6 +2925,7 @@ using fn_scipy_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2909,6 +2971,7 @@ using fn_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2955,6 +3018,7 @@ using fn_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3000,6 +3064,7 @@ using fn_chemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3046,6 +3111,7 @@ using fn_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3091,6 +3157,7 @@ using fn_scipy_chemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3137,6 +3204,7 @@ using fn_scipy_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3182,6 +3250,7 @@ using fn_scipy_chemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3228,6 +3297,7 @@ using fn_scipy_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3273,6 +3343,7 @@ using fn_chemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3319,6 +3390,7 @@ using fn_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3364,6 +3436,7 @@ using fn_zhemm__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3410,6 +3483,7 @@ using fn_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3455,6 +3529,7 @@ using fn_scipy_zhemm__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3501,6 +3576,7 @@ using fn_scipy_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3546,6 +3622,7 @@ using fn_scipy_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3592,6 +3669,7 @@ using fn_scipy_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3637,6 +3715,7 @@ using fn_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3683,6 +3762,7 @@ using fn_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(m, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3726,6 +3806,7 @@ using fn_ssyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -3769,6 +3850,7 @@ using fn_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -3811,6 +3893,7 @@ using fn_scipy_ssyrk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -3854,6 +3937,7 @@ using fn_scipy_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -3896,6 +3980,7 @@ using fn_scipy_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -3939,6 +4024,7 @@ using fn_scipy_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -3981,6 +4067,7 @@ using fn_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4024,6 +4111,7 @@ using fn_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4066,6 +4154,7 @@ using fn_dsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4109,6 +4198,7 @@ using fn_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4151,6 +4241,7 @@ using fn_scipy_dsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4194,6 +4285,7 @@ using fn_scipy_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4236,6 +4328,7 @@ using fn_scipy_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4279,6 +4372,7 @@ using fn_scipy_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4321,6 +4415,7 @@ using fn_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4364,6 +4459,7 @@ using fn_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4406,6 +4502,7 @@ using fn_csyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4449,6 +4546,7 @@ using fn_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4491,6 +4589,7 @@ using fn_scipy_csyrk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4534,6 +4633,7 @@ using fn_scipy_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4576,6 +4676,7 @@ using fn_scipy_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4619,6 +4720,7 @@ using fn_scipy_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4661,6 +4763,7 @@ using fn_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4704,6 +4807,7 @@ using fn_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4746,6 +4850,7 @@ using fn_zsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4789,6 +4894,7 @@ using fn_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4831,6 +4937,7 @@ using fn_scipy_zsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4874,6 +4981,7 @@ using fn_scipy_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4916,6 +5024,7 @@ using fn_scipy_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4959,6 +5068,7 @@ using fn_scipy_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -5001,6 +5111,7 @@ using fn_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5044,6 +5155,7 @@ using fn_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -5086,6 +5198,7 @@ using fn_cherk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5129,6 +5242,7 @@ using fn_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5171,6 +5285,7 @@ using fn_scipy_cherk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5214,6 +5329,7 @@ using fn_scipy_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5256,6 +5372,7 @@ using fn_scipy_cherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5299,6 +5416,7 @@ using fn_scipy_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5341,6 +5459,7 @@ using fn_cherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5384,6 +5503,7 @@ using fn_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5426,6 +5546,7 @@ using fn_zherk__t = void (*)(const char*, const char*, const int32_t*, const int
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5469,6 +5590,7 @@ using fn_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5511,6 +5633,7 @@ using fn_scipy_zherk__t = void (*)(const char*, const char*, const int32_t*, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5554,6 +5677,7 @@ using fn_scipy_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5596,6 +5720,7 @@ using fn_scipy_zherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5639,6 +5764,7 @@ using fn_scipy_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5681,6 +5807,7 @@ using fn_zherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 8);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5724,6 +5851,7 @@ using fn_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5768,6 +5896,7 @@ using fn_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5814,6 +5943,7 @@ using fn_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -5859,6 +5989,7 @@ using fn_scipy_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5905,6 +6036,7 @@ using fn_scipy_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -5950,6 +6082,7 @@ using fn_scipy_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5996,6 +6129,7 @@ using fn_scipy_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, flo
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6041,6 +6175,7 @@ using fn_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6087,6 +6222,7 @@ using fn_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, float, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(float), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6132,6 +6268,7 @@ using fn_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6178,6 +6315,7 @@ using fn_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double, cons
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6223,6 +6361,7 @@ using fn_scipy_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6269,6 +6408,7 @@ using fn_scipy_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6314,6 +6454,7 @@ using fn_scipy_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6360,6 +6501,7 @@ using fn_scipy_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, dou
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6405,6 +6547,7 @@ using fn_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6451,6 +6594,7 @@ using fn_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, double, c
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(double), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6496,6 +6640,7 @@ using fn_csyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6542,6 +6687,7 @@ using fn_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6587,6 +6733,7 @@ using fn_scipy_csyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6633,6 +6780,7 @@ using fn_scipy_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6678,6 +6826,7 @@ using fn_scipy_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6724,6 +6873,7 @@ using fn_scipy_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6769,6 +6919,7 @@ using fn_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6815,6 +6966,7 @@ using fn_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6860,6 +7012,7 @@ using fn_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6906,6 +7059,7 @@ using fn_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6951,6 +7105,7 @@ using fn_scipy_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6997,6 +7152,7 @@ using fn_scipy_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7042,6 +7198,7 @@ using fn_scipy_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7088,6 +7245,7 @@ using fn_scipy_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7133,6 +7291,7 @@ using fn_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7179,6 +7338,7 @@ using fn_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)p_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7224,6 +7384,7 @@ using fn_cher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7270,6 +7431,7 @@ using fn_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7315,6 +7477,7 @@ using fn_scipy_cher2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7361,6 +7524,7 @@ using fn_scipy_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7406,6 +7570,7 @@ using fn_scipy_cher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7452,6 +7617,7 @@ using fn_scipy_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7497,6 +7663,7 @@ using fn_cher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7543,6 +7710,7 @@ using fn_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<float>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7588,6 +7756,7 @@ using fn_zher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7634,6 +7803,7 @@ using fn_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7679,6 +7849,7 @@ using fn_scipy_zher2k__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7725,6 +7896,7 @@ using fn_scipy_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7770,6 +7942,7 @@ using fn_scipy_zher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7816,6 +7989,7 @@ using fn_scipy_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7861,6 +8035,7 @@ using fn_zher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_n, (void*)p_k, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_beta, (void*)c, (void*)p_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7907,6 +8082,7 @@ using fn_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(c, static_cast<int64_t>(mat(n, n, ldc)), sizeof(std::complex<double>), GOFL_INOUT, 11);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_n, (void*)&v_k, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb, (void*)&v_beta, (void*)c, (void*)&v_ldc};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7952,6 +8128,7 @@ using fn_strmm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -7999,6 +8176,7 @@ using fn_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8045,6 +8223,7 @@ using fn_scipy_strmm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8092,6 +8271,7 @@ using fn_scipy_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8138,6 +8318,7 @@ using fn_scipy_strmm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8185,6 +8366,7 @@ using fn_scipy_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8231,6 +8413,7 @@ using fn_strmm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8278,6 +8461,7 @@ using fn_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8324,6 +8508,7 @@ using fn_dtrmm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8371,6 +8556,7 @@ using fn_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8417,6 +8603,7 @@ using fn_scipy_dtrmm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8464,6 +8651,7 @@ using fn_scipy_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8510,6 +8698,7 @@ using fn_scipy_dtrmm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8557,6 +8746,7 @@ using fn_scipy_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8603,6 +8793,7 @@ using fn_dtrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8650,6 +8841,7 @@ using fn_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8696,6 +8888,7 @@ using fn_ctrmm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8743,6 +8936,7 @@ using fn_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -8789,6 +8983,7 @@ using fn_scipy_ctrmm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8836,6 +9031,7 @@ using fn_scipy_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -8882,6 +9078,7 @@ using fn_scipy_ctrmm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8929,6 +9126,7 @@ using fn_scipy_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -8975,6 +9173,7 @@ using fn_ctrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9022,6 +9221,7 @@ using fn_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9068,6 +9268,7 @@ using fn_ztrmm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9115,6 +9316,7 @@ using fn_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9161,6 +9363,7 @@ using fn_scipy_ztrmm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9208,6 +9411,7 @@ using fn_scipy_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9254,6 +9458,7 @@ using fn_scipy_ztrmm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9301,6 +9506,7 @@ using fn_scipy_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9347,6 +9553,7 @@ using fn_ztrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9394,6 +9601,7 @@ using fn_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9440,6 +9648,7 @@ using fn_strsm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9487,6 +9696,7 @@ using fn_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9533,6 +9743,7 @@ using fn_scipy_strsm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9580,6 +9791,7 @@ using fn_scipy_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9626,6 +9838,7 @@ using fn_scipy_strsm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9673,6 +9886,7 @@ using fn_scipy_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9719,6 +9933,7 @@ using fn_strsm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9766,6 +9981,7 @@ using fn_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9812,6 +10028,7 @@ using fn_dtrsm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9859,6 +10076,7 @@ using fn_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9905,6 +10123,7 @@ using fn_scipy_dtrsm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9952,6 +10171,7 @@ using fn_scipy_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9998,6 +10218,7 @@ using fn_scipy_dtrsm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10045,6 +10266,7 @@ using fn_scipy_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10091,6 +10313,7 @@ using fn_dtrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10138,6 +10361,7 @@ using fn_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10184,6 +10408,7 @@ using fn_ctrsm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10231,6 +10456,7 @@ using fn_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10277,6 +10503,7 @@ using fn_scipy_ctrsm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10324,6 +10551,7 @@ using fn_scipy_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10370,6 +10598,7 @@ using fn_scipy_ctrsm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10417,6 +10646,7 @@ using fn_scipy_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10463,6 +10693,7 @@ using fn_ctrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10510,6 +10741,7 @@ using fn_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10556,6 +10788,7 @@ using fn_ztrsm__t = void (*)(const char*, const char*, const char*, const char*,
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10603,6 +10836,7 @@ using fn_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10649,6 +10883,7 @@ using fn_scipy_ztrsm__t = void (*)(const char*, const char*, const char*, const 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10696,6 +10931,7 @@ using fn_scipy_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10742,6 +10978,7 @@ using fn_scipy_ztrsm_64__t = void (*)(const char*, const char*, const char*, con
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10789,6 +11026,7 @@ using fn_scipy_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10835,6 +11073,7 @@ using fn_ztrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_side, (void*)p_uplo, (void*)p_transa, (void*)p_diag, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10882,6 +11121,7 @@ using fn_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   gofl_call.add_operand(b, static_cast<int64_t>(mat(m, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_side, (void*)&v_uplo, (void*)&v_transa, (void*)&v_diag, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)b, (void*)&v_ldb};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10927,6 +11167,7 @@ using fn_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -10971,6 +11212,7 @@ using fn_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const float
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11014,6 +11256,7 @@ using fn_scipy_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11058,6 +11301,7 @@ using fn_scipy_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11101,6 +11345,7 @@ using fn_scipy_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11145,6 +11390,7 @@ using fn_scipy_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, co
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11188,6 +11434,7 @@ using fn_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11232,6 +11479,7 @@ using fn_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, const fl
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(float), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11275,6 +11523,7 @@ using fn_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11319,6 +11568,7 @@ using fn_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, const doub
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11362,6 +11612,7 @@ using fn_scipy_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11406,6 +11657,7 @@ using fn_scipy_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, cons
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11449,6 +11701,7 @@ using fn_scipy_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11493,6 +11746,7 @@ using fn_scipy_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, c
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11536,6 +11790,7 @@ using fn_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11580,6 +11835,7 @@ using fn_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, const d
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(double), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11623,6 +11879,7 @@ using fn_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11667,6 +11924,7 @@ using fn_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -11710,6 +11968,7 @@ using fn_scipy_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11754,6 +12013,7 @@ using fn_scipy_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -11797,6 +12057,7 @@ using fn_scipy_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11841,6 +12102,7 @@ using fn_scipy_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -11884,6 +12146,7 @@ using fn_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11928,6 +12191,7 @@ using fn_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -11971,6 +12235,7 @@ using fn_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12015,6 +12280,7 @@ using fn_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12058,6 +12324,7 @@ using fn_scipy_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12102,6 +12369,7 @@ using fn_scipy_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12145,6 +12413,7 @@ using fn_scipy_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12189,6 +12458,7 @@ using fn_scipy_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12232,6 +12502,7 @@ using fn_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12276,6 +12547,7 @@ using fn_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   gofl_call.add_operand(y, static_cast<int64_t>(vec(isN(trans)?m:n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 10);
   void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_trans, (void*)&v_m, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12316,6 +12588,7 @@ using fn_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12352,6 +12625,7 @@ using fn_scipy_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12388,6 +12662,7 @@ using fn_scipy_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12424,6 +12699,7 @@ using fn_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12460,6 +12736,7 @@ using fn_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12496,6 +12773,7 @@ using fn_scipy_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12532,6 +12810,7 @@ using fn_scipy_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12568,6 +12847,7 @@ using fn_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12604,6 +12884,7 @@ using fn_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12640,6 +12921,7 @@ using fn_scipy_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12676,6 +12958,7 @@ using fn_scipy_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12712,6 +12995,7 @@ using fn_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12748,6 +13032,7 @@ using fn_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12784,6 +13069,7 @@ using fn_scipy_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12820,6 +13106,7 @@ using fn_scipy_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12856,6 +13143,7 @@ using fn_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, ipiv, info);
@@ -12895,6 +13183,7 @@ using fn_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -12936,6 +13225,7 @@ using fn_scipy_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -12977,6 +13267,7 @@ using fn_scipy_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13018,6 +13309,7 @@ using fn_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13059,6 +13351,7 @@ using fn_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13100,6 +13393,7 @@ using fn_scipy_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13141,6 +13435,7 @@ using fn_scipy_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13182,6 +13477,7 @@ using fn_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13223,6 +13519,7 @@ using fn_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13264,6 +13561,7 @@ using fn_scipy_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13305,6 +13603,7 @@ using fn_scipy_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13346,6 +13645,7 @@ using fn_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13387,6 +13687,7 @@ using fn_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13428,6 +13729,7 @@ using fn_scipy_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13469,6 +13771,7 @@ using fn_scipy_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13510,6 +13813,7 @@ using fn_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13550,6 +13854,7 @@ using fn_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13589,6 +13894,7 @@ using fn_scipy_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13628,6 +13934,7 @@ using fn_scipy_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13667,6 +13974,7 @@ using fn_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13706,6 +14014,7 @@ using fn_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, const int3
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13745,6 +14054,7 @@ using fn_scipy_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, cons
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13784,6 +14094,7 @@ using fn_scipy_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13823,6 +14134,7 @@ using fn_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, const i
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13862,6 +14174,7 @@ using fn_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<float>
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13901,6 +14214,7 @@ using fn_scipy_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13940,6 +14254,7 @@ using fn_scipy_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13979,6 +14294,7 @@ using fn_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<flo
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14018,6 +14334,7 @@ using fn_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<double
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14057,6 +14374,7 @@ using fn_scipy_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14096,6 +14414,7 @@ using fn_scipy_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14135,6 +14454,7 @@ using fn_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<dou
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)ipiv, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14173,6 +14493,7 @@ using fn_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, const int3
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14210,6 +14531,7 @@ using fn_scipy_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, cons
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14247,6 +14569,7 @@ using fn_scipy_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14284,6 +14607,7 @@ using fn_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, const i
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14321,6 +14645,7 @@ using fn_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14358,6 +14683,7 @@ using fn_scipy_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14395,6 +14721,7 @@ using fn_scipy_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14432,6 +14759,7 @@ using fn_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14469,6 +14797,7 @@ using fn_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14506,6 +14835,7 @@ using fn_scipy_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14543,6 +14873,7 @@ using fn_scipy_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14580,6 +14911,7 @@ using fn_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14617,6 +14949,7 @@ using fn_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14654,6 +14987,7 @@ using fn_scipy_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14691,6 +15025,7 @@ using fn_scipy_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14728,6 +15063,7 @@ using fn_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14763,6 +15099,7 @@ using fn_spotrf__t = void (*)(const char*, const int32_t*, float*, const int32_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14798,6 +15135,7 @@ using fn_scipy_spotrf__t = void (*)(const char*, const int32_t*, float*, const i
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14833,6 +15171,7 @@ using fn_scipy_spotrf_64__t = void (*)(const char*, const int64_t*, float*, cons
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14868,6 +15207,7 @@ using fn_spotrf_64__t = void (*)(const char*, const int64_t*, float*, const int6
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14903,6 +15243,7 @@ using fn_dpotrf__t = void (*)(const char*, const int32_t*, double*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14938,6 +15279,7 @@ using fn_scipy_dpotrf__t = void (*)(const char*, const int32_t*, double*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -14973,6 +15315,7 @@ using fn_scipy_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15008,6 +15351,7 @@ using fn_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15043,6 +15387,7 @@ using fn_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<float>*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15078,6 +15423,7 @@ using fn_scipy_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15113,6 +15459,7 @@ using fn_scipy_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15148,6 +15495,7 @@ using fn_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<float
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15183,6 +15531,7 @@ using fn_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<double>*
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15218,6 +15567,7 @@ using fn_scipy_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15253,6 +15603,7 @@ using fn_scipy_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15288,6 +15639,7 @@ using fn_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<doubl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15326,6 +15678,7 @@ using fn_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15366,6 +15719,7 @@ using fn_scipy_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15406,6 +15760,7 @@ using fn_scipy_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15446,6 +15801,7 @@ using fn_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15486,6 +15842,7 @@ using fn_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15526,6 +15883,7 @@ using fn_scipy_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15566,6 +15924,7 @@ using fn_scipy_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15606,6 +15965,7 @@ using fn_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15646,6 +16006,7 @@ using fn_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15686,6 +16047,7 @@ using fn_scipy_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15726,6 +16088,7 @@ using fn_scipy_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15766,6 +16129,7 @@ using fn_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15806,6 +16170,7 @@ using fn_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15846,6 +16211,7 @@ using fn_scipy_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15886,6 +16252,7 @@ using fn_scipy_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15926,6 +16293,7 @@ using fn_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15966,6 +16334,7 @@ using fn_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, float*
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16006,6 +16375,7 @@ using fn_scipy_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16046,6 +16416,7 @@ using fn_scipy_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16086,6 +16457,7 @@ using fn_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, flo
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16126,6 +16498,7 @@ using fn_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, double
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16166,6 +16539,7 @@ using fn_scipy_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16206,6 +16580,7 @@ using fn_scipy_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16246,6 +16621,7 @@ using fn_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, dou
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16286,6 +16662,7 @@ using fn_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16326,6 +16703,7 @@ using fn_scipy_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16366,6 +16744,7 @@ using fn_scipy_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16406,6 +16785,7 @@ using fn_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16446,6 +16826,7 @@ using fn_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16486,6 +16867,7 @@ using fn_scipy_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16526,6 +16908,7 @@ using fn_scipy_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16566,6 +16949,7 @@ using fn_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16608,6 +16992,7 @@ using fn_ssyevd__t = void (*)(const char*, const char*, const int32_t*, float*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16651,6 +17036,7 @@ using fn_scipy_ssyevd__t = void (*)(const char*, const char*, const int32_t*, fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16694,6 +17080,7 @@ using fn_scipy_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16737,6 +17124,7 @@ using fn_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*, float
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16780,6 +17168,7 @@ using fn_dsyevd__t = void (*)(const char*, const char*, const int32_t*, double*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16823,6 +17212,7 @@ using fn_scipy_dsyevd__t = void (*)(const char*, const char*, const int32_t*, do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16866,6 +17256,7 @@ using fn_scipy_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16909,6 +17300,7 @@ using fn_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*, doubl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16953,6 +17345,7 @@ using fn_cheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -16998,6 +17391,7 @@ using fn_scipy_cheevd__t = void (*)(const char*, const char*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17043,6 +17437,7 @@ using fn_scipy_cheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17088,6 +17483,7 @@ using fn_cheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17133,6 +17529,7 @@ using fn_zheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17178,6 +17575,7 @@ using fn_scipy_zheevd__t = void (*)(const char*, const char*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17223,6 +17621,7 @@ using fn_scipy_zheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17268,6 +17667,7 @@ using fn_zheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17311,6 +17711,7 @@ using fn_ssyev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17352,6 +17753,7 @@ using fn_scipy_ssyev__t = void (*)(const char*, const char*, const int32_t*, flo
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17393,6 +17795,7 @@ using fn_scipy_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17434,6 +17837,7 @@ using fn_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17475,6 +17879,7 @@ using fn_dsyev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17516,6 +17921,7 @@ using fn_scipy_dsyev__t = void (*)(const char*, const char*, const int32_t*, dou
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17557,6 +17963,7 @@ using fn_scipy_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17598,6 +18005,7 @@ using fn_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, double
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17639,6 +18047,7 @@ using fn_cheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17680,6 +18089,7 @@ using fn_scipy_cheev__t = void (*)(const char*, const char*, const int32_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17721,6 +18131,7 @@ using fn_scipy_cheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17762,6 +18173,7 @@ using fn_cheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17803,6 +18215,7 @@ using fn_zheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17844,6 +18257,7 @@ using fn_scipy_zheev__t = void (*)(const char*, const char*, const int32_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17885,6 +18299,7 @@ using fn_scipy_zheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17926,6 +18341,7 @@ using fn_zheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -17973,6 +18389,7 @@ using fn_ssyevr__t = void (*)(const char*, const char*, const char*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18025,6 +18442,7 @@ using fn_scipy_ssyevr__t = void (*)(const char*, const char*, const char*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18077,6 +18495,7 @@ using fn_scipy_ssyevr_64__t = void (*)(const char*, const char*, const char*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18129,6 +18548,7 @@ using fn_ssyevr_64__t = void (*)(const char*, const char*, const char*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18181,6 +18601,7 @@ using fn_dsyevr__t = void (*)(const char*, const char*, const char*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18233,6 +18654,7 @@ using fn_scipy_dsyevr__t = void (*)(const char*, const char*, const char*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18285,6 +18707,7 @@ using fn_scipy_dsyevr_64__t = void (*)(const char*, const char*, const char*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18337,6 +18760,7 @@ using fn_dsyevr_64__t = void (*)(const char*, const char*, const char*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18390,6 +18814,7 @@ using fn_cheevr__t = void (*)(const char*, const char*, const char*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18444,6 +18869,7 @@ using fn_scipy_cheevr__t = void (*)(const char*, const char*, const char*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18498,6 +18924,7 @@ using fn_scipy_cheevr_64__t = void (*)(const char*, const char*, const char*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18552,6 +18979,7 @@ using fn_cheevr_64__t = void (*)(const char*, const char*, const char*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18606,6 +19034,7 @@ using fn_zheevr__t = void (*)(const char*, const char*, const char*, const int32
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18660,6 +19089,7 @@ using fn_scipy_zheevr__t = void (*)(const char*, const char*, const char*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18714,6 +19144,7 @@ using fn_scipy_zheevr_64__t = void (*)(const char*, const char*, const char*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18768,6 +19199,7 @@ using fn_zheevr_64__t = void (*)(const char*, const char*, const char*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)isuppz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18820,6 +19252,7 @@ using fn_sgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -18869,6 +19302,7 @@ using fn_scipy_sgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -18918,6 +19352,7 @@ using fn_scipy_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -18967,6 +19402,7 @@ using fn_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19016,6 +19452,7 @@ using fn_dgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19065,6 +19502,7 @@ using fn_scipy_dgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19114,6 +19552,7 @@ using fn_scipy_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19163,6 +19602,7 @@ using fn_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19212,6 +19652,7 @@ using fn_cgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19261,6 +19702,7 @@ using fn_scipy_cgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19310,6 +19752,7 @@ using fn_scipy_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19359,6 +19802,7 @@ using fn_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19408,6 +19852,7 @@ using fn_zgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19457,6 +19902,7 @@ using fn_scipy_zgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19506,6 +19952,7 @@ using fn_scipy_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19555,6 +20002,7 @@ using fn_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobu, (void*)p_jobvt, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19603,6 +20051,7 @@ using fn_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, float
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19650,6 +20099,7 @@ using fn_scipy_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19697,6 +20147,7 @@ using fn_scipy_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19744,6 +20195,7 @@ using fn_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19791,6 +20243,7 @@ using fn_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, doubl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19838,6 +20291,7 @@ using fn_scipy_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19885,6 +20339,7 @@ using fn_scipy_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19932,6 +20387,7 @@ using fn_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -19979,6 +20435,7 @@ using fn_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20026,6 +20483,7 @@ using fn_scipy_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20073,6 +20531,7 @@ using fn_scipy_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20120,6 +20579,7 @@ using fn_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20167,6 +20627,7 @@ using fn_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20214,6 +20675,7 @@ using fn_scipy_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20261,6 +20723,7 @@ using fn_scipy_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20308,6 +20771,7 @@ using fn_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobz, (void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)s, (void*)u, (void*)p_ldu, (void*)vt, (void*)p_ldvt, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20350,6 +20814,7 @@ using fn_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20389,6 +20854,7 @@ using fn_scipy_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20428,6 +20894,7 @@ using fn_scipy_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20467,6 +20934,7 @@ using fn_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20506,6 +20974,7 @@ using fn_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20545,6 +21014,7 @@ using fn_scipy_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20584,6 +21054,7 @@ using fn_scipy_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20623,6 +21094,7 @@ using fn_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20662,6 +21134,7 @@ using fn_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20701,6 +21174,7 @@ using fn_scipy_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20740,6 +21214,7 @@ using fn_scipy_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20779,6 +21254,7 @@ using fn_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20818,6 +21294,7 @@ using fn_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20857,6 +21334,7 @@ using fn_scipy_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20896,6 +21374,7 @@ using fn_scipy_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20935,6 +21414,7 @@ using fn_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20975,6 +21455,7 @@ using fn_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21016,6 +21497,7 @@ using fn_scipy_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21057,6 +21539,7 @@ using fn_scipy_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21098,6 +21581,7 @@ using fn_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21139,6 +21623,7 @@ using fn_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21180,6 +21665,7 @@ using fn_scipy_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21221,6 +21707,7 @@ using fn_scipy_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21262,6 +21749,7 @@ using fn_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21303,6 +21791,7 @@ using fn_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21344,6 +21833,7 @@ using fn_scipy_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21385,6 +21875,7 @@ using fn_scipy_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21426,6 +21917,7 @@ using fn_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21467,6 +21959,7 @@ using fn_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21508,6 +22001,7 @@ using fn_scipy_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21549,6 +22043,7 @@ using fn_scipy_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21590,6 +22085,7 @@ using fn_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_k, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21633,6 +22129,7 @@ using fn_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21678,6 +22175,7 @@ using fn_scipy_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21723,6 +22221,7 @@ using fn_scipy_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21768,6 +22267,7 @@ using fn_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21813,6 +22313,7 @@ using fn_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21858,6 +22359,7 @@ using fn_scipy_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21903,6 +22405,7 @@ using fn_scipy_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21948,6 +22451,7 @@ using fn_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -21993,6 +22497,7 @@ using fn_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22038,6 +22543,7 @@ using fn_scipy_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22083,6 +22589,7 @@ using fn_scipy_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22128,6 +22635,7 @@ using fn_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22173,6 +22681,7 @@ using fn_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22218,6 +22727,7 @@ using fn_scipy_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22263,6 +22773,7 @@ using fn_scipy_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22308,6 +22819,7 @@ using fn_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_trans, (void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22353,6 +22865,7 @@ using fn_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22397,6 +22910,7 @@ using fn_scipy_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22441,6 +22955,7 @@ using fn_scipy_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22485,6 +23000,7 @@ using fn_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22529,6 +23045,7 @@ using fn_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22573,6 +23090,7 @@ using fn_scipy_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22617,6 +23135,7 @@ using fn_scipy_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22661,6 +23180,7 @@ using fn_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22705,6 +23225,7 @@ using fn_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22749,6 +23270,7 @@ using fn_scipy_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22793,6 +23315,7 @@ using fn_scipy_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22837,6 +23360,7 @@ using fn_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22881,6 +23405,7 @@ using fn_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22925,6 +23450,7 @@ using fn_scipy_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -22969,6 +23495,7 @@ using fn_scipy_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23013,6 +23540,7 @@ using fn_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 15;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23060,6 +23588,7 @@ using fn_sgeev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23108,6 +23637,7 @@ using fn_scipy_sgeev__t = void (*)(const char*, const char*, const int32_t*, flo
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23156,6 +23686,7 @@ using fn_scipy_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23204,6 +23735,7 @@ using fn_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23252,6 +23784,7 @@ using fn_dgeev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23300,6 +23833,7 @@ using fn_scipy_dgeev__t = void (*)(const char*, const char*, const int32_t*, dou
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23348,6 +23882,7 @@ using fn_scipy_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23396,6 +23931,7 @@ using fn_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, double
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23443,6 +23979,7 @@ using fn_cgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23490,6 +24027,7 @@ using fn_scipy_cgeev__t = void (*)(const char*, const char*, const int32_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23537,6 +24075,7 @@ using fn_scipy_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23584,6 +24123,7 @@ using fn_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23631,6 +24171,7 @@ using fn_zgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23678,6 +24219,7 @@ using fn_scipy_zgeev__t = void (*)(const char*, const char*, const int32_t*, std
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23725,6 +24267,7 @@ using fn_scipy_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23772,6 +24315,7 @@ using fn_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   gofl_call.info = info;
   void* const gofl_argv[] = {(void*)p_jobvl, (void*)p_jobvr, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
   gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     gofl_real(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -23793,5 +24337,845 @@ extern "C" GOFL_EXPORT void zgeev_64_(const char* p_jobvl, const char* p_jobvr, 
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+}
+
+using fn_sgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, float*, float*, float*, float*, float*, const int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, float* a, const int32_t* p_lda, float* wr, float* wi, float* vl, const int32_t* p_ldvl, float* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgeevx__t gofl_real = reinterpret_cast<fn_sgeevx__t>(gofl::real_fn(S_sgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_sgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, float* a, const int32_t* p_lda, float* wr, float* wi, float* vl, const int32_t* p_ldvl, float* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_sgeevx__t gofl_real = reinterpret_cast<fn_sgeevx__t>(gofl::g_real[S_sgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_sgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, float*, float*, float*, float*, float*, const int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, float* a, const int32_t* p_lda, float* wr, float* wi, float* vl, const int32_t* p_ldvl, float* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgeevx__t gofl_real = reinterpret_cast<fn_scipy_sgeevx__t>(gofl::real_fn(S_scipy_sgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_sgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, float* a, const int32_t* p_lda, float* wr, float* wi, float* vl, const int32_t* p_ldvl, float* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_sgeevx__t gofl_real = reinterpret_cast<fn_scipy_sgeevx__t>(gofl::g_real[S_scipy_sgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_sgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, float*, float*, float*, float*, float*, const int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, float* a, const int64_t* p_lda, float* wr, float* wi, float* vl, const int64_t* p_ldvl, float* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_sgeevx_64__t>(gofl::real_fn(S_scipy_sgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_sgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, float* a, const int64_t* p_lda, float* wr, float* wi, float* vl, const int64_t* p_ldvl, float* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_sgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_sgeevx_64__t>(gofl::g_real[S_scipy_sgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_sgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, float*, float*, float*, float*, float*, const int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, float* a, const int64_t* p_lda, float* wr, float* wi, float* vl, const int64_t* p_ldvl, float* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgeevx_64__t gofl_real = reinterpret_cast<fn_sgeevx_64__t>(gofl::real_fn(S_sgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_sgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(float), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(float), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, float* a, const int64_t* p_lda, float* wr, float* wi, float* vl, const int64_t* p_ldvl, float* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_sgeevx_64__t gofl_real = reinterpret_cast<fn_sgeevx_64__t>(gofl::g_real[S_sgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_dgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, double*, double*, double*, double*, double*, const int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, double* a, const int32_t* p_lda, double* wr, double* wi, double* vl, const int32_t* p_ldvl, double* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgeevx__t gofl_real = reinterpret_cast<fn_dgeevx__t>(gofl::real_fn(S_dgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_dgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, double* a, const int32_t* p_lda, double* wr, double* wi, double* vl, const int32_t* p_ldvl, double* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_dgeevx__t gofl_real = reinterpret_cast<fn_dgeevx__t>(gofl::g_real[S_dgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_dgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, double*, double*, double*, double*, double*, const int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, double* a, const int32_t* p_lda, double* wr, double* wi, double* vl, const int32_t* p_ldvl, double* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgeevx__t gofl_real = reinterpret_cast<fn_scipy_dgeevx__t>(gofl::real_fn(S_scipy_dgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_dgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, double* a, const int32_t* p_lda, double* wr, double* wi, double* vl, const int32_t* p_ldvl, double* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_dgeevx__t gofl_real = reinterpret_cast<fn_scipy_dgeevx__t>(gofl::g_real[S_scipy_dgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_dgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, double*, double*, double*, double*, double*, const int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, double* a, const int64_t* p_lda, double* wr, double* wi, double* vl, const int64_t* p_ldvl, double* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_dgeevx_64__t>(gofl::real_fn(S_scipy_dgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_dgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, double* a, const int64_t* p_lda, double* wr, double* wi, double* vl, const int64_t* p_ldvl, double* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_dgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_dgeevx_64__t>(gofl::g_real[S_scipy_dgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_dgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, double*, double*, double*, double*, double*, const int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, double* a, const int64_t* p_lda, double* wr, double* wi, double* vl, const int64_t* p_ldvl, double* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgeevx_64__t gofl_real = reinterpret_cast<fn_dgeevx_64__t>(gofl::real_fn(S_dgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_dgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(wr, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 7);
+  gofl_call.add_operand(wi, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(double), GOFL_OUT, 9);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(double), GOFL_OUT, 11);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)wr, (void*)wi, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)iwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, double* a, const int64_t* p_lda, double* wr, double* wi, double* vl, const int64_t* p_ldvl, double* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_dgeevx_64__t gofl_real = reinterpret_cast<fn_dgeevx_64__t>(gofl::g_real[S_dgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_cgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, int32_t*, float*, float*, float*, float*, std::complex<float>*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int32_t* p_ldvl, std::complex<float>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgeevx__t gofl_real = reinterpret_cast<fn_cgeevx__t>(gofl::real_fn(S_cgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_cgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int32_t* p_ldvl, std::complex<float>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_cgeevx__t gofl_real = reinterpret_cast<fn_cgeevx__t>(gofl::g_real[S_cgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_cgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, int32_t*, float*, float*, float*, float*, std::complex<float>*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int32_t* p_ldvl, std::complex<float>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgeevx__t gofl_real = reinterpret_cast<fn_scipy_cgeevx__t>(gofl::real_fn(S_scipy_cgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_cgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int32_t* p_ldvl, std::complex<float>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_cgeevx__t gofl_real = reinterpret_cast<fn_scipy_cgeevx__t>(gofl::g_real[S_scipy_cgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_cgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, int64_t*, float*, float*, float*, float*, std::complex<float>*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int64_t* p_ldvl, std::complex<float>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_cgeevx_64__t>(gofl::real_fn(S_scipy_cgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_cgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int64_t* p_ldvl, std::complex<float>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_cgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_cgeevx_64__t>(gofl::g_real[S_scipy_cgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_cgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, int64_t*, float*, float*, float*, float*, std::complex<float>*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int64_t* p_ldvl, std::complex<float>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgeevx_64__t gofl_real = reinterpret_cast<fn_cgeevx_64__t>(gofl::real_fn(S_cgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_cgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<float>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<float>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<float>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* w, std::complex<float>* vl, const int64_t* p_ldvl, std::complex<float>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, float* scale, float* abnrm, float* rconde, float* rcondv, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_cgeevx_64__t gofl_real = reinterpret_cast<fn_cgeevx_64__t>(gofl::g_real[S_cgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_zgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, int32_t*, double*, double*, double*, double*, std::complex<double>*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int32_t* p_ldvl, std::complex<double>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgeevx__t gofl_real = reinterpret_cast<fn_zgeevx__t>(gofl::real_fn(S_zgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_zgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int32_t* p_ldvl, std::complex<double>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_zgeevx__t gofl_real = reinterpret_cast<fn_zgeevx__t>(gofl::g_real[S_zgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_zgeevx__t = void (*)(const char*, const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, int32_t*, double*, double*, double*, double*, std::complex<double>*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int32_t* p_ldvl, std::complex<double>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgeevx__t gofl_real = reinterpret_cast<fn_scipy_zgeevx__t>(gofl::real_fn(S_scipy_zgeevx_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_zgeevx_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgeevx_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int32_t* p_ldvl, std::complex<double>* vr, const int32_t* p_ldvr, int32_t* ilo, int32_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_zgeevx__t gofl_real = reinterpret_cast<fn_scipy_zgeevx__t>(gofl::g_real[S_scipy_zgeevx_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_scipy_zgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, int64_t*, double*, double*, double*, double*, std::complex<double>*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int64_t* p_ldvl, std::complex<double>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_zgeevx_64__t>(gofl::real_fn(S_scipy_zgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_zgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int64_t* p_ldvl, std::complex<double>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_scipy_zgeevx_64__t gofl_real = reinterpret_cast<fn_scipy_zgeevx_64__t>(gofl::g_real[S_scipy_zgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_zgeevx_64__t = void (*)(const char*, const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, int64_t*, double*, double*, double*, double*, std::complex<double>*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int64_t* p_ldvl, std::complex<double>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgeevx_64__t gofl_real = reinterpret_cast<fn_zgeevx_64__t>(gofl::real_fn(S_zgeevx_64_, gofl_site));
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  gofl::Call gofl_call(S_zgeevx_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(std::complex<double>), GOFL_OUT, 7);
+  gofl_call.add_operand(vl, static_cast<int64_t>(isV(jobvl) ? mat(n, n, ldvl) : 0), sizeof(std::complex<double>), GOFL_OUT, 8);
+  gofl_call.add_operand(vr, static_cast<int64_t>(isV(jobvr) ? mat(n, n, ldvr) : 0), sizeof(std::complex<double>), GOFL_OUT, 10);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_balanc, (void*)p_jobvl, (void*)p_jobvr, (void*)p_sense, (void*)p_n, (void*)a, (void*)p_lda, (void*)w, (void*)vl, (void*)p_ldvl, (void*)vr, (void*)p_ldvr, (void*)ilo, (void*)ihi, (void*)scale, (void*)abnrm, (void*)rconde, (void*)rcondv, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 22;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgeevx_64_(const char* p_balanc, const char* p_jobvl, const char* p_jobvr, const char* p_sense, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* w, std::complex<double>* vl, const int64_t* p_ldvl, std::complex<double>* vr, const int64_t* p_ldvr, int64_t* ilo, int64_t* ihi, double* scale, double* abnrm, double* rconde, double* rcondv, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_balanc, gofl_strlen l_jobvl, gofl_strlen l_jobvr, gofl_strlen l_sense) {
+  [[maybe_unused]] const char balanc = *p_balanc;
+  [[maybe_unused]] const char jobvl = *p_jobvl;
+  [[maybe_unused]] const char jobvr = *p_jobvr;
+  [[maybe_unused]] const char sense = *p_sense;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldvl = static_cast<int64_t>(*p_ldvl);
+  [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
+  const fn_zgeevx_64__t gofl_real = reinterpret_cast<fn_zgeevx_64__t>(gofl::g_real[S_zgeevx_64_].load(std::memory_order_acquire));
+  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {
+    return gofl_real(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
 }
 

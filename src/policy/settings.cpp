@@ -66,6 +66,16 @@ Settings parse_settings(const char* (*get)(const char*), std::string* msgs) {
     if (!parse_bool(v, &s.verify)) complain(msgs, "GPU_OFFLOAD_VERIFY", v, "1 or 0", "0");
   }
   if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
+  if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
+    char* end = nullptr;
+    double b = strtod(v, &end);
+    double unit = 1;
+    if (end && (*end == 'K' || *end == 'k')) unit = 1024.0, ++end;
+    else if (end && (*end == 'M' || *end == 'm')) unit = 1024.0 * 1024, ++end;
+    else if (end && (*end == 'G' || *end == 'g')) unit = 1024.0 * 1024 * 1024, ++end;
+    if (end && *end == '\0' && b >= 0) s.memory_reserve = b * unit;
+    else complain(msgs, "GPU_OFFLOAD_MEMORY_RESERVE", v, "a size in bytes, optionally with K, M or G", "the level's reserve");
+  }
   return s;
 }
 

@@ -1,6 +1,8 @@
 // The one place every intercepted call passes through on its slow path: nesting depth, the
 // decision, timing, fingerprints, the trace record and the summary counters.
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -12,7 +14,10 @@
 
 #include "policy/decide.h"
 #include "policy/settings.h"
+#include "policy/verify.h"
+#include "preload/api.h"
 #include "preload/fingerprint.h"
+#include "preload/gpu.h"
 #include "preload/summary.h"
 #include "preload/wrapper_support.h"
 #include "trace/writer.h"
@@ -44,6 +49,7 @@ int tid() {
 
 void at_fork_child() {
   t_tid = 0;
+  gpu_fork_child();
   trace_fork_child();
   summary_reset();
 }
@@ -75,6 +81,46 @@ int64_t read_info(const gofl_call& c) {
   return (c.flags & GOFL_F_ILP64) ? *static_cast<const int64_t*>(c.info) : *static_cast<const int32_t*>(c.info);
 }
 
+[[noreturn]] void copy_out_lost(const gofl_call& c, const gofl_gpu_result& r) {
+  // Results were partly written and in-place inputs are gone: no correct result can be produced.
+  fprintf(stderr,
+          "gpu-offload: copying the results of %s back from the GPU failed at %s (error %d) after part of "
+          "them was written; its in-place inputs are lost, so no correct result can be produced. Stopping.\n",
+          gofl_ops[c.op].name, r.where, r.detail);
+  abort();
+}
+
+// The GPU runs the call (or, in verify mode, runs it into private outputs before the CPU does).
+void run_on_gpu(gofl_call& c) {
+  if (c.reason == GOFL_R_VERIFY) {
+    verify_gpu_first(c);
+    c.device = GOFL_DEV_CPU;  // the program receives the CPU library's result
+    return;
+  }
+  gofl_gpu_result r{};
+  bool busy = false;
+  const int st = gpu_run(c, &r, &busy);
+  if (busy) {
+    c.device = GOFL_DEV_CPU;
+    c.reason = GOFL_R_IN_BACKEND;
+    return;
+  }
+  if (st == GOFL_GPU_OK) {
+    c.copy_in_s = r.copy_in_s;
+    c.compute_s = r.compute_s;
+    c.copy_out_s = r.copy_out_s;
+    return;
+  }
+  if (st == GOFL_GPU_COPY_OUT_FAILED) {
+    for (int i = 0; i < c.n_operands; ++i)
+      if (c.operands[i].role == GOFL_INOUT) copy_out_lost(c, r);
+  }
+  c.device = GOFL_DEV_CPU;
+  c.reason = st == GOFL_GPU_INVALID_ARGS ? GOFL_R_INVALID_ARGS : GOFL_R_GPU_FAILED;
+  c.gpu_status = uint16_t(st);
+  c.gpu_detail = uint16_t(r.detail);
+}
+
 }  // namespace
 
 bool enter(gofl_call& c) {
@@ -98,6 +144,7 @@ bool enter(gofl_call& c) {
     }
   }
   c.t0_ns = now_ns();
+  if (c.device == GOFL_DEV_GPU) run_on_gpu(c);
   return c.device == GOFL_DEV_CPU;
 }
 
@@ -105,8 +152,10 @@ void leave(gofl_call& c) {
   const uint64_t t1 = now_ns();
   --t_depth;
   const uint64_t dur = t1 - c.t0_ns;
+  if (c.verify) verify_compare(c);
   const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
+  if (c.depth == 0) note_last_call(c);
   if (!g_record) return;
   if (c.traced) {
     gofl_call_record r;
@@ -131,6 +180,8 @@ void leave(gofl_call& c) {
     r.copy_in_s = c.copy_in_s;
     r.compute_s = c.compute_s;
     r.copy_out_s = c.copy_out_s;
+    r.gpu_status = c.gpu_status;
+    r.gpu_detail = c.gpu_detail;
     for (int i = 0; i < c.n_operands; ++i) {
       const gofl_call_operand& o = c.operands[i];
       const uint64_t bytes = uint64_t(o.elems) * o.elem_size;

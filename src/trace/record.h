@@ -83,7 +83,8 @@ typedef struct gofl_call_record {
   float copy_in_s;      // GPU side, when it ran there
   float compute_s;
   float copy_out_s;
-  uint32_t reserved;
+  uint16_t gpu_status;  // why a GPU attempt failed (gofl_gpu_status in src/cuda/backend_abi.h), 0 if none
+  uint16_t gpu_detail;  // the CUDA / cuBLAS / cuSOLVER error number
   gofl_operand operands[GOFL_MAX_OPERANDS];
 } gofl_call_record;
 

@@ -1,0 +1,23 @@
+/* gpu-offload's public C interface: available in any program running with libgpuoffload.so
+ * (look the functions up with dlsym(RTLD_DEFAULT, ...) so the program also runs without it). */
+#ifndef GPU_OFFLOAD_H
+#define GPU_OFFLOAD_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where this thread's last intercepted top-level call ran: device 0 = CPU, 1 = GPU; reason is a
+ * gofl_reason (see `gpu-offload help reasons`); gpu_status is the failure code of a GPU attempt. */
+void gpu_offload_last_call(int* device, int* reason, int* gpu_status);
+
+/* Test-only: make a step of the GPU path fail ("alloc", "h2d", "compute") or corrupt its result
+ * ("corrupt"); NULL restores normal operation. Results stay correct: the CPU library runs instead
+ * (or, for "corrupt", verify mode reports the mismatch). */
+void gpu_offload_test_fault(const char* spec);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,19 @@
+// Verify mode (--verify): every GPU-capable call runs on both devices. The GPU writes into private
+// copies of the outputs first; then the CPU library runs the call on the program's buffers (so the
+// program always receives the CPU result); then the two are compared.
+#pragma once
+
+#include "common/call.h"
+
+namespace gofl {
+
+// Run `c` on the GPU into private outputs (kept in c.verify until verify_compare).
+void verify_gpu_first(gofl_call& c);
+// After the CPU run: compare, set c.verify_error and GOFL_F_VERIFY_MISMATCH, free the copies.
+// Returns true when a mismatch was found.
+bool verify_compare(gofl_call& c);
+
+// Tolerance relative to the largest value: 2e-3 for single, 1e-8 for double precision.
+double verify_tolerance(const gofl_call& c);
+
+}  // namespace gofl

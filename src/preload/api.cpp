@@ -1,0 +1,30 @@
+// The small public C interface of libgpuoffload.so (for tests and curious programs); declared in
+// include/gpu_offload.h.
+#include "preload/api.h"
+
+#include "preload/gpu.h"
+#include "preload/wrapper_support.h"
+
+namespace gofl {
+__thread int t_last_device __attribute__((tls_model("initial-exec"))) = -1;
+__thread int t_last_reason __attribute__((tls_model("initial-exec"))) = -1;
+__thread int t_last_gpu_status __attribute__((tls_model("initial-exec"))) = 0;
+
+void note_last_call(const gofl_call& c) {
+  t_last_device = c.device;
+  t_last_reason = c.reason;
+  t_last_gpu_status = c.gpu_status;
+}
+}  // namespace gofl
+
+extern "C" {
+
+GOFL_EXPORT void gpu_offload_last_call(int* device, int* reason, int* gpu_status) {
+  if (device) *device = gofl::t_last_device;
+  if (reason) *reason = gofl::t_last_reason;
+  if (gpu_status) *gpu_status = gofl::t_last_gpu_status;
+}
+
+GOFL_EXPORT void gpu_offload_test_fault(const char* spec) { gofl::gpu_set_fault(spec); }
+
+}  // extern "C"

@@ -1,0 +1,131 @@
+#include "preload/gpu.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <atomic>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "policy/settings.h"
+
+namespace gofl {
+namespace {
+
+enum class State { NotTried, Started, Unavailable };
+
+std::mutex g_start_mu;
+std::atomic<State> g_state{State::NotTried};
+const gofl_backend* g_backend = nullptr;
+std::string g_reason;
+bool g_lost_by_fork = false;
+double g_startup_s = 0;
+pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
+std::string g_fault;
+bool g_fault_set = false;
+
+std::string backend_path() {
+  if (const char* env = secure_getenv("GPU_OFFLOAD_BACKEND"); env && *env) return env;
+  Dl_info di{};
+  if (dladdr(reinterpret_cast<const void*>(&backend_path), &di) && di.dli_fname) {
+    std::string self = di.dli_fname;
+    size_t slash = self.rfind('/');
+    if (slash != std::string::npos) return self.substr(0, slash + 1) + GOFL_BACKEND_SONAME;
+  }
+  return GOFL_BACKEND_SONAME;
+}
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void start_locked() {
+  const double t0 = now_s();
+  const std::string path = backend_path();
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    g_reason = std::string("cannot load the GPU backend ") + path + ": " + dlerror();
+    g_state = State::Unavailable;
+    return;
+  }
+  auto entry = reinterpret_cast<gofl_backend_entry_fn>(dlsym(h, GOFL_BACKEND_ENTRY));
+  const gofl_backend* b = entry ? entry() : nullptr;
+  if (!b || b->abi != GOFL_BACKEND_ABI) {
+    g_reason = path + " is from another gpu-offload version (backend interface mismatch)";
+    g_state = State::Unavailable;
+    return;
+  }
+  char msg[256] = "";
+  if (b->start(msg, sizeof msg) != GOFL_GPU_OK) {
+    g_reason = std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed");
+    g_state = State::Unavailable;
+    return;
+  }
+  if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
+  g_backend = b;
+  g_startup_s = now_s() - t0;
+  g_state = State::Started;
+}
+
+}  // namespace
+
+const gofl_backend* gpu_backend() {
+  State s = g_state.load(std::memory_order_acquire);
+  if (s == State::Started) return g_backend;
+  if (s == State::Unavailable || g_lost_by_fork) return nullptr;
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  if (g_state.load() == State::NotTried) {
+    start_locked();
+    // Someone who asked for the GPU should hear why it is not used; auto mode stays quiet
+    // (the summary and the trace give the reason).
+    if (g_state.load() == State::Unavailable && settings().device == DeviceMode::Gpu)
+      fprintf(stderr, "gpu-offload: %s; every call runs on the CPU\n", g_reason.c_str());
+  }
+  return g_state.load() == State::Started ? g_backend : nullptr;
+}
+
+bool gpu_started() { return g_state.load(std::memory_order_acquire) == State::Started; }
+const char* gpu_unavailable_reason() { return g_reason.c_str(); }
+bool gpu_lost_by_fork() { return g_lost_by_fork; }
+double gpu_startup_seconds() { return g_startup_s; }
+
+int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
+  *busy = false;
+  const gofl_backend* b = gpu_backend();
+  if (!b) return GOFL_GPU_NO_DEVICE;
+  // Never wait: a thread inside a CUDA library calling host BLAS would deadlock on us.
+  if (pthread_mutex_trylock(&g_run_mu) != 0) {
+    *busy = true;
+    return GOFL_GPU_OK;
+  }
+  int st = b->run(&c, r);
+  pthread_mutex_unlock(&g_run_mu);
+  return st;
+}
+
+void gpu_set_fault(const char* spec) {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  g_fault = spec ? spec : "";
+  g_fault_set = true;
+  if (g_state.load() == State::Started) g_backend->set_fault(spec);
+}
+
+void gpu_fork_child() {
+  // The mutexes may have been held by other threads of the parent.
+  new (&g_start_mu) std::mutex();
+  pthread_mutex_init(&g_run_mu, nullptr);
+  if (g_state.load() == State::Started) {
+    g_lost_by_fork = true;
+    g_state = State::Unavailable;
+    g_reason = "this process was forked after its parent started the GPU";
+  }
+}
+
+}  // namespace gofl

@@ -1,0 +1,25 @@
+// The preload library's side of the GPU: loading libgpuoffload-cuda.so on first use, one GPU call
+// at a time, and no GPU in a child forked after the GPU started.
+#pragma once
+
+#include <stdint.h>
+
+#include "cuda/backend_abi.h"
+
+namespace gofl {
+
+// The backend, started on first call; nullptr when it cannot be used (see gpu_unavailable_reason).
+const gofl_backend* gpu_backend();
+bool gpu_started();
+const char* gpu_unavailable_reason();
+// True in a child of a process that had started the GPU: its CUDA context did not survive fork().
+bool gpu_lost_by_fork();
+// Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
+int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);
+// Test-only fault switch, applied now or when the backend starts.
+void gpu_set_fault(const char* spec);
+void gpu_fork_child();
+// Seconds the backend's start took (0 before).
+double gpu_startup_seconds();
+
+}  // namespace gofl
