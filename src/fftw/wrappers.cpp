@@ -1,0 +1,277 @@
+// The exported FFTW functions, fftw_ and fftwf_ from one list (GOFL_FFTW_API): plan creators remember
+// each plan's shape, executes are measured through the dispatcher, destroy_plan forgets. Measurement
+// only: the real FFTW always runs. libfftw3 is never linked; its functions are found at run time.
+#include <atomic>
+#include <type_traits>
+#include <vector>
+
+#include "fftw/plan_info.h"
+#include "fftw/plan_table.h"
+#include "preload/resolve.h"
+#include "preload/wrapper_support.h"
+
+namespace gofl::fftw {
+
+// fftw3.h's types, as far as the wrappers need them: plans are opaque, fftw_complex is R[2].
+struct PlanS;
+using Plan = PlanS*;
+template <class R>
+using Cplx = R[2];
+struct IoDim {
+  int n, is, os;
+};
+
+namespace {
+
+// FFTW functions are not in the generated symbol table; their records carry this sym instead.
+constexpr uint16_t kFftwSym = 0xFFFF;
+
+template <class R>
+constexpr bool kSingle = std::is_same<R, float>::value;
+
+void* real_function(std::atomic<void*>& slot, const char* name, const void* caller) {
+  void* p = slot.load(std::memory_order_acquire);
+  if (__builtin_expect(p != nullptr, 1)) return p;
+  p = find_real_or_exit(name, caller);
+  slot.store(p, std::memory_order_release);  // two racing threads found the same function
+  return p;
+}
+
+// Calls the real creator (whose signature is the exported one's) and remembers a plan it made.
+template <class Shape, class... A>
+Plan create(std::atomic<void*>& slot, const char* name, const void* caller, Shape shape, A... args) {
+  Plan p = reinterpret_cast<Plan (*)(A...)>(real_function(slot, name, caller))(args...);
+  if (p) plan_remember(p, shape());
+  return p;
+}
+
+template <class R>
+PlanInfo simple(Kind kind, int rank, const int* n, const void* in, const void* out, unsigned flags) {
+  return describe_many(kind, kSingle<R>, rank, n, 1, in, nullptr, 1, 1, out, nullptr, 1, 1, flags);
+}
+
+template <class R>
+PlanInfo guru(Kind kind, int rank, const IoDim* dims, int howmany_rank, const IoDim* howmany_dims, const void* in,
+              const void* out, unsigned flags) {
+  auto convert = [](int count, const IoDim* d) {
+    std::vector<Dim> v;
+    for (int i = 0; i < count; ++i) v.push_back(Dim{d[i].n, d[i].is, d[i].os});
+    return v;
+  };
+  return describe_guru(kind, kSingle<R>, convert(rank, dims), convert(howmany_rank, howmany_dims), in, out, flags);
+}
+
+void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int role) {
+  gofl_call_operand& o = c.operands[c.n_operands++];
+  o.ptr = static_cast<const char*>(base) + s.lo * int64_t(elem_size);
+  o.elems = s.elems;
+  o.elem_size = elem_size;
+  o.role = decltype(o.role)(role);
+  o.arg = -1;  // FFTW calls have no argv: nothing but measurement reads their operands
+}
+
+// The slow path's description of one execute, on the arrays it was given.
+[[gnu::noinline]] void describe(gofl_call& c, const PlanInfo& p, const void* in, const void* out, const void* caller, void* real) {
+  c.sym = kFftwSym;
+  c.real = real;
+  c.op = p.op;
+  c.flops = p.flops;
+  c.site = caller;
+  c.dims[0] = p.n;
+  c.dims[1] = p.howmany;
+  c.dims[2] = p.rank;
+  if (in == out) {
+    // In place: one buffer, read and written; the larger of its two views covers both.
+    const bool in_larger = p.in_span.elems * p.in_elem >= p.out_span.elems * p.out_elem;
+    add_operand(c, in, in_larger ? p.in_span : p.out_span, in_larger ? p.in_elem : p.out_elem, GOFL_INOUT);
+  } else {
+    add_operand(c, in, p.in_span, p.in_elem, p.in_role);
+    add_operand(c, out, p.out_span, p.out_elem, GOFL_OUT);
+  }
+}
+
+// One execute: unknown plans and small transforms go straight to FFTW, the rest through the dispatcher
+// like a generated BLAS wrapper. `in`/`out` nullptr: the plan's own arrays (fftw_execute).
+template <class... A>
+void execute(std::atomic<void*>& slot, const char* name, const void* caller, Plan plan, const void* in,
+             const void* out, A... args) {
+  auto real = reinterpret_cast<void (*)(A...)>(real_function(slot, name, caller));
+  const PlanInfo* p = plan_lookup(plan);
+  if (__builtin_expect(p == nullptr || p->flops < g_fast_limit, 1)) {
+    real(args...);
+    return;
+  }
+  gofl_call c = gofl_call();
+  describe(c, *p, in ? in : p->in, out ? out : p->out, caller, reinterpret_cast<void*>(real));
+  if (enter(c)) real(args...);
+  leave(c);
+}
+
+void destroy(std::atomic<void*>& slot, const char* name, const void* caller, Plan plan) {
+  auto real = reinterpret_cast<void (*)(Plan)>(real_function(slot, name, caller));
+  if (plan) plan_forget(plan);  // first: FFTW may hand the address to the next plan at once
+  real(plan);
+}
+
+}  // namespace
+}  // namespace gofl::fftw
+
+using gofl::fftw::Cplx;
+using gofl::fftw::IoDim;
+using gofl::fftw::Kind;
+using gofl::fftw::Plan;
+
+// Every exported function of one precision: P is the name prefix, R the real type. Each function keeps
+// its own real-function slot; __func__ is its exported name.
+#define GOFL_FFTW_CALLER __builtin_return_address(0)
+#define GOFL_FFTW_API(P, R)                                                                                        \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_1d(int n, Cplx<R>* in, Cplx<R>* out, int sign, unsigned flags) {        \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::C2C, 1, &n, in, out, flags); }, n, in, out, sign, flags);       \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_2d(int n0, int n1, Cplx<R>* in, Cplx<R>* out, int sign,                 \
+                                             unsigned flags) {                                                     \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1};                                                                                   \
+      return gofl::fftw::simple<R>(Kind::C2C, 2, n, in, out, flags);                                              \
+    }, n0, n1, in, out, sign, flags);                                                                             \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_3d(int n0, int n1, int n2, Cplx<R>* in, Cplx<R>* out, int sign,         \
+                                             unsigned flags) {                                                     \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1, n2};                                                                               \
+      return gofl::fftw::simple<R>(Kind::C2C, 3, n, in, out, flags);                                              \
+    }, n0, n1, n2, in, out, sign, flags);                                                                         \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft(int rank, const int* n, Cplx<R>* in, Cplx<R>* out, int sign,            \
+                                          unsigned flags) {                                                        \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::C2C, rank, n, in, out, flags); }, rank, n, in, out, sign, flags); \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_1d(int n, R* in, Cplx<R>* out, unsigned flags) {                    \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::R2C, 1, &n, in, out, flags); }, n, in, out, flags);             \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_2d(int n0, int n1, R* in, Cplx<R>* out, unsigned flags) {           \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1};                                                                                   \
+      return gofl::fftw::simple<R>(Kind::R2C, 2, n, in, out, flags);                                              \
+    }, n0, n1, in, out, flags);                                                                                   \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_3d(int n0, int n1, int n2, R* in, Cplx<R>* out, unsigned flags) {   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1, n2};                                                                               \
+      return gofl::fftw::simple<R>(Kind::R2C, 3, n, in, out, flags);                                              \
+    }, n0, n1, n2, in, out, flags);                                                                               \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_r2c(int rank, const int* n, R* in, Cplx<R>* out, unsigned flags) {      \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::R2C, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_1d(int n, Cplx<R>* in, R* out, unsigned flags) {                    \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::C2R, 1, &n, in, out, flags); }, n, in, out, flags);             \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_2d(int n0, int n1, Cplx<R>* in, R* out, unsigned flags) {           \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1};                                                                                   \
+      return gofl::fftw::simple<R>(Kind::C2R, 2, n, in, out, flags);                                              \
+    }, n0, n1, in, out, flags);                                                                                   \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_3d(int n0, int n1, int n2, Cplx<R>* in, R* out, unsigned flags) {   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      const int n[] = {n0, n1, n2};                                                                               \
+      return gofl::fftw::simple<R>(Kind::C2R, 3, n, in, out, flags);                                              \
+    }, n0, n1, n2, in, out, flags);                                                                               \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_dft_c2r(int rank, const int* n, Cplx<R>* in, R* out, unsigned flags) {      \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
+        [&] { return gofl::fftw::simple<R>(Kind::C2R, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_many_dft(int rank, const int* n, int howmany, Cplx<R>* in,                  \
+                                               const int* inembed, int istride, int idist, Cplx<R>* out,           \
+                                               const int* onembed, int ostride, int odist, int sign,               \
+                                               unsigned flags) {                                                   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::describe_many(Kind::C2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
+                                       idist, out, onembed, ostride, odist, flags);                                \
+    }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, sign, flags);                 \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_many_dft_r2c(int rank, const int* n, int howmany, R* in,                    \
+                                                   const int* inembed, int istride, int idist, Cplx<R>* out,       \
+                                                   const int* onembed, int ostride, int odist, unsigned flags) {   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::describe_many(Kind::R2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
+                                       idist, out, onembed, ostride, odist, flags);                                \
+    }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);                       \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_many_dft_c2r(int rank, const int* n, int howmany, Cplx<R>* in,              \
+                                                   const int* inembed, int istride, int idist, R* out,             \
+                                                   const int* onembed, int ostride, int odist, unsigned flags) {   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::describe_many(Kind::C2R, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
+                                       idist, out, onembed, ostride, odist, flags);                                \
+    }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);                       \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_guru_dft(int rank, const IoDim* dims, int howmany_rank,                     \
+                                               const IoDim* howmany_dims, Cplx<R>* in, Cplx<R>* out, int sign,     \
+                                               unsigned flags) {                                                   \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::guru<R>(Kind::C2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+    }, rank, dims, howmany_rank, howmany_dims, in, out, sign, flags);                                             \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_guru_dft_r2c(int rank, const IoDim* dims, int howmany_rank,                 \
+                                                   const IoDim* howmany_dims, R* in, Cplx<R>* out,                 \
+                                                   unsigned flags) {                                               \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::guru<R>(Kind::R2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+    }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT Plan P##plan_guru_dft_c2r(int rank, const IoDim* dims, int howmany_rank,                 \
+                                                   const IoDim* howmany_dims, Cplx<R>* in, R* out,                 \
+                                                   unsigned flags) {                                               \
+    static std::atomic<void*> real;                                                                               \
+    return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
+      return gofl::fftw::guru<R>(Kind::C2R, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+    }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void P##destroy_plan(Plan p) {                                                           \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::destroy(real, __func__, GOFL_FFTW_CALLER, p);                                                     \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void P##execute(const Plan p) {                                                          \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, nullptr, nullptr, p);                                \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void P##execute_dft(const Plan p, Cplx<R>* in, Cplx<R>* out) {                           \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void P##execute_dft_r2c(const Plan p, R* in, Cplx<R>* out) {                             \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void P##execute_dft_c2r(const Plan p, Cplx<R>* in, R* out) {                             \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
+  }
+
+GOFL_FFTW_API(fftw_, double)
+GOFL_FFTW_API(fftwf_, float)
