@@ -24,7 +24,6 @@ struct IoDim {
 namespace {
 
 // FFTW functions are not in the generated symbol table; their records carry this sym instead.
-constexpr uint16_t kFftwSym = 0xFFFF;
 
 template <class R>
 constexpr bool kSingle = std::is_same<R, float>::value;
@@ -72,7 +71,7 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
 
 // The slow path's description of one execute, on the arrays it was given.
 [[gnu::noinline]] void describe(gofl_call& c, const PlanInfo& p, const void* in, const void* out, const void* caller, void* real) {
-  c.sym = kFftwSym;
+  c.sym = GOFL_SYM_FFTW;
   c.real = real;
   c.op = p.op;
   c.flops = p.flops;

@@ -70,8 +70,8 @@ int collect_path(struct dl_phdr_info* info, size_t, void* data) {
   // The same words and exit status as the dynamic linker's own unresolved-symbol error.
   fprintf(stderr,
           "gpu-offload: symbol lookup error: %s: undefined symbol: %s\n"
-          "gpu-offload: no library loaded in this process defines %s; link or load the BLAS/LAPACK "
-          "library the program needs (gpu-offload forwards calls, it does not implement them)\n",
+          "gpu-offload: no library loaded in this process defines %s; link or load the library that "
+          "provides it (BLAS, LAPACK or FFTW): gpu-offload forwards calls, it does not implement them\n",
           from, name, name);
   fflush(stderr);
   _exit(127);

@@ -13,6 +13,7 @@ extern "C" {
 #define GOFL_TRACE_VERSION 1
 #define GOFL_TRACE_SUFFIX ".gofltrace"
 #define GOFL_MAX_OPERANDS 5                  // geev (real) has a, wr, wi, vl, vr
+#define GOFL_SYM_FFTW 0xFFFFu                // gofl_call_record.sym of FFTW executes (not a BLAS symbol)
 
 enum gofl_record_kind {
   GOFL_REC_CALL = 1,  // one intercepted call

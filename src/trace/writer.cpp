@@ -28,7 +28,8 @@ struct Writer {
   bool failed = false;          // could not create the file: tracing off, said once
   bool final_flush_done = false;
   int fd = -1;
-  std::string dir;
+  std::string dir;              // absolute: a program that changes directory still writes here
+  uint64_t start_realtime_ns = 0, start_monotonic_ns = 0;  // when tracing began in this process
   TraceInfo info{5, 2, ""};
   std::string profile;
   gofl_record buf[kBufferRecords];
@@ -85,12 +86,32 @@ bool write_all(int fd, const void* data, size_t len) {
   return true;
 }
 
+// mkdir -p: true when the folder exists afterwards.
+bool make_dirs(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    const std::string part = dir.substr(0, pos);
+    if (mkdir(part.c_str(), 0777) != 0 && errno != EEXIST) return false;
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0) return false;
+  if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return false; }
+  return true;
+}
+
+std::string absolute(const char* dir) {
+  if (dir[0] == '/') return dir;
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd)) return dir;
+  return std::string(cwd) + "/" + dir;
+}
+
 // Caller holds the lock. Creates the file exclusively: an existing file or a planted symlink is
 // never opened, a new name is tried instead.
 bool open_file(Writer& w) {
   if (w.fd >= 0) return true;
   if (w.failed) return false;
-  if (mkdir(w.dir.c_str(), 0777) != 0 && errno != EEXIST) {
+  if (!make_dirs(w.dir)) {
     fprintf(stderr, "gpu-offload: cannot create the trace folder %s: %s; tracing is off for this process\n",
             w.dir.c_str(), strerror(errno));
     w.failed = true;
@@ -115,8 +136,8 @@ bool open_file(Writer& w) {
       h.n_ops = GOFL_N_OPS;
       h.pid = getpid();
       h.ppid = getppid();
-      h.start_realtime_ns = now_ns(CLOCK_REALTIME);
-      h.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+      h.start_realtime_ns = w.start_realtime_ns;
+      h.start_monotonic_ns = w.start_monotonic_ns;
       h.level = w.info.level;
       h.device_mode = w.info.device_mode;
       gethostname(h.host, sizeof h.host - 1);
@@ -177,7 +198,9 @@ void site_record(Writer& w, uint64_t addr) {
 void trace_configure(const char* dir, const TraceInfo& info) {
   Writer& w = W();
   pthread_mutex_lock(&w.mu);
-  w.dir = dir;
+  w.dir = absolute(dir);
+  w.start_realtime_ns = now_ns(CLOCK_REALTIME);
+  w.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
   w.info = info;
   w.profile = info.profile ? info.profile : "";
   w.enabled = true;
@@ -221,6 +244,8 @@ void trace_fork_child() {
   w.fd = -1;
   w.failed = false;
   w.final_flush_done = false;
+  w.start_realtime_ns = now_ns(CLOCK_REALTIME);
+  w.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
   if (w.sites) w.sites->clear();
 }
 

@@ -1,0 +1,99 @@
+// gpu-offload dump: every CALL record, one line each, as CSV (for scripts and the tests) or a table.
+#include <inttypes.h>
+#include <stdio.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/help.h"
+#include "cli/names.h"
+#include "cli/options.h"
+#include "cli/text.h"
+#include "cli/traces.h"
+#include "common/table.h"
+
+namespace gofl::cli {
+namespace {
+
+// The order is part of the interface: tests and scripts read these columns by name and position.
+const char* const kCsvHeader =
+    "file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,reason,"
+    "m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
+    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s\n";
+
+std::string operands_field(const gofl_call_record& c) {
+  std::string out;
+  char buf[96];
+  for (int i = 0; i < c.n_operands; ++i) {
+    const gofl_operand& o = c.operands[i];
+    snprintf(buf, sizeof buf, "%s0x%" PRIx64 ":%" PRIu64 ":%" PRIu32 ":%" PRIu32, i ? ";" : "", o.addr, o.bytes,
+             o.fp_in, o.fp_out);
+    out += buf;
+  }
+  return out;
+}
+
+void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
+  const gofl_file_header& h = r.header();
+  const gofl_op_info& op = gofl_ops[c.op];
+  auto flag = [&](uint32_t f) { return (c.flags & f) ? 1 : 0; };
+  const TraceSite* site = r.site(c.site);
+  std::string site_offset;
+  if (site) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%" PRIx64, site->offset);
+    site_offset = buf;
+  }
+  fprintf(out,
+          "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%u,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%d,%" PRIu32
+          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g\n",
+          csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(c),
+          iface_name(c), scheme_name(c), flag(GOFL_F_ILP64), c.depth, flag(GOFL_F_NESTED), flag(GOFL_F_QUERY),
+          flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(), c.dims[0],
+          c.dims[1], c.dims[2], c.flops, c.info, c.tid, c.t_start_ns, c.duration_ns, c.site,
+          site ? csv_field(site->module).c_str() : "", site_offset.c_str(), operands_field(c).c_str(),
+          double(c.copy_in_s), double(c.compute_s), double(c.copy_out_s), unsigned(c.gpu_status), double(c.verify_error),
+          flag(GOFL_F_VERIFY_MISMATCH), double(c.pred_cpu_s), double(c.pred_gpu_s));
+}
+
+const char* const kTableFormat = "%7s  %-8s  %-20s  %-3s  %-19s  %5s  %7s  %7s  %7s  %9s  %9s  %s\n";
+
+void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
+  const TraceSite* site = r.site(c.site);
+  const std::string where = site ? site_label(site->module, site->offset, c.site) : site_label("", 0, c.site);
+  fprintf(out, kTableFormat, std::to_string(r.header().pid).c_str(), gofl_ops[c.op].name, symbol_name(c),
+          device_name(c.device), gofl_reason_name(c.reason), std::to_string(c.depth).c_str(),
+          std::to_string(c.dims[0]).c_str(), std::to_string(c.dims[1]).c_str(), std::to_string(c.dims[2]).c_str(),
+          format_si(c.flops).c_str(), format_seconds(c.duration_ns * 1e-9).c_str(), where.c_str());
+}
+
+}  // namespace
+
+int dump_command(const std::vector<std::string>& args) {
+  const ParsedOptions o = parse_options("dump", args, {{"--csv", nullptr}}, false);
+  if (o.help) {
+    fputs(find_command_help("dump")->text, stdout);
+    return 0;
+  }
+  if (o.positionals.empty()) throw UsageError("dump", "dump needs a trace folder or file");
+  const bool csv = o.has("--csv");
+  auto traces = open_traces(o.positionals);
+
+  static char buf[1 << 16];
+  setvbuf(stdout, buf, _IOFBF, sizeof buf);
+  if (csv) fputs(kCsvHeader, stdout);
+  else fprintf(stdout, kTableFormat, "pid", "op", "symbol", "dev", "reason", "depth", "m", "n", "k", "flops", "time",
+               "site");
+  gofl_record rec;
+  for (auto& r : traces) {
+    while (r->next(&rec)) {
+      if (rec.kind != GOFL_REC_CALL) continue;
+      if (csv) csv_line(stdout, *r, rec.u.call);
+      else table_line(stdout, *r, rec.u.call);
+    }
+  }
+  return 0;
+}
+
+}  // namespace gofl::cli

@@ -1,0 +1,21 @@
+// The help texts of the tool and its commands.
+#pragma once
+
+#include <stdio.h>
+
+namespace gofl::cli {
+
+struct CommandHelp {
+  const char* name;
+  const char* summary;  // one line for the overview
+  const char* text;     // the full help: synopsis, what it does, every option
+};
+
+// Every command, in the order the overview lists them.
+extern const CommandHelp kCommandHelp[];
+extern const int kCommandCount;
+
+const CommandHelp* find_command_help(const char* name);
+void print_overview(FILE* out);
+
+}  // namespace gofl::cli

@@ -1,0 +1,134 @@
+// gpu-offload run: options become GPU_OFFLOAD_* variables, the library goes first in LD_PRELOAD,
+// then the program replaces this process (its exit status and signals are the program's own).
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/cli.h"
+#include "cli/help.h"
+#include "cli/library_path.h"
+#include "cli/options.h"
+
+namespace gofl::cli {
+namespace {
+
+const std::vector<OptionSpec> kRunOptions = {
+    {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
+    {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
+};
+
+std::string absolute(const std::string& path) {
+  char buf[PATH_MAX];
+  if (realpath(path.c_str(), buf)) return buf;
+  return path;
+}
+
+// mkdir -p; the library would only say "tracing is off" per process, so fail here, once, instead.
+std::string prepare_trace_dir(const std::string& dir) {
+  if (dir.empty()) throw UsageError("run", "--trace needs a folder name");
+  std::string partial;
+  size_t pos = 0;
+  while (pos != std::string::npos) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (partial.empty()) continue;
+    if (mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
+      throw Failure("cannot create the trace folder " + partial + ": " + strerror(errno) +
+                    "; choose another with --trace DIR");
+  }
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw Failure("the trace folder " + dir + " is not a folder; choose another with --trace DIR");
+  if (access(dir.c_str(), W_OK | X_OK) != 0)
+    throw Failure("cannot write into the trace folder " + dir + ": " + strerror(errno) +
+                  "; choose another with --trace DIR");
+  // Absolute, because the program may change its working directory before its first trace record.
+  return absolute(dir);
+}
+
+std::string check_level(const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  const long l = strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || l < 1 || l > 10)
+    throw UsageError("run", "--level '" + v + "' is not valid; use a whole number from 1 to 10 (5 is the default)");
+  return std::to_string(l);
+}
+
+std::string check_profile(const std::string& v) {
+  if (access(v.c_str(), R_OK) != 0)
+    throw Failure("cannot read the profile " + v + ": " + strerror(errno));
+  return absolute(v);
+}
+
+// The library first; what was preloaded before stays, without a second copy of ours.
+std::string preload_list(const std::string& lib) {
+  std::string out = lib;
+  const char* old = getenv("LD_PRELOAD");
+  if (!old) return out;
+  const std::string s = old;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find_first_of(": ", start);
+    if (end == std::string::npos) end = s.size();
+    const std::string item = s.substr(start, end - start);
+    if (!item.empty() && item != lib) out += ":" + item;
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& args) {
+  const ParsedOptions o = parse_options("run", args, kRunOptions, true);
+  if (o.help) {
+    fputs(find_command_help("run")->text, stdout);
+    return 0;
+  }
+  std::vector<std::pair<const char*, std::string>> env;
+  if (o.has("--device")) {
+    const std::string& d = o.values.at("--device");
+    if (d != "cpu" && d != "gpu" && d != "auto")
+      throw UsageError("run", "--device '" + d + "' is not valid; use cpu, gpu or auto");
+    env.emplace_back("GPU_OFFLOAD_DEVICE", d);
+  }
+  if (o.has("--level")) env.emplace_back("GPU_OFFLOAD_LEVEL", check_level(o.values.at("--level")));
+  if (o.has("--summary")) env.emplace_back("GPU_OFFLOAD_SUMMARY", "1");
+  if (o.has("--verify")) env.emplace_back("GPU_OFFLOAD_VERIFY", "1");
+  if (o.positionals.empty()) throw UsageError("run", "run needs a PROGRAM to run");
+  if (o.has("--profile")) env.emplace_back("GPU_OFFLOAD_PROFILE", check_profile(o.values.at("--profile")));
+  const std::string lib = find_preload_library();
+  if (o.has("--trace")) env.emplace_back("GPU_OFFLOAD_TRACE", prepare_trace_dir(o.values.at("--trace")));
+  env.emplace_back("LD_PRELOAD", preload_list(lib));
+
+  for (const auto& [name, value] : env)
+    if (setenv(name, value.c_str(), 1) != 0) throw Failure(std::string("cannot set ") + name + ": " + strerror(errno));
+
+  std::vector<char*> argv;
+  for (const std::string& a : o.positionals) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  fflush(stdout);
+  execvp(argv[0], argv.data());
+  // Only reached when the program could not be started: report it the way a shell does.
+  const int err = errno;
+  const std::string& prog = o.positionals[0];
+  if (err == ENOENT) {
+    if (prog.find('/') == std::string::npos)
+      print_error(prog + ": command not found (not in PATH)");
+    else
+      print_error(prog + ": no such file");
+    return 127;
+  }
+  print_error(prog + ": cannot run it: " + strerror(err));
+  return 126;
+}
+
+}  // namespace gofl::cli

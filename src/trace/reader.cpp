@@ -1,0 +1,173 @@
+#include "trace/reader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "common/table.h"
+
+namespace gofl {
+namespace {
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+constexpr uint32_t kOtherByteOrder = 0x04030201u;  // GOFL_TRACE_BYTE_ORDER as the other byte order reads it
+const char* const kOtherVersion = "it was written by another gpu-offload version; read it with the gpu-offload that wrote it";
+
+bool ends_with(const std::string& s, const char* suffix) {
+  const size_t n = strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+}  // namespace
+
+std::string trace_text(const char* field, size_t cap) { return std::string(field, strnlen(field, cap)); }
+
+TraceReader::~TraceReader() {
+  if (f_) fclose(f_);
+}
+
+void TraceReader::open(const std::string& path) {
+  path_ = path;
+  const char* p = path.c_str();
+  f_ = fopen(p, "rb");
+  if (!f_) throw TraceError(format("%s: cannot open it: %s", p, strerror(errno)));
+  setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+  struct stat st;
+  if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) throw TraceError(format("%s: not a regular file", p));
+  const uint64_t size = uint64_t(st.st_size);
+
+  const size_t got = fread(&header_, 1, sizeof header_, f_);
+  const gofl_file_header& h = header_;
+  const size_t magic_len = strlen(GOFL_TRACE_MAGIC);
+  auto truncated = [&] {
+    return TraceError(format("%s: truncated header (%llu bytes; a trace header has %zu): its writer stopped "
+                             "before the header was complete",
+                             p, (unsigned long long)size, sizeof header_));
+  };
+  // The magic first: a file that is not a trace at all should not be called truncated.
+  if (got < magic_len && memcmp(h.magic, GOFL_TRACE_MAGIC, got) == 0) throw truncated();
+  if (got < magic_len || memcmp(h.magic, GOFL_TRACE_MAGIC, magic_len) != 0) {
+    if (got >= magic_len && memcmp(h.magic, GOFL_TRACE_MAGIC, magic_len - 1) == 0)
+      throw TraceError(format("%s: trace format %s, this gpu-offload reads %s: %s", p,
+                              trace_text(h.magic, magic_len).c_str(), GOFL_TRACE_MAGIC, kOtherVersion));
+    throw TraceError(format("%s: not a gpu-offload trace (wrong magic: it does not start with %s)", p,
+                            GOFL_TRACE_MAGIC));
+  }
+  if (got < sizeof header_) throw truncated();
+  if (h.byte_order != GOFL_TRACE_BYTE_ORDER) {
+    if (h.byte_order == kOtherByteOrder)
+      throw TraceError(format("%s: wrong byte order: it was written by another gpu-offload version running on a "
+                              "machine of the other byte order; read it on a machine like the one that wrote it",
+                              p));
+    throw TraceError(format("%s: wrong byte order mark 0x%08x (expected 0x%08x): the file is damaged or %s", p,
+                            h.byte_order, GOFL_TRACE_BYTE_ORDER, kOtherVersion));
+  }
+  if (h.version != GOFL_TRACE_VERSION)
+    throw TraceError(format("%s: trace format version %u, this gpu-offload reads version %d: %s", p, h.version,
+                            GOFL_TRACE_VERSION, kOtherVersion));
+  if (h.record_size != sizeof(gofl_record))
+    throw TraceError(format("%s: record size %u bytes, this gpu-offload's records have %zu: %s", p, h.record_size,
+                            sizeof(gofl_record), kOtherVersion));
+  if (h.ops_hash != GOFL_OPS_HASH || h.n_ops != GOFL_N_OPS)
+    throw TraceError(format("%s: ops_hash 0x%08x (%u operations) differs from this gpu-offload's table of "
+                            "operations (0x%08x, %d operations): %s",
+                            p, h.ops_hash, h.n_ops, GOFL_OPS_HASH, GOFL_N_OPS, kOtherVersion));
+
+  n_records_ = (size - sizeof header_) / sizeof(gofl_record);
+  tail_bytes_ = (size - sizeof header_) % sizeof(gofl_record);
+  index_ = 0;
+}
+
+bool TraceReader::next(gofl_record* rec) {
+  if (index_ >= n_records_) return false;
+  if (fread(rec, sizeof *rec, 1, f_) != 1)
+    throw TraceError(format("%s: reading record %llu failed: %s", path_.c_str(), (unsigned long long)index_,
+                            ferror(f_) ? strerror(errno) : "the file became shorter while it was read"));
+  check_record(*rec);
+  ++index_;
+  return true;
+}
+
+// Ids index the op and symbol tables: a damaged record must stop here, not index out of bounds later.
+void TraceReader::check_record(const gofl_record& r) const {
+  const char* p = path_.c_str();
+  const unsigned long long i = index_;
+  if (r.kind == GOFL_REC_SITE) return;
+  if (r.kind != GOFL_REC_CALL)
+    throw TraceError(format("%s: record %llu has unknown kind %u: the file is damaged", p, i, r.kind));
+  const gofl_call_record& c = r.u.call;
+  if (c.op >= GOFL_N_OPS)
+    throw TraceError(format("%s: record %llu names operation %u of %d: the file is damaged", p, i, c.op, GOFL_N_OPS));
+  const bool sym_ok = c.sym == GOFL_SYM_FFTW ? gofl_ops[c.op].kind == GOFL_KIND_FFT
+                                             : c.sym < GOFL_N_SYMS && gofl_syms[c.sym].op == c.op;
+  if (!sym_ok)
+    throw TraceError(format("%s: record %llu names symbol %u, which does not belong to %s: the file is damaged", p, i,
+                            c.sym, gofl_ops[c.op].name));
+  if (c.n_operands > GOFL_MAX_OPERANDS || c.device > GOFL_DEV_GPU)
+    throw TraceError(format("%s: record %llu has %u operands and device %u: the file is damaged", p, i, c.n_operands,
+                            c.device));
+}
+
+const TraceSite* TraceReader::site(uint64_t addr) {
+  if (!sites_loaded_) {
+    sites_loaded_ = true;
+    // A second handle, so that the caller's position in the file is untouched.
+    FILE* f = fopen(path_.c_str(), "rb");
+    if (f && fseek(f, long(sizeof header_), SEEK_SET) == 0) {
+      gofl_record r;
+      for (uint64_t i = 0; i < n_records_ && fread(&r, sizeof r, 1, f) == 1; ++i) {
+        if (r.kind != GOFL_REC_SITE) continue;
+        TraceSite& s = sites_[r.u.site.addr];
+        s.module = trace_text(r.u.site.module, sizeof r.u.site.module);
+        s.offset = r.u.site.offset;
+      }
+    }
+    if (f) fclose(f);
+  }
+  auto it = sites_.find(addr);
+  return it == sites_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> trace_paths(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  for (const std::string& a : args) {
+    struct stat st;
+    if (stat(a.c_str(), &st) != 0)
+      throw TraceError(format("%s: %s", a.c_str(), errno == ENOENT ? "no such file or folder" : strerror(errno)));
+    if (!S_ISDIR(st.st_mode)) {
+      out.push_back(a);
+      continue;
+    }
+    DIR* d = opendir(a.c_str());
+    if (!d) throw TraceError(format("%s: cannot read the folder: %s", a.c_str(), strerror(errno)));
+    std::vector<std::string> names;
+    while (const dirent* e = readdir(d)) {
+      const std::string name = e->d_name;
+      if (ends_with(name, GOFL_TRACE_SUFFIX) && name != GOFL_TRACE_SUFFIX) names.push_back(name);
+    }
+    closedir(d);
+    if (names.empty())
+      throw TraceError(format("%s: no trace files (*%s) in this folder; make some with gpu-offload run --trace %s "
+                              "PROGRAM",
+                              a.c_str(), GOFL_TRACE_SUFFIX, a.c_str()));
+    std::sort(names.begin(), names.end());
+    const std::string sep = (a.empty() || a.back() == '/') ? "" : "/";
+    for (const std::string& n : names) out.push_back(a + sep + n);
+  }
+  return out;
+}
+
+}  // namespace gofl
