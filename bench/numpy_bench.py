@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Unmodified NumPy on the CPU library vs under gpu-offload --device gpu, against the link limit.
+
+    python3 bench/numpy_bench.py [--build build] [--quick] [--max-cpu-n 8192]
+
+Each case runs in a fresh process (plain, then under `gpu-offload run --device gpu --trace`), timing
+the median of a few repetitions after a warm-up. The link limit is the least time the GPU path can
+take: operand bytes over the pinned copy bandwidth plus flops over the GPU's rate, both measured on
+this machine (bench/ceilings.py) or taken from FACTS.md when they cannot be. The achieved copy rate
+comes from the trace (bytes copied over copy time).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# (name, dtype, sizes, flops(n), bytes moved(n, itemsize))
+CASES = [
+    ("a @ b", "float32", [1024, 2048, 4096, 8192, 16384], lambda n: 2.0 * n**3, lambda n, s: 4 * n * n * s),
+    ("a @ b", "float64", [1024, 2048, 4096, 8192, 16384], lambda n: 2.0 * n**3, lambda n, s: 4 * n * n * s),
+    ("a @ b", "complex128", [1024, 2048, 4096, 8192], lambda n: 8.0 * n**3, lambda n, s: 4 * n * n * s),
+    ("solve", "float64", [1024, 2048, 4096, 8192], lambda n: 2.0 / 3 * n**3 + 2.0 * n**2 * n, lambda n, s: 4 * n * n * s),
+    ("cholesky", "float64", [1024, 2048, 4096, 8192], lambda n: n**3 / 3.0, lambda n, s: 2 * n * n * s),
+    ("eigh", "float64", [1024, 2048, 4096, 8192], lambda n: 9.0 * n**3, lambda n, s: 2 * n * n * s),
+    ("svd", "float64", [1024, 2048, 4096], lambda n: 8.0 * n**3 + 20.0 / 3 * n**3, lambda n, s: 4 * n * n * s),
+]
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+name, dtype, n, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(1)
+def mat(shape):
+    m = rng.standard_normal(shape)
+    if dtype.startswith("complex"):
+        m = m + 1j * rng.standard_normal(shape)
+    return m.astype(dtype)
+a = mat((n, n)); b = mat((n, n))
+if name in ("cholesky", "eigh"):
+    a = a @ a.T.conj() + n * np.eye(n, dtype=dtype)
+fn = {
+    "a @ b": lambda: a @ b,
+    "solve": lambda: np.linalg.solve(a, b),
+    "cholesky": lambda: np.linalg.cholesky(a),
+    "eigh": lambda: np.linalg.eigh(a),
+    "svd": lambda: np.linalg.svd(a),
+}[name]
+fn()  # warm-up: library loading, GPU start-up, workspace queries
+times = []
+for _ in range(reps):
+    t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)
+print(json.dumps({"times": times}))
+"""
+
+
+def run_case(cmd_prefix, name, dtype, n, reps, env):
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(WORKER)
+        worker = f.name
+    try:
+        p = subprocess.run(cmd_prefix + [sys.executable, worker, name, dtype, str(n), str(reps)],
+                           capture_output=True, text=True, env=env, timeout=900)
+    finally:
+        os.unlink(worker)
+    if p.returncode != 0:
+        return None, p.stderr.strip().splitlines()[-1:] or ["failed"]
+    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
+    return statistics.median(json.loads(line)["times"]), p.stderr
+
+
+def trace_copy_rate(cli, trace_dir):
+    """Bytes copied / seconds spent copying, over the GPU calls in the trace."""
+    p = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None, 0
+    import csv, io
+    moved = secs = 0.0
+    gpu_calls = 0
+    for r in csv.DictReader(io.StringIO(p.stdout)):
+        if r["device"] != "gpu":
+            continue
+        gpu_calls += 1
+        ops = [o.split(":") for o in r["operands"].split(";") if o]
+        moved += sum(int(o[1]) for o in ops)
+        secs += float(r.get("copy_in_s") or 0) + float(r.get("copy_out_s") or 0)
+    return (moved / secs / 1e9 if secs > 0 else None), gpu_calls
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--quick", action="store_true", help="smaller sizes, one repetition")
+    ap.add_argument("--max-cpu-n", type=int, default=8192, help="largest n timed on the CPU (it gets slow)")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--only", default="", help="comma-separated case names to run")
+    a = ap.parse_args()
+    cli = os.path.join(a.build, "bin", "gpu-offload")
+    ceil = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "ceilings.py")], capture_output=True,
+                                     text=True).stdout or "{}")
+    pinned = ceil.get("pinned_gbs", 50.0)
+    rates = ceil.get("tflops", {})
+    print(f"ceilings: pinned copies {pinned:.1f} GB/s; GPU rates (TFLOP/s) {rates or 'from FACTS.md'}"
+          f" [{ceil.get('source', 'FACTS.md')}]", flush=True)
+    hdr = f"{'operation':<10} {'dtype':<10} {'n':>6} {'CPU s':>9} {'gpu-offload s':>13} {'speedup':>8} {'link limit s':>12} {'/limit':>7} {'copy GB/s':>9}"
+    print(hdr)
+    print("-" * len(hdr), flush=True)
+    reps = 1 if a.quick else a.reps
+    only = set(x.strip() for x in a.only.split(",") if x.strip())
+    for name, dtype, sizes, flops, nbytes in CASES:
+        if only and name not in only:
+            continue
+        for n in sizes:
+            if a.quick and n > 4096:
+                continue
+            itemsize = {"float32": 4, "float64": 8, "complex128": 16}[dtype]
+            env = dict(os.environ)
+            env.pop("LD_PRELOAD", None)
+            cpu = None
+            if n <= a.max_cpu_n:
+                cpu, _ = run_case([], name, dtype, n, reps, env)
+            with tempfile.TemporaryDirectory() as td:
+                gpu, err = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
+                rate, gpu_calls = trace_copy_rate(cli, td)
+            rate_key = {"float32": "s", "float64": "d", "complex128": "z"}[dtype]
+            tflops = rates.get(rate_key, {"s": 51.0, "d": 63.0, "z": 63.0}[rate_key])
+            limit = nbytes(n, itemsize) / (pinned * 1e9) + flops(n) / (tflops * 1e12)
+            fmt = lambda x, w, p: f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
+            print(f"{name:<10} {dtype:<10} {n:>6} {fmt(cpu, 9, 4)} {fmt(gpu, 13, 4)} "
+                  f"{fmt(cpu / gpu if cpu and gpu else None, 8, 2)} {limit:>12.4f} {fmt(gpu / limit if gpu else None, 7, 2)} "
+                  f"{fmt(rate, 9, 1)}" + ("" if gpu_calls else "   (no call ran on the GPU)"), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
+# the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
+# Usage: scripts/device_run.sh [tests] [fault] [numpy] [numpy-quick] [nvblas] [overhead]
+set -uo pipefail
+OUT=${OUT:-/tmp/gofl-out}
+mkdir -p "$OUT"
+B=/tmp/gofl-build
+PY=$(command -v python3)
+stages=("$@"); [ ${#stages[@]} -gt 0 ] || stages=(tests)
+has() { local s; for s in "${stages[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+echo "== $(nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total,utilization.gpu --format=csv,noheader)"
+t0=$(date +%s)
+if ! cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGOFL_PYTHON="$PY" > "$OUT/configure.log" 2>&1; then
+  tail -40 "$OUT/configure.log"; exit 1
+fi
+if ! ninja -C "$B" -j16 > "$OUT/build.log" 2>&1; then
+  grep -E "error|FAILED" -A4 "$OUT/build.log" | head -80; exit 1
+fi
+echo "== built in $(( $(date +%s) - t0 )) s"
+export OPENBLAS_NUM_THREADS=16
+
+if has tests; then
+  echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 420 "$B/bin/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+  echo "exit $?"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
+fi
+if has fault; then
+  echo "== NumPy under --device gpu and --verify, with summary"
+  "$B/bin/gpu-offload" run --device gpu --summary -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(0); a = r.standard_normal((3000, 3000)); b = r.standard_normal((3000, 3000))
+c = a @ b; s = a @ a.T + 3000 * np.eye(3000)
+print("matmul err", abs(c - np.dot(a.copy(order="F"), b)).max())
+print("solve", abs(s @ np.linalg.solve(s, b[:, :5]) - b[:, :5]).max(), "chol", np.linalg.cholesky(s)[5, 3])
+print("eigh", np.linalg.eigvalsh(s)[:2], "svd", np.linalg.svd(a[:800, :600], compute_uv=False)[:2])' 2>&1 | tail -20
+  "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(1); a = r.standard_normal((1000, 1000)); s = a @ a.T + 1000 * np.eye(1000)
+np.linalg.solve(s, a); np.linalg.eigh(s); np.linalg.svd(a); np.linalg.cholesky(s); np.linalg.qr(a); np.linalg.eig(a[:300,:300])' 2>&1 | tail -12
+  echo "== verify catches a corrupted GPU result (GPU_OFFLOAD_FAULT=corrupt)"
+  GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$PY" -c '
+import numpy as np
+a = np.random.default_rng(2).standard_normal((1000, 1000)); print((a @ a.T.copy()).sum())' 2>&1 | tail -8
+fi
+if has numpy-quick; then
+  echo "== NumPy benchmark (quick)"; "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
+fi
+if has numpy; then
+  echo "== NumPy benchmark"; "$PY" bench/numpy_bench.py --build "$B" --reps 3 --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
+fi
+if has nvblas; then
+  echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; bench/nvblas_bench.sh "$B" 2048 4096 8192 16384 2>&1 | tee "$OUT/nvblas_bench.log"
+fi
+if has overhead; then
+  echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
+fi
+echo "== total $(( $(date +%s) - t0 )) s"
