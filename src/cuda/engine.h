@@ -103,6 +103,9 @@ class Engine {
   // when it returns the host memory holds the data.
   void download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem);
   void download_vec(void* host, const void* dev, size_t bytes) { download(host, dev, int64_t(bytes), 1, int64_t(bytes), 1); }
+  // Copy-out of one triangle ('U' or 'L', diagonal included) of a packed n x n device matrix: the
+  // other triangle and the ld gaps of the host matrix are never touched (syrk/herk, potrf, ...).
+  void download_triangle(void* host, const void* dev, int64_t n, int64_t ld, size_t elem, char uplo);
   // Small device-to-host read during the computation (e.g. an info value), synchronous.
   void read_small(void* host, const void* dev, size_t bytes);
 
@@ -111,18 +114,32 @@ class Engine {
 
   // Test-only fault injection: true if `point` should fail now ("alloc", "h2d", "compute", ...).
   bool fault(const char* point) const;
-  // True when the test switch asks for a corrupted result (verify mode must catch it).
+  // True when the test switch asks for a corrupted result (verify mode must catch it). download()
+  // applies it by itself: the first download() of a call whose elem is the call's scalar or real
+  // size gets 1 + |x| added to its first element (download_vec is never corrupted).
   bool corrupt_result() const;
 
   // Phase times and bytes of the current call (filled by upload/begin_compute/finish/download).
   void reset_call_stats();
   void fill_result(gofl_gpu_result* r);
+  // reset_call_stats() plus what the engine keeps per call (the precision, for corrupt_result()).
+  void begin_call(const gofl_call& c);
+  // True once a download() of the current call has written program memory (a later failure is
+  // then GOFL_GPU_COPY_OUT_FAILED).
+  bool output_written() const;
 
   // Backend lifecycle (backend.cpp).
   int start(char* msg, size_t len);
   const char* describe() const { return description_; }
   void trim();  // release pooled device memory beyond the cache limit
   void set_fault(const char* spec);
+  bool started() const { return impl_ != nullptr; }
+  // After a failed call: wait for queued work, clear the CUDA error state; marks the context lost
+  // when the error is sticky (every later call then fails fast).
+  void recover();
+  bool lost() const;
+  uint64_t cached_bytes() const;          // device memory held for reuse (free for our next call)
+  void release_cached(uint64_t keep);     // free pooled blocks, largest first, until <= keep
 
  private:
   Engine() = default;

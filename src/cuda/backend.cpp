@@ -1,0 +1,238 @@
+// The backend's C entry point (backend_abi.h): wraps the Engine and the routine table, turns every
+// failure into a gofl_gpu_status, and reads the GPU's load through NVML (dlopened, not linked).
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+
+#include "cuda/backend_abi.h"
+#include "cuda/engine.h"
+
+namespace gofl {
+namespace cuda {
+
+Routine* routines() {
+  static Routine table[GOFL_N_OPS];
+  return table;
+}
+
+// Families written in other files; these empty stand-ins keep the library linkable until they exist
+// (a strong definition elsewhere replaces them).
+__attribute__((weak)) void register_lu_chol() {}
+__attribute__((weak)) void register_qr() {}
+__attribute__((weak)) void register_eig_svd() {}
+
+namespace {
+
+// supports() may be asked before start(): the table does not need the GPU.
+void ensure_registered() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_blas3();
+    register_lu_chol();
+    register_qr();
+    register_eig_svd();
+  });
+}
+
+const Routine* routine_of(const gofl_call* c) {
+  if (!c || c->op >= GOFL_N_OPS || !c->argv) return nullptr;
+  ensure_registered();
+  const Routine* r = &routines()[c->op];
+  return r->run ? r : nullptr;
+}
+
+// ---- NVML, through dlopen so that the backend does not need it to load -------------------------------
+
+struct Nvml {
+  using Init = int (*)();
+  using ByIndex = int (*)(unsigned, void**);
+  using ByString = int (*)(const char*, void**);
+  struct Utilization { unsigned gpu, memory; };
+  using GetUtil = int (*)(void*, Utilization*);
+  GetUtil get_util = nullptr;
+  void* dev = nullptr;
+  bool by_bus_id = false;  // the handle was matched to the CUDA device, not guessed
+};
+
+std::mutex nvml_m;
+Nvml nvml;
+bool nvml_tried = false;
+
+// Before start() the device is guessed from CUDA_VISIBLE_DEVICES (NVML counts all GPUs); after it,
+// the handle is matched by PCI bus id.
+void nvml_open() {
+  if (!nvml_tried) {
+    nvml_tried = true;
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return;
+    auto init = reinterpret_cast<Nvml::Init>(dlsym(lib, "nvmlInit_v2"));
+    nvml.get_util = reinterpret_cast<Nvml::GetUtil>(dlsym(lib, "nvmlDeviceGetUtilizationRates"));
+    if (!init || !nvml.get_util || init() != 0) {
+      nvml.get_util = nullptr;
+      return;
+    }
+    auto by_index = reinterpret_cast<Nvml::ByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    auto by_uuid = reinterpret_cast<Nvml::ByString>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
+    unsigned index = 0;
+    const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (vis && std::strncmp(vis, "GPU-", 4) == 0 && by_uuid) {
+      char uuid[96];
+      std::snprintf(uuid, sizeof uuid, "%s", vis);
+      if (char* comma = std::strchr(uuid, ',')) *comma = '\0';
+      if (by_uuid(uuid, &nvml.dev) == 0) return;
+      nvml.dev = nullptr;
+    } else if (vis && *vis >= '0' && *vis <= '9') {
+      index = unsigned(std::strtoul(vis, nullptr, 10));
+    }
+    if (by_index && by_index(index, &nvml.dev) != 0) nvml.dev = nullptr;
+  }
+  if (!nvml.by_bus_id && nvml.get_util && Engine::get().started()) {
+    nvml.by_bus_id = true;
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    auto by_bus = lib ? reinterpret_cast<Nvml::ByString>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2")) : nullptr;
+    char bus[32];
+    void* dev = nullptr;
+    if (by_bus && cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess && by_bus(bus, &dev) == 0) nvml.dev = dev;
+    (void)cudaGetLastError();
+  }
+}
+
+// ---- the interface ----------------------------------------------------------------------------------
+
+std::mutex run_m;  // one GPU call at a time (the preload library serialises too)
+
+int b_start(char* msg, size_t len) {
+  ensure_registered();
+  std::lock_guard<std::mutex> lk(run_m);
+  return Engine::get().start(msg, len);
+}
+
+const char* b_describe() { return Engine::get().describe(); }
+
+int b_memory(uint64_t* free_bytes, uint64_t* total_bytes) {
+  Engine& e = Engine::get();
+  if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
+  size_t f = 0, t = 0;
+  const cudaError_t err = cudaMemGetInfo(&f, &t);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return GOFL_GPU_CUDA_ERROR;
+  }
+  // Blocks cached by our pool are ours to reuse (and are freed on demand).
+  if (free_bytes) *free_bytes = uint64_t(f) + e.cached_bytes();
+  if (total_bytes) *total_bytes = uint64_t(t);
+  return 0;
+}
+
+int b_supports(const gofl_call* call) {
+  const Routine* r = routine_of(call);
+  if (!r) return GOFL_GPU_UNSUPPORTED;
+  if (!r->supports) return GOFL_GPU_OK;
+  try {
+    return r->supports(CallArgs(*call));
+  } catch (...) {
+    return GOFL_GPU_UNSUPPORTED;
+  }
+}
+
+uint64_t b_device_bytes(const gofl_call* call) {
+  const Routine* r = routine_of(call);
+  if (!r || !r->bytes) return 0;
+  try {
+    return r->bytes(CallArgs(*call));
+  } catch (...) {
+    return 0;
+  }
+}
+
+void set_where(gofl_gpu_result* r, const char* where) {
+  std::snprintf(r->where, sizeof r->where, "%s", where ? where : "");
+}
+
+int b_run(const gofl_call* call, gofl_gpu_result* result) {
+  gofl_gpu_result scratch;
+  gofl_gpu_result* r = result ? result : &scratch;
+  std::memset(r, 0, sizeof *r);
+  std::lock_guard<std::mutex> lk(run_m);
+  Engine& e = Engine::get();
+  if (!e.started() || e.lost()) {
+    r->status = GOFL_GPU_NO_DEVICE;
+    set_where(r, e.started() ? "context lost earlier" : "backend not started");
+    return r->status;
+  }
+  const Routine* rt = routine_of(call);
+  if (!rt) {
+    r->status = GOFL_GPU_UNSUPPORTED;
+    set_where(r, "no GPU routine");
+    return r->status;
+  }
+
+  e.begin_call(*call);
+  int status = GOFL_GPU_OK, detail = 0;
+  const char* where = "";
+  try {
+    CallArgs args(*call);
+    // Checked again here: run() must never act on a call the CPU library would reject.
+    const int s = rt->supports ? rt->supports(args) : GOFL_GPU_OK;
+    if (s != GOFL_GPU_OK) {
+      status = s;
+      where = "supports";
+    } else {
+      rt->run(e, args);
+    }
+  } catch (const Failure& f) {
+    status = f.status != GOFL_GPU_OK ? f.status : GOFL_GPU_CUDA_ERROR;
+    detail = f.detail;
+    where = f.where;
+  } catch (const std::bad_alloc&) {
+    status = GOFL_GPU_NO_MEMORY;
+    where = "host allocation";
+  } catch (...) {
+    status = GOFL_GPU_CUDA_ERROR;
+    where = "unexpected exception";
+  }
+  if (status != GOFL_GPU_OK) {
+    e.recover();
+    // Program memory was partly written: the CPU cannot simply run the call again.
+    if (e.output_written()) status = GOFL_GPU_COPY_OUT_FAILED;
+  }
+  e.fill_result(r);
+  r->status = status;
+  r->detail = detail;
+  set_where(r, where);
+  e.trim();  // keep at most the cache limit for reuse
+  return status;
+}
+
+int b_utilization() {
+  std::lock_guard<std::mutex> lk(nvml_m);
+  nvml_open();
+  if (!nvml.get_util || !nvml.dev) return -1;
+  Nvml::Utilization u{0, 0};
+  if (nvml.get_util(nvml.dev, &u) != 0) return -1;
+  return int(u.gpu);
+}
+
+void b_trim() {
+  std::lock_guard<std::mutex> lk(run_m);
+  Engine::get().release_cached(0);
+}
+
+void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
+
+}  // namespace
+}  // namespace cuda
+}  // namespace gofl
+
+extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
+  using namespace gofl::cuda;
+  static const gofl_backend b = {
+      GOFL_BACKEND_ABI, b_start, b_describe, b_memory, b_supports, b_device_bytes,
+      b_run, b_utilization, b_trim, b_set_fault,
+  };
+  return &b;
+}

@@ -1,0 +1,415 @@
+// Level-3 BLAS on cuBLAS: gemm symm hemm syrk herk syr2k her2k trmm trsm, s/d/c/z, Fortran and
+// CBLAS. Row-major CBLAS calls are mapped to the column-major call on the same memory (the
+// transposed problem). Cases that are quick returns or only scale C (alpha == 0, k == 0) stay on
+// the CPU: they are O(size of C), and the CPU library gets their exact semantics for free.
+#include <algorithm>
+#include <complex>
+#include <utility>
+
+#include "common/table.h"
+#include "cuda/engine.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+// ---- cuBLAS by element type (64-bit-integer entry points) -------------------------------------------
+
+inline cuComplex* cu(cf* p) { return reinterpret_cast<cuComplex*>(p); }
+inline const cuComplex* cu(const cf* p) { return reinterpret_cast<const cuComplex*>(p); }
+inline cuDoubleComplex* cu(cd* p) { return reinterpret_cast<cuDoubleComplex*>(p); }
+inline const cuDoubleComplex* cu(const cd* p) { return reinterpret_cast<const cuDoubleComplex*>(p); }
+inline float* cu(float* p) { return p; }
+inline const float* cu(const float* p) { return p; }
+inline double* cu(double* p) { return p; }
+inline const double* cu(const double* p) { return p; }
+
+#define GOFL_BLAS3_BY_TYPE(NAME, S, D, C, Z)                                                      \
+  template <class T, class... A> cublasStatus_t NAME(A... a) {                                      \
+    if constexpr (std::is_same_v<T, float>) return S(a...);                                        \
+    else if constexpr (std::is_same_v<T, double>) return D(a...);                                  \
+    else if constexpr (std::is_same_v<T, cf>) return C(a...);                                      \
+    else return Z(a...);                                                                           \
+  }
+GOFL_BLAS3_BY_TYPE(x_gemm, cublasSgemm_v2_64, cublasDgemm_v2_64, cublasCgemm_v2_64, cublasZgemm_v2_64)
+GOFL_BLAS3_BY_TYPE(x_symm, cublasSsymm_v2_64, cublasDsymm_v2_64, cublasCsymm_v2_64, cublasZsymm_v2_64)
+GOFL_BLAS3_BY_TYPE(x_syrk, cublasSsyrk_v2_64, cublasDsyrk_v2_64, cublasCsyrk_v2_64, cublasZsyrk_v2_64)
+GOFL_BLAS3_BY_TYPE(x_syr2k, cublasSsyr2k_v2_64, cublasDsyr2k_v2_64, cublasCsyr2k_v2_64, cublasZsyr2k_v2_64)
+GOFL_BLAS3_BY_TYPE(x_trmm, cublasStrmm_v2_64, cublasDtrmm_v2_64, cublasCtrmm_v2_64, cublasZtrmm_v2_64)
+GOFL_BLAS3_BY_TYPE(x_trsm, cublasStrsm_v2_64, cublasDtrsm_v2_64, cublasCtrsm_v2_64, cublasZtrsm_v2_64)
+#undef GOFL_BLAS3_BY_TYPE
+
+// Complex-only routines: a real T never reaches these (guarded by if constexpr at the call sites).
+template <class T, class... A> cublasStatus_t x_hemm(A... a) {
+  if constexpr (std::is_same_v<T, cf>) return cublasChemm_v2_64(a...);
+  else return cublasZhemm_v2_64(a...);
+}
+template <class T, class... A> cublasStatus_t x_herk(A... a) {
+  if constexpr (std::is_same_v<T, cf>) return cublasCherk_v2_64(a...);
+  else return cublasZherk_v2_64(a...);
+}
+template <class T, class... A> cublasStatus_t x_her2k(A... a) {
+  if constexpr (std::is_same_v<T, cf>) return cublasCher2k_v2_64(a...);
+  else return cublasZher2k_v2_64(a...);
+}
+
+// ---- helpers ------------------------------------------------------------------------------------------
+
+bool one_of(char c, const char* set) {
+  for (; *set; ++set)
+    if (c == *set) return true;
+  return false;
+}
+int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
+char flip_ul(char u) { return u == 'U' ? 'L' : 'U'; }
+char flip_side(char s) { return s == 'L' ? 'R' : 'L'; }
+
+// A CBLAS layout other than row or column major: the CPU library reports it.
+bool bad_layout(const CallArgs& a) {
+  if (!a.cblas()) return false;
+  const int layout = *static_cast<const int*>(a.call().argv[0]);
+  return layout != 101 && layout != 102;
+}
+
+template <class T> bool is_zero(const T& v) { return v == T(0); }
+
+// Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal (hemm's A) and sets
+// them to zero in herk/her2k's C; cuBLAS is not documented to do either, so do it on the device.
+template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
+  if constexpr (is_complex<T>::value) {
+    using R = real_t<T>;
+    char* first = reinterpret_cast<char*>(dev) + sizeof(R);
+    const size_t pitch = size_t(n + 1) * sizeof(T);
+    if (cudaMemset2DAsync(first, pitch, 0, sizeof(R), size_t(n), e.stream()) == cudaSuccess) return;
+    // A pitch the runtime rejects (very large n): one element at a time.
+    (void)cudaGetLastError();
+    for (int64_t j = 0; j < n; ++j)
+      check(cudaMemsetAsync(first + size_t(j) * pitch, 0, sizeof(R), e.stream()), "cudaMemsetAsync (diagonal)");
+  } else {
+    (void)e; (void)dev; (void)n;
+  }
+}
+
+// Real types: 'C' means 'T'.
+template <class T> char real_trans(char t) { return (!is_complex<T>::value && t == 'C') ? 'T' : t; }
+
+// ---- gemm ---------------------------------------------------------------------------------------------
+
+template <class T> struct Gemm {
+  char ta, tb;
+  int64_t m, n, k, lda, ldb, ldc;
+  T alpha, beta;
+  const T *A, *B;
+  T* C;
+  int64_t ar() const { return ta == 'N' ? m : k; }  // rows of A as stored
+  int64_t ac() const { return ta == 'N' ? k : m; }
+  int64_t br() const { return tb == 'N' ? k : n; }
+  int64_t bc() const { return tb == 'N' ? n : k; }
+
+  explicit Gemm(const CallArgs& a) {
+    using P = args::gemm_r;
+    ta = a.ch(P::transa); tb = a.ch(P::transb);
+    m = a.i(P::m); n = a.i(P::n); k = a.i(P::k);
+    lda = a.i(P::lda); ldb = a.i(P::ldb); ldc = a.i(P::ldc);
+    alpha = a.scalar<T>(P::alpha); beta = a.scalar<T>(P::beta);
+    A = a.ptr<const T>(P::a); B = a.ptr<const T>(P::b); C = a.ptr<T>(P::c);
+    // Row major: C^T = op(B)^T op(A)^T, the column-major product of the same memory.
+    if (a.row_major()) { std::swap(ta, tb); std::swap(m, n); std::swap(A, B); std::swap(lda, ldb); }
+  }
+};
+
+template <class T> int gemm_supports(const CallArgs& a) {
+  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
+  const Gemm<T> g(a);
+  if (!one_of(g.ta, "NTC") || !one_of(g.tb, "NTC") || g.m < 0 || g.n < 0 || g.k < 0 || g.lda < max1(g.ar()) ||
+      g.ldb < max1(g.br()) || g.ldc < max1(g.m))
+    return GOFL_GPU_INVALID_ARGS;
+  if (g.m == 0 || g.n == 0 || g.k == 0 || is_zero(g.alpha)) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+template <class T> uint64_t gemm_bytes(const CallArgs& a) {
+  const Gemm<T> g(a);
+  return uint64_t(g.ar() * g.ac() + g.br() * g.bc() + g.m * g.n) * sizeof(T);
+}
+
+template <class T> void gemm_run(Engine& e, const CallArgs& a) {
+  Gemm<T> g(a);
+  g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
+  DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
+  // a @ a: one copy of the shared operand.
+  const bool same = g.A == g.B && g.ar() == g.br() && g.ac() == g.bc() && g.lda == g.ldb;
+  DevMem dB = same ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
+  const T* pB = same ? dA.get<T>() : dB.get<T>();
+  e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T));
+  if (!same) e.upload(dB.get(), g.B, g.br(), g.bc(), g.ldb, sizeof(T));
+  // beta == 0: C is not read (NaNs in it must not propagate), so it need not be copied in.
+  if (!is_zero(g.beta)) e.upload(dC.get(), g.C, g.m, g.n, g.ldc, sizeof(T));
+  e.begin_compute();
+  check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, g.n, g.k, cu(&g.alpha), cu(dA.get<const T>()), g.ar(),
+                  cu(pB), g.br(), cu(&g.beta), cu(dC.get<T>()), g.m),
+        "cublasXgemm");
+  e.finish_compute();
+  e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T));
+}
+
+// ---- symm / hemm --------------------------------------------------------------------------------------
+
+template <class T> struct Symm {
+  char side, uplo;
+  int64_t m, n, lda, ldb, ldc;
+  T alpha, beta;
+  const T *A, *B;
+  T* C;
+  int64_t ka() const { return side == 'L' ? m : n; }
+
+  explicit Symm(const CallArgs& a) {
+    using P = args::symm_r;
+    side = a.ch(P::side); uplo = a.ch(P::uplo);
+    m = a.i(P::m); n = a.i(P::n);
+    lda = a.i(P::lda); ldb = a.i(P::ldb); ldc = a.i(P::ldc);
+    alpha = a.scalar<T>(P::alpha); beta = a.scalar<T>(P::beta);
+    A = a.ptr<const T>(P::a); B = a.ptr<const T>(P::b); C = a.ptr<T>(P::c);
+    // Row major: C^T = B^T A^T with A^T symmetric (Hermitian) stored in the other triangle.
+    if (a.row_major()) { side = flip_side(side); uplo = flip_ul(uplo); std::swap(m, n); }
+  }
+};
+
+template <class T> int symm_supports(const CallArgs& a) {
+  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
+  const Symm<T> s(a);
+  if (!one_of(s.side, "LR") || !one_of(s.uplo, "UL") || s.m < 0 || s.n < 0 || s.lda < max1(s.ka()) ||
+      s.ldb < max1(s.m) || s.ldc < max1(s.m))
+    return GOFL_GPU_INVALID_ARGS;
+  if (s.m == 0 || s.n == 0 || is_zero(s.alpha)) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+template <class T> uint64_t symm_bytes(const CallArgs& a) {
+  const Symm<T> s(a);
+  return uint64_t(s.ka() * s.ka() + 2 * s.m * s.n) * sizeof(T);
+}
+
+template <class T, bool Herm> void symm_run(Engine& e, const CallArgs& a) {
+  Symm<T> s(a);
+  const int64_t ka = s.ka();
+  DevMem dA = e.alloc(size_t(ka * ka) * sizeof(T));
+  DevMem dB = e.alloc(size_t(s.m * s.n) * sizeof(T));
+  DevMem dC = e.alloc(size_t(s.m * s.n) * sizeof(T));
+  e.upload(dA.get(), s.A, ka, ka, s.lda, sizeof(T));
+  e.upload(dB.get(), s.B, s.m, s.n, s.ldb, sizeof(T));
+  if (!is_zero(s.beta)) e.upload(dC.get(), s.C, s.m, s.n, s.ldc, sizeof(T));
+  if constexpr (Herm) zero_diag_imag(e, dA.get<T>(), ka);
+  e.begin_compute();
+  if constexpr (Herm) {
+    check(x_hemm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(dA.get<const T>()), ka,
+                    cu(dB.get<const T>()), s.m, cu(&s.beta), cu(dC.get<T>()), s.m),
+          "cublasXhemm");
+  } else {
+    check(x_symm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(dA.get<const T>()), ka,
+                    cu(dB.get<const T>()), s.m, cu(&s.beta), cu(dC.get<T>()), s.m),
+          "cublasXsymm");
+  }
+  e.finish_compute();
+  e.download(s.C, dC.get(), s.m, s.n, s.ldc, sizeof(T));
+}
+
+// ---- syrk / herk / syr2k / her2k ----------------------------------------------------------------------
+
+// S: the scalar type of alpha (T, or real for herk); Sb: of beta (real for herk and her2k).
+// Two: syr2k/her2k (a B operand). Herm: herk/her2k (trans is N or C, else N or T).
+template <class T, class S, class Sb, bool Two, bool Herm> struct Rank {
+  char uplo, trans;
+  int64_t n, k, lda, ldb = 0, ldc;
+  S alpha;
+  Sb beta;
+  const T* A;
+  const T* B = nullptr;
+  T* C;
+  int64_t ar() const { return trans == 'N' ? n : k; }
+  int64_t ac() const { return trans == 'N' ? k : n; }
+
+  explicit Rank(const CallArgs& a) {
+    // syrk/herk and syr2k/her2k differ in positions only by the B operand.
+    using P1 = args::syrk_r;
+    using P2 = args::syr2k_r;
+    uplo = a.ch(Two ? int(P2::uplo) : int(P1::uplo));
+    trans = a.ch(Two ? int(P2::trans) : int(P1::trans));
+    n = a.i(Two ? int(P2::n) : int(P1::n));
+    k = a.i(Two ? int(P2::k) : int(P1::k));
+    lda = a.i(Two ? int(P2::lda) : int(P1::lda));
+    ldc = a.i(Two ? int(P2::ldc) : int(P1::ldc));
+    alpha = a.scalar<S>(Two ? int(P2::alpha) : int(P1::alpha));
+    beta = a.scalar<Sb>(Two ? int(P2::beta) : int(P1::beta));
+    A = a.ptr<const T>(Two ? int(P2::a) : int(P1::a));
+    C = a.ptr<T>(Two ? int(P2::c) : int(P1::c));
+    if (Two) { ldb = a.i(P2::ldb); B = a.ptr<const T>(P2::b); }
+    // Row major: the column-major view of the memory is the transposed problem: the other triangle,
+    // the other product (A^T A instead of A A^T). For her2k, (alpha A B^H)^T = alpha B'^H A', so
+    // alpha and conj(alpha) change places.
+    if (a.row_major()) {
+      uplo = flip_ul(uplo);
+      if (trans == 'N') trans = Herm ? 'C' : 'T';
+      else if (one_of(trans, Herm ? "C" : (is_complex<T>::value ? "T" : "TC"))) trans = 'N';
+      else trans = '?';
+      if constexpr (Herm && Two) alpha = std::conj(alpha);
+    }
+  }
+  bool valid_trans() const {
+    if (Herm) return one_of(trans, "NC");
+    return one_of(trans, is_complex<T>::value ? "NT" : "NTC");
+  }
+};
+
+template <class T, class S, class Sb, bool Two, bool Herm> int rank_supports(const CallArgs& a) {
+  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
+  const Rank<T, S, Sb, Two, Herm> r(a);
+  if (!one_of(r.uplo, "UL") || !r.valid_trans() || r.n < 0 || r.k < 0 || r.lda < max1(r.ar()) ||
+      (Two && r.ldb < max1(r.ar())) || r.ldc < max1(r.n))
+    return GOFL_GPU_INVALID_ARGS;
+  if (r.n == 0 || r.k == 0 || is_zero(r.alpha)) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+template <class T, class S, class Sb, bool Two, bool Herm> uint64_t rank_bytes(const CallArgs& a) {
+  const Rank<T, S, Sb, Two, Herm> r(a);
+  return uint64_t((Two ? 2 : 1) * r.n * r.k + r.n * r.n) * sizeof(T);
+}
+
+template <class T, class S, class Sb, bool Two, bool Herm> void rank_run(Engine& e, const CallArgs& a) {
+  Rank<T, S, Sb, Two, Herm> r(a);
+  r.trans = real_trans<T>(r.trans);
+  const int64_t ar = r.ar(), ac = r.ac();
+  DevMem dA = e.alloc(size_t(ar * ac) * sizeof(T));
+  DevMem dB = Two ? e.alloc(size_t(ar * ac) * sizeof(T)) : DevMem();
+  DevMem dC = e.alloc(size_t(r.n * r.n) * sizeof(T));
+  e.upload(dA.get(), r.A, ar, ac, r.lda, sizeof(T));
+  if (Two) e.upload(dB.get(), r.B, ar, ac, r.ldb, sizeof(T));
+  if (!is_zero(r.beta)) e.upload(dC.get(), r.C, r.n, r.n, r.ldc, sizeof(T));
+  e.begin_compute();
+  const auto fill = fill_of(r.uplo);
+  const auto op = op_of(r.trans);
+  if constexpr (Herm && Two) {
+    check(x_her2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(dB.get<const T>()), ar,
+                     &r.beta, cu(dC.get<T>()), r.n),
+          "cublasXher2k");
+  } else if constexpr (Herm) {
+    check(x_herk<T>(e.blas(), fill, op, r.n, r.k, &r.alpha, cu(dA.get<const T>()), ar, &r.beta, cu(dC.get<T>()), r.n),
+          "cublasXherk");
+  } else if constexpr (Two) {
+    check(x_syr2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(dB.get<const T>()), ar,
+                     cu(&r.beta), cu(dC.get<T>()), r.n),
+          "cublasXsyr2k");
+  } else {
+    check(x_syrk<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(&r.beta), cu(dC.get<T>()),
+                    r.n),
+          "cublasXsyrk");
+  }
+  if constexpr (Herm) zero_diag_imag(e, dC.get<T>(), r.n);
+  e.finish_compute();
+  // Only the uplo triangle is the result; the program's other triangle stays as it was.
+  e.download_triangle(r.C, dC.get(), r.n, r.ldc, sizeof(T), r.uplo);
+}
+
+// ---- trmm / trsm --------------------------------------------------------------------------------------
+
+template <class T> struct Tri {
+  char side, uplo, trans, diag;
+  int64_t m, n, lda, ldb;
+  T alpha;
+  const T* A;
+  T* B;
+  int64_t ka() const { return side == 'L' ? m : n; }
+
+  explicit Tri(const CallArgs& a) {
+    using P = args::trmm_r;  // trsm has the same positions
+    static_assert(int(P::b) == int(args::trsm_r::b) && int(P::alpha) == int(args::trsm_r::alpha), "trmm/trsm positions");
+    side = a.ch(P::side); uplo = a.ch(P::uplo); trans = a.ch(P::transa); diag = a.ch(P::diag);
+    m = a.i(P::m); n = a.i(P::n); lda = a.i(P::lda); ldb = a.i(P::ldb);
+    alpha = a.scalar<T>(P::alpha);
+    A = a.ptr<const T>(P::a); B = a.ptr<T>(P::b);
+    // Row major: B^T := alpha B^T op(A)^T; op(A)^T is op'(A^T) with the same op, A^T in the other triangle.
+    if (a.row_major()) { side = flip_side(side); uplo = flip_ul(uplo); std::swap(m, n); }
+  }
+};
+
+template <class T> int tri_supports(const CallArgs& a) {
+  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
+  const Tri<T> t(a);
+  if (!one_of(t.side, "LR") || !one_of(t.uplo, "UL") || !one_of(t.trans, "NTC") || !one_of(t.diag, "UN") || t.m < 0 ||
+      t.n < 0 || t.lda < max1(t.ka()) || t.ldb < max1(t.m))
+    return GOFL_GPU_INVALID_ARGS;
+  // alpha == 0: B = 0 without reading A or B (NaNs included); the CPU does that.
+  if (t.m == 0 || t.n == 0 || is_zero(t.alpha)) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+template <class T> uint64_t tri_bytes(const CallArgs& a) {
+  const Tri<T> t(a);
+  return uint64_t(t.ka() * t.ka() + t.m * t.n) * sizeof(T);
+}
+
+template <class T, bool Solve> void tri_run(Engine& e, const CallArgs& a) {
+  Tri<T> t(a);
+  t.trans = real_trans<T>(t.trans);
+  const int64_t ka = t.ka();
+  DevMem dA = e.alloc(size_t(ka * ka) * sizeof(T));
+  DevMem dB = e.alloc(size_t(t.m * t.n) * sizeof(T));
+  e.upload(dA.get(), t.A, ka, ka, t.lda, sizeof(T));
+  e.upload(dB.get(), t.B, t.m, t.n, t.ldb, sizeof(T));
+  e.begin_compute();
+  if constexpr (Solve) {
+    check(x_trsm<T>(e.blas(), side_of(t.side), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.m, t.n, cu(&t.alpha),
+                    cu(dA.get<const T>()), ka, cu(dB.get<T>()), t.m),
+          "cublasXtrsm");
+  } else {
+    // cuBLAS trmm is out of place; C == B gives BLAS's in-place result.
+    check(x_trmm<T>(e.blas(), side_of(t.side), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.m, t.n, cu(&t.alpha),
+                    cu(dA.get<const T>()), ka, cu(dB.get<const T>()), t.m, cu(dB.get<T>()), t.m),
+          "cublasXtrmm");
+  }
+  e.finish_compute();
+  e.download(t.B, dB.get(), t.m, t.n, t.ldb, sizeof(T));
+}
+
+// ---- registration ---------------------------------------------------------------------------------------
+
+template <class T, class S, class Sb, bool Two, bool Herm> Routine rank_routine() {
+  return Routine{rank_supports<T, S, Sb, Two, Herm>, rank_bytes<T, S, Sb, Two, Herm>, rank_run<T, S, Sb, Two, Herm>};
+}
+
+template <class T> void register_type(int gemm, int symm, int syrk, int syr2k, int trmm, int trsm) {
+  Routine* r = routines();
+  r[gemm] = Routine{gemm_supports<T>, gemm_bytes<T>, gemm_run<T>};
+  r[symm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, false>};
+  r[syrk] = rank_routine<T, T, T, false, false>();
+  r[syr2k] = rank_routine<T, T, T, true, false>();
+  r[trmm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, false>};
+  r[trsm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, true>};
+}
+
+template <class T> void register_hermitian(int hemm, int herk, int her2k) {
+  using R = real_t<T>;
+  Routine* r = routines();
+  r[hemm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, true>};
+  r[herk] = rank_routine<T, R, R, false, true>();
+  r[her2k] = rank_routine<T, T, R, true, true>();
+}
+
+}  // namespace
+
+void register_blas3() {
+  register_type<float>(OP_sgemm, OP_ssymm, OP_ssyrk, OP_ssyr2k, OP_strmm, OP_strsm);
+  register_type<double>(OP_dgemm, OP_dsymm, OP_dsyrk, OP_dsyr2k, OP_dtrmm, OP_dtrsm);
+  register_type<cf>(OP_cgemm, OP_csymm, OP_csyrk, OP_csyr2k, OP_ctrmm, OP_ctrsm);
+  register_type<cd>(OP_zgemm, OP_zsymm, OP_zsyrk, OP_zsyr2k, OP_ztrmm, OP_ztrsm);
+  register_hermitian<cf>(OP_chemm, OP_cherk, OP_cher2k);
+  register_hermitian<cd>(OP_zhemm, OP_zherk, OP_zher2k);
+}
+
+}  // namespace cuda
+}  // namespace gofl
