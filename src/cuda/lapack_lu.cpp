@@ -1,0 +1,376 @@
+// LU and Cholesky on cuSOLVER with LAPACK's exact outputs: getrf getrs gesv getri potrf potrs posv.
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <vector>
+
+#include "cuda/engine.h"
+#include "cuda/lapack_common.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+using namespace lapack;
+namespace A = gofl::args;
+
+// The real and complex interfaces of these routines have the same argument lists.
+static_assert(int(A::getrf_r::info) == int(A::getrf_c::info) && int(A::getrs_r::info) == int(A::getrs_c::info) &&
+              int(A::gesv_r::info) == int(A::gesv_c::info) && int(A::getri_r::info) == int(A::getri_c::info) &&
+              int(A::potrf_r::info) == int(A::potrf_c::info) && int(A::potrs_r::info) == int(A::potrs_c::info) &&
+              int(A::posv_r::info) == int(A::posv_c::info),
+              "real and complex argument positions differ");
+
+inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
+// Workspace guess for the memory gate: cuSOLVER's blocked factorizations use panels of a few hundred
+// columns; bytes() may not touch the device to ask.
+template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
+template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
+
+// ---- shared steps -----------------------------------------------------------------------------------
+// Xgetrf on a packed m x n device matrix; pivots into dpiv, info into *dinfo. The caller keeps the
+// returned workspace until finish_compute(): the work is still queued when this returns.
+template <class T> [[nodiscard]] Workspace gpu_getrf(Engine& e, int64_t m, int64_t n, T* dA, int64_t* dpiv, int* dinfo) {
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXgetrf_bufferSize(e.solver(), e.params(), m, n, data_type<T>(), dA, max1(m), data_type<T>(),
+                                    &dbytes, &hbytes), "cusolverDnXgetrf_bufferSize");
+  Workspace w = make_workspace(e, dbytes, hbytes);
+  check(cusolverDnXgetrf(e.solver(), e.params(), m, n, data_type<T>(), dA, max1(m), dpiv, data_type<T>(), w.d(),
+                         w.dev_bytes, w.h(), w.host.size(), dinfo), "cusolverDnXgetrf");
+  return w;
+}
+
+template <class T> [[nodiscard]] Workspace gpu_potrf(Engine& e, char uplo, int64_t n, T* dA, int* dinfo) {
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXpotrf_bufferSize(e.solver(), e.params(), fill_of(uplo), n, data_type<T>(), dA, max1(n),
+                                    data_type<T>(), &dbytes, &hbytes), "cusolverDnXpotrf_bufferSize");
+  Workspace w = make_workspace(e, dbytes, hbytes);
+  check(cusolverDnXpotrf(e.solver(), e.params(), fill_of(uplo), n, data_type<T>(), dA, max1(n), data_type<T>(),
+                         w.d(), w.dev_bytes, w.h(), w.host.size(), dinfo), "cusolverDnXpotrf");
+  return w;
+}
+
+// ---- getrf ------------------------------------------------------------------------------------------
+template <class T> int getrf_supports(const CallArgs& a) {
+  using P = A::getrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda);
+  if (m < 0 || n < 0 || lda < max1(m)) return GOFL_GPU_INVALID_ARGS;
+  if (m == 0 || n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return: nothing to factor
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t getrf_bytes(const CallArgs& a) {
+  using P = A::getrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n);
+  return mat_bytes<T>(m, n) + 8u * uint64_t(std::min(m, n)) + panel_bytes<T>(std::max(m, n));
+}
+template <class T> void getrf_run(Engine& e, const CallArgs& a) {
+  using P = A::getrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), k = std::min(m, n);
+  T* A_ = a.ptr<T>(P::a);
+
+  DevMem dA = alloc_elems<T>(e, m * n);
+  DevMem dpiv = alloc_elems<int64_t>(e, k);
+  DevInfo info = make_info(e, 1);
+  e.upload(dA.get(), A_, m, n, lda, sizeof(T));
+  e.begin_compute();
+  const Workspace ws = gpu_getrf<T>(e, m, n, dA.get<T>(), dpiv.get<int64_t>(), info.at(0));
+  e.finish_compute();
+  // info > 0 (U(i,i) exactly zero): LAPACK still completes the factorization, and so does cuSOLVER:
+  // factors and pivots are written either way.
+  const int inf = read_info(e, info, 0, "cusolverDnXgetrf info");
+
+  std::vector<int64_t> piv(static_cast<size_t>(k));
+  e.download(A_, dA.get(), m, n, lda, sizeof(T));
+  e.download_vec(piv.data(), dpiv.get(), sizeof(int64_t) * size_t(k));
+  write_pivots(a, P::ipiv, piv);
+  a.set_i(P::info, inf);
+}
+
+// ---- getrs ------------------------------------------------------------------------------------------
+template <class T> int getrs_supports(const CallArgs& a) {
+  using P = A::getrs_r;
+  const char t = a.ch(P::trans);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  // 'R' (conjugate, no transpose) is accepted by OpenBLAS but rejected by reference LAPACK: the CPU
+  // library decides what it means.
+  if (t == 'R') return GOFL_GPU_UNSUPPORTED;
+  if (t != 'N' && t != 'T' && t != 'C') return GOFL_GPU_INVALID_ARGS;
+  if (n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t getrs_bytes(const CallArgs& a) {
+  using P = A::getrs_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+  return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + 8u * uint64_t(n) + (4u << 20);
+}
+template <class T> void getrs_run(Engine& e, const CallArgs& a) {
+  using P = A::getrs_r;
+  const char t = a.ch(P::trans);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  T* B = a.ptr<T>(P::b);
+  const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
+  if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getrs: pivot out of range");
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevMem dB = alloc_elems<T>(e, n * nrhs);
+  DevMem dpiv = alloc_elems<int64_t>(e, n);
+  DevInfo info = make_info(e, 1);
+  e.upload(dA.get(), a.ptr<const T>(P::a), n, n, lda, sizeof(T));
+  e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
+  e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
+  e.begin_compute();
+  check(cusolverDnXgetrs(e.solver(), e.params(), op_of(t), n, nrhs, data_type<T>(), dA.get(), n,
+                         dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(0)), "cusolverDnXgetrs");
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDnXgetrs info");  // getrs has no info > 0
+
+  e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
+  a.set_i(P::info, 0);
+}
+
+// ---- gesv -------------------------------------------------------------------------------------------
+template <class T> int gesv_supports(const CallArgs& a) {
+  using P = A::gesv_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  if (n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  // nrhs == 0: reference LAPACK still factors A, some OpenBLAS versions return at once; the CPU
+  // library keeps its own behaviour.
+  if (nrhs == 0) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t gesv_bytes(const CallArgs& a) {
+  using P = A::gesv_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+  return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + 8u * uint64_t(n) + panel_bytes<T>(n);
+}
+template <class T> void gesv_run(Engine& e, const CallArgs& a) {
+  using P = A::gesv_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  T* A_ = a.ptr<T>(P::a);
+  T* B = a.ptr<T>(P::b);
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevMem dB = alloc_elems<T>(e, n * nrhs);
+  DevMem dpiv = alloc_elems<int64_t>(e, n);
+  DevInfo info = make_info(e, 2);
+  e.upload(dA.get(), A_, n, n, lda, sizeof(T));
+  e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
+  e.begin_compute();
+  const Workspace ws = gpu_getrf<T>(e, n, n, dA.get<T>(), dpiv.get<int64_t>(), info.at(0));
+  // Solved unconditionally (no mid-call sync); with a singular U the solution is discarded below.
+  check(cusolverDnXgetrs(e.solver(), e.params(), CUBLAS_OP_N, n, nrhs, data_type<T>(), dA.get(), n,
+                         dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(1)), "cusolverDnXgetrs");
+  e.finish_compute();
+  const int inf = read_info(e, info, 0, "cusolverDnXgetrf info");
+  read_info(e, info, 1, "cusolverDnXgetrs info");
+
+  // LAPACK: A and ipiv always hold the factorization; B is solved only when info == 0.
+  std::vector<int64_t> piv(static_cast<size_t>(n));
+  e.download(A_, dA.get(), n, n, lda, sizeof(T));
+  e.download_vec(piv.data(), dpiv.get(), sizeof(int64_t) * size_t(n));
+  write_pivots(a, P::ipiv, piv);
+  if (inf == 0) e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
+  a.set_i(P::info, inf);
+}
+
+// ---- getri ------------------------------------------------------------------------------------------
+// cuSOLVER has no getri: inv(A) = getrs(LU, ipiv, I). LAPACK's WORK(1) comes from the CPU library's
+// own query (LWKOPT) and its IWS rule (see lapack_common.h).
+template <class I, class T> T getri_query(const CallArgs& a) {
+  using P = A::getri_r;
+  using Fn = void (*)(const I*, T*, const I*, const I*, T*, const I*, I*);
+  const I n = I(a.i(P::n)), lda = I(a.i(P::lda)), lwork = -1;
+  I info = 0;
+  T w = T(0);
+  reinterpret_cast<Fn>(a.call().real)(&n, a.ptr<T>(P::a), &lda, a.ptr<const I>(P::ipiv), &w, &lwork, &info);
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "getri workspace query", int(info));
+  return w;
+}
+template <class T> int getri_supports(const CallArgs& a) {
+  using P = A::getri_r;
+  const int64_t n = a.i(P::n), lda = a.i(P::lda), lwork = a.i(P::lwork);
+  if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
+  if (n < 0 || lda < max1(n) || lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;        // quick return
+  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t getri_bytes(const CallArgs& a) {
+  const int64_t n = a.i(A::getri_r::n);
+  return 2 * mat_bytes<T>(n, n) + (8u + sizeof(T)) * uint64_t(n) + (4u << 20);
+}
+template <class T> void getri_run(Engine& e, const CallArgs& a) {
+  using P = A::getri_r;
+  const int64_t n = a.i(P::n), lda = a.i(P::lda);
+  T* A_ = a.ptr<T>(P::a);
+  T* work = a.ptr<T>(P::work);
+  const T lwkopt = a.ilp64() ? getri_query<int64_t, T>(a) : getri_query<int32_t, T>(a);
+
+  // LAPACK (?trtri inside ?getri) returns info = first exactly-zero U(i,i) before touching A; WORK(1)
+  // then still holds LWKOPT. Nothing for the GPU to do.
+  if (const int64_t z = first_zero_diagonal(A_, n, lda)) {
+    work[0] = lwkopt;
+    a.set_i(P::info, z);
+    return;
+  }
+  const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
+  if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getri: pivot out of range");
+  const T work0 = work_value<T>(blocked_iws(work_size(lwkopt), n, n, false, 0));
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevMem dX = alloc_elems<T>(e, n * n);
+  DevMem dpiv = alloc_elems<int64_t>(e, n);
+  DevMem dones = alloc_elems<T>(e, n);
+  DevInfo info = make_info(e, 1);
+  const std::vector<T> ones(size_t(n), T(1));
+  e.upload(dA.get(), A_, n, n, lda, sizeof(T));
+  e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
+  e.upload_vec(dones.get(), ones.data(), sizeof(T) * size_t(n));
+  e.begin_compute();
+  // X = I: zero, then ones on the diagonal (stride n + 1).
+  check(cudaMemsetAsync(dX.get(), 0, sizeof(T) * size_t(n * n), e.stream()), "cudaMemsetAsync(identity)");
+  check(Blas<T>::copy(e.blas(), n, cu(dones.get<T>()), 1, cu(dX.get<T>()), n + 1), "cublasXcopy(identity)");
+  check(cusolverDnXgetrs(e.solver(), e.params(), CUBLAS_OP_N, n, n, data_type<T>(), dA.get(), n,
+                         dpiv.get<int64_t>(), data_type<T>(), dX.get(), n, info.at(0)), "cusolverDnXgetrs");
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDnXgetrs info");
+
+  e.download(A_, dX.get(), n, n, lda, sizeof(T));
+  work[0] = work0;
+  a.set_i(P::info, 0);
+}
+
+// ---- potrf ------------------------------------------------------------------------------------------
+template <class T> int potrf_supports(const CallArgs& a) {
+  using P = A::potrf_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), lda = a.i(P::lda);
+  if ((u != 'U' && u != 'L') || n < 0 || lda < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t potrf_bytes(const CallArgs& a) {
+  const int64_t n = a.i(A::potrf_r::n);
+  return mat_bytes<T>(n, n) + panel_bytes<T>(n);
+}
+template <class T> void potrf_run(Engine& e, const CallArgs& a) {
+  using P = A::potrf_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), lda = a.i(P::lda);
+  T* A_ = a.ptr<T>(P::a);
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevInfo info = make_info(e, 1);
+  e.upload(dA.get(), A_, n, n, lda, sizeof(T));  // cuSOLVER reads only the uplo triangle
+  e.begin_compute();
+  const Workspace ws = gpu_potrf<T>(e, u, n, dA.get<T>(), info.at(0));
+  e.finish_compute();
+  const int inf = read_info(e, info, 0, "cusolverDnXpotrf info");
+
+  // info > 0: the leading (info-1) x (info-1) block holds the factor, as in LAPACK; the rest of the
+  // triangle holds whatever the (differently blocked) algorithm left there, in LAPACK and here alike.
+  e.download_triangle(A_, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
+  a.set_i(P::info, inf);
+}
+
+// ---- potrs ------------------------------------------------------------------------------------------
+template <class T> int potrs_supports(const CallArgs& a) {
+  using P = A::potrs_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  if ((u != 'U' && u != 'L') || n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t potrs_bytes(const CallArgs& a) {
+  using P = A::potrs_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+  return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + (4u << 20);
+}
+template <class T> void potrs_run(Engine& e, const CallArgs& a) {
+  using P = A::potrs_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  T* B = a.ptr<T>(P::b);
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevMem dB = alloc_elems<T>(e, n * nrhs);
+  DevInfo info = make_info(e, 1);
+  e.upload(dA.get(), a.ptr<const T>(P::a), n, n, lda, sizeof(T));
+  e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
+  e.begin_compute();
+  check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), dA.get(), n, data_type<T>(),
+                         dB.get(), n, info.at(0)), "cusolverDnXpotrs");
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDnXpotrs info");  // potrs has no info > 0
+
+  e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
+  a.set_i(P::info, 0);
+}
+
+// ---- posv -------------------------------------------------------------------------------------------
+template <class T> int posv_supports(const CallArgs& a) {
+  using P = A::posv_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  if ((u != 'U' && u != 'L') || n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;     // quick return
+  if (nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // factor-only call: rare, and cheap to leave to the CPU
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t posv_bytes(const CallArgs& a) {
+  using P = A::posv_r;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+  return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + panel_bytes<T>(n);
+}
+template <class T> void posv_run(Engine& e, const CallArgs& a) {
+  using P = A::posv_r;
+  const char u = a.ch(P::uplo);
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  T* A_ = a.ptr<T>(P::a);
+  T* B = a.ptr<T>(P::b);
+
+  DevMem dA = alloc_elems<T>(e, n * n);
+  DevMem dB = alloc_elems<T>(e, n * nrhs);
+  DevInfo info = make_info(e, 2);
+  e.upload(dA.get(), A_, n, n, lda, sizeof(T));
+  e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
+  e.begin_compute();
+  const Workspace ws = gpu_potrf<T>(e, u, n, dA.get<T>(), info.at(0));
+  // Solved unconditionally (no mid-call sync); discarded below when A is not positive definite.
+  check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), dA.get(), n, data_type<T>(),
+                         dB.get(), n, info.at(1)), "cusolverDnXpotrs");
+  e.finish_compute();
+  const int inf = read_info(e, info, 0, "cusolverDnXpotrf info");
+  read_info(e, info, 1, "cusolverDnXpotrs info");
+
+  // LAPACK: A holds the (partial) factor in its uplo triangle; B is solved only when info == 0.
+  e.download_triangle(A_, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
+  if (inf == 0) e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
+  a.set_i(P::info, inf);
+}
+
+void add(int op, SupportsFn s, BytesFn b, RunFn r) { routines()[op] = Routine{s, b, r}; }
+#define GOFL_ADD_LU(name, S, D, C, Z)                                                                       \
+  add(S, name##_supports<float>, name##_bytes<float>, name##_run<float>);                                  \
+  add(D, name##_supports<double>, name##_bytes<double>, name##_run<double>);                               \
+  add(C, name##_supports<std::complex<float>>, name##_bytes<std::complex<float>>, name##_run<std::complex<float>>); \
+  add(Z, name##_supports<std::complex<double>>, name##_bytes<std::complex<double>>, name##_run<std::complex<double>>);
+
+}  // namespace
+
+void register_lu_chol() {
+  GOFL_ADD_LU(getrf, OP_sgetrf, OP_dgetrf, OP_cgetrf, OP_zgetrf)
+  GOFL_ADD_LU(getrs, OP_sgetrs, OP_dgetrs, OP_cgetrs, OP_zgetrs)
+  GOFL_ADD_LU(gesv, OP_sgesv, OP_dgesv, OP_cgesv, OP_zgesv)
+  GOFL_ADD_LU(getri, OP_sgetri, OP_dgetri, OP_cgetri, OP_zgetri)
+  GOFL_ADD_LU(potrf, OP_spotrf, OP_dpotrf, OP_cpotrf, OP_zpotrf)
+  GOFL_ADD_LU(potrs, OP_spotrs, OP_dpotrs, OP_cpotrs, OP_zpotrs)
+  GOFL_ADD_LU(posv, OP_sposv, OP_dposv, OP_cposv, OP_zposv)
+}
+#undef GOFL_ADD_LU
+
+}  // namespace cuda
+}  // namespace gofl

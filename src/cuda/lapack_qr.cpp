@@ -1,0 +1,327 @@
+// QR and least squares on cuSOLVER with LAPACK's exact outputs: geqrf, orgqr (s, d), ungqr (c, z), gels.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "cuda/engine.h"
+#include "cuda/lapack_common.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+using namespace lapack;
+namespace A = gofl::args;
+
+static_assert(int(A::geqrf_r::info) == int(A::geqrf_c::info) && int(A::orgqr_r::info) == int(A::ungqr_c::info) &&
+              int(A::orgqr_r::tau) == int(A::ungqr_c::tau) && int(A::gels_r::info) == int(A::gels_c::info),
+              "real and complex argument positions differ");
+
+inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
+template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
+// Workspace guess for the memory gate (bytes() may not ask the device): a few hundred columns of panel.
+template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
+
+// ILAENV names for the crossover queries ("DGEQRF", "ZUNGQR").
+template <class T> std::string lapack_name(const char* rest) { return std::string(1, prec_letter<T>()) + rest; }
+
+// ---- geqrf ------------------------------------------------------------------------------------------
+template <class I, class T> T geqrf_query(const CallArgs& a) {
+  using P = A::geqrf_r;
+  using Fn = void (*)(const I*, const I*, T*, const I*, T*, T*, const I*, I*);
+  const I m = I(a.i(P::m)), n = I(a.i(P::n)), lda = I(a.i(P::lda)), lwork = -1;
+  I info = 0;
+  T w = T(0);
+  reinterpret_cast<Fn>(a.call().real)(&m, &n, a.ptr<T>(P::a), &lda, a.ptr<T>(P::tau), &w, &lwork, &info);
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "geqrf workspace query", int(info));
+  return w;
+}
+template <class T> int geqrf_supports(const CallArgs& a) {
+  using P = A::geqrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), lwork = a.i(P::lwork);
+  if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
+  if (m < 0 || n < 0 || lda < max1(m)) return GOFL_GPU_INVALID_ARGS;
+  if (std::min(m, n) == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  if (lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t geqrf_bytes(const CallArgs& a) {
+  using P = A::geqrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n);
+  return mat_bytes<T>(m, n) + mat_bytes<T>(std::min(m, n), 1) + panel_bytes<T>(std::max(m, n));
+}
+template <class T> void geqrf_run(Engine& e, const CallArgs& a) {
+  using P = A::geqrf_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), k = std::min(m, n);
+  T* A_ = a.ptr<T>(P::a);
+  T* tau = a.ptr<T>(P::tau);
+  T* work = a.ptr<T>(P::work);
+
+  // WORK(1) after the call: IWS (lapack_common.h), from the CPU library's LWKOPT and ILAENV crossover.
+  const int64_t lwkopt = work_size(a.ilp64() ? geqrf_query<int64_t, T>(a) : geqrf_query<int32_t, T>(a));
+  const std::string name = lapack_name<T>("GEQRF");
+  const int64_t nx = cpu_ilaenv(a, 3, name.c_str(), m, n, -1, -1, 128);
+  const T work0 = work_value<T>(blocked_iws(lwkopt, n, k, true, nx));
+
+  DevMem dA = alloc_elems<T>(e, m * n);
+  DevMem dtau = alloc_elems<T>(e, k);
+  DevInfo info = make_info(e, 1);
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(),
+                                    dtau.get(), data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
+  Workspace w = make_workspace(e, dbytes, hbytes);
+  e.upload(dA.get(), A_, m, n, lda, sizeof(T));
+  e.begin_compute();
+  check(cusolverDnXgeqrf(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(), dtau.get(),
+                         data_type<T>(), w.d(), w.dev_bytes, w.h(), w.host.size(), info.at(0)), "cusolverDnXgeqrf");
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDnXgeqrf info");  // geqrf has no info > 0
+
+  e.download(A_, dA.get(), m, n, lda, sizeof(T));
+  e.download_vec(tau, dtau.get(), sizeof(T) * size_t(k));
+  work[0] = work0;
+  a.set_i(P::info, 0);
+}
+
+// ---- orgqr / ungqr ----------------------------------------------------------------------------------
+template <class I, class T> T orgqr_query(const CallArgs& a) {
+  using P = A::orgqr_r;
+  using Fn = void (*)(const I*, const I*, const I*, T*, const I*, const T*, T*, const I*, I*);
+  const I m = I(a.i(P::m)), n = I(a.i(P::n)), k = I(a.i(P::k)), lda = I(a.i(P::lda)), lwork = -1;
+  I info = 0;
+  T w = T(0);
+  reinterpret_cast<Fn>(a.call().real)(&m, &n, &k, a.ptr<T>(P::a), &lda, a.ptr<const T>(P::tau), &w, &lwork, &info);
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "orgqr workspace query", int(info));
+  return w;
+}
+template <class T> int orgqr_supports(const CallArgs& a) {
+  using P = A::orgqr_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda), lwork = a.i(P::lwork);
+  if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
+  if (m < 0 || n < 0 || n > m || k < 0 || k > n || lda < max1(m) || lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
+  if (k == 0) return GOFL_GPU_UNSUPPORTED;  // Q is the identity's first columns: nothing worth a GPU trip
+  if (!fits_int(m) || !fits_int(n)) return GOFL_GPU_UNSUPPORTED;  // cuSOLVER's ?orgqr takes 32-bit sizes
+  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;                // no CPU library to ask for work[0]
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t orgqr_bytes(const CallArgs& a) {
+  using P = A::orgqr_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k);
+  return mat_bytes<T>(m, n) + mat_bytes<T>(k, 1) + panel_bytes<T>(m);
+}
+template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
+  using P = A::orgqr_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda);
+  T* A_ = a.ptr<T>(P::a);
+  T* work = a.ptr<T>(P::work);
+
+  const int64_t lwkopt = work_size(a.ilp64() ? orgqr_query<int64_t, T>(a) : orgqr_query<int32_t, T>(a));
+  const std::string name = lapack_name<T>(is_complex<T>::value ? "UNGQR" : "ORGQR");
+  const int64_t nx = cpu_ilaenv(a, 3, name.c_str(), m, n, k, -1, 128);
+  const T work0 = work_value<T>(blocked_iws(lwkopt, n, k, true, nx));
+
+  DevMem dA = alloc_elems<T>(e, m * n);
+  DevMem dtau = alloc_elems<T>(e, k);
+  DevInfo info = make_info(e, 1);
+  int lwork = 0;
+  check(Qr<T>::gen_size(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()), &lwork),
+        "cusolverDn?orgqr_bufferSize");
+  DevMem dwork = alloc_elems<T>(e, lwork);
+  e.upload(dA.get(), A_, m, n, lda, sizeof(T));
+  e.upload_vec(dtau.get(), a.ptr<const T>(P::tau), sizeof(T) * size_t(k));
+  e.begin_compute();
+  check(Qr<T>::gen_q(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()),
+                     cu(dwork.get<T>()), lwork, info.at(0)), "cusolverDn?orgqr");
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDn?orgqr info");  // orgqr has no info > 0
+
+  e.download(A_, dA.get(), m, n, lda, sizeof(T));
+  work[0] = work0;
+  a.set_i(P::info, 0);
+}
+
+// ---- gels -------------------------------------------------------------------------------------------
+// All four cases run on one QR: W = A when m >= n, W = A^H when m < n (A^H = QR is A's LQ
+// factorization conjugate-transposed: same reflectors and tau, so A's output is W^H as ?gelqf leaves
+// it). W is p x q with p = max(m, n), q = min(m, n). Then either
+//   least squares on W   (m >= n, 'N'  or  m < n, 'T'/'C'):  B := Q^H B;  B(1:q) := R^-1 B(1:q)
+//   minimum norm, W^H X = B (m >= n, 'T'/'C' or m < n, 'N'):  B(1:q) := R^-H B(1:q);  B(q+1:p) := 0;  B := Q B
+// which is what ?gels does with ?geqrf/?ormqr or ?gelqf/?ormlq.
+template <class I, class T> T gels_query(const CallArgs& a) {
+  using P = A::gels_r;
+  using Fn = void (*)(const char*, const I*, const I*, const I*, T*, const I*, T*, const I*, T*, const I*, I*, size_t);
+  const char t = a.ch(P::trans);
+  const I m = I(a.i(P::m)), n = I(a.i(P::n)), nrhs = I(a.i(P::nrhs)), lda = I(a.i(P::lda)), ldb = I(a.i(P::ldb));
+  const I lwork = -1;
+  I info = 0;
+  T w = T(0);
+  reinterpret_cast<Fn>(a.call().real)(&t, &m, &n, &nrhs, a.ptr<T>(P::a), &lda, a.ptr<T>(P::b), &ldb, &w, &lwork,
+                                      &info, 1);
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "gels workspace query", int(info));
+  return w;
+}
+template <class T> int gels_supports(const CallArgs& a) {
+  using P = A::gels_r;
+  const char t = a.ch(P::trans);
+  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  const int64_t lwork = a.i(P::lwork), mn = std::min(m, n);
+  if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
+  // ?gels takes 'N' or 'T' (real), 'N' or 'C' (complex).
+  if (t != 'N' && t != ctrans<T>()) return GOFL_GPU_INVALID_ARGS;
+  if (m < 0 || n < 0 || nrhs < 0 || lda < max1(m) || ldb < max1(std::max(m, n))) return GOFL_GPU_INVALID_ARGS;
+  if (lwork < max1(mn + std::max(mn, nrhs))) return GOFL_GPU_INVALID_ARGS;
+  if (std::min(mn, nrhs) == 0) return GOFL_GPU_UNSUPPORTED;  // quick return (B := 0 on the CPU)
+  // cuSOLVER's ?ormqr takes 32-bit sizes.
+  if (!fits_int(std::max(m, n)) || !fits_int(nrhs)) return GOFL_GPU_UNSUPPORTED;
+  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  return GOFL_GPU_OK;
+}
+template <class T> uint64_t gels_bytes(const CallArgs& a) {
+  using P = A::gels_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), p = std::max(m, n), q = std::min(m, n);
+  const uint64_t w = m < n ? mat_bytes<T>(p, q) : 0;  // A^H beside A for the wide case
+  return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(q, 1) + panel_bytes<T>(p) +
+         mat_bytes<T>(std::max<int64_t>(nrhs, 1), 256);
+}
+template <class T> void gels_run(Engine& e, const CallArgs& a) {
+  using P = A::gels_r;
+  using R = real_t<T>;
+  const char t = a.ch(P::trans);
+  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+  T* A_ = a.ptr<T>(P::a);
+  T* B = a.ptr<T>(P::b);
+  T* work = a.ptr<T>(P::work);
+  const bool tall = m >= n;
+  const int64_t p = std::max(m, n), q = std::min(m, n);
+  const bool least_squares = (t == 'N') == tall;
+  const cublasOperation_t ct = op_of(ctrans<T>());
+
+  // On success ?gels leaves WORK(1) = its query answer (WSIZE).
+  const T wsize = a.ilp64() ? gels_query<int64_t, T>(a) : gels_query<int32_t, T>(a);
+
+  // ?gels scales A and B when their largest entry lies outside [SMLNUM, BIGNUM] (and returns B = 0
+  // for A = 0); those rare calls go back to the CPU library, so the GPU never needs the scaled path.
+  const double smlnum = double(std::numeric_limits<R>::min()) / double(std::numeric_limits<R>::epsilon());
+  const double bignum = 1.0 / smlnum;
+  {
+    const int64_t brow = t == 'N' ? m : n;  // rows of the right-hand sides on entry
+    double bnrm = 0;
+    for (int64_t j = 0; j < nrhs; ++j)
+      for (int64_t i = 0; i < brow; ++i) {
+        const double v = modulus(B[i + j * ldb]);
+        if (!(v <= bnrm)) bnrm = v;  // NaN sticks
+      }
+    if (!(bnrm == 0 || (bnrm >= smlnum && bnrm <= bignum))) fail(GOFL_GPU_UNSUPPORTED, "gels: B needs scaling");
+  }
+
+  DevMem dA = alloc_elems<T>(e, m * n);
+  DevMem dWide = tall ? DevMem() : alloc_elems<T>(e, p * q);
+  T* W = tall ? dA.get<T>() : dWide.get<T>();
+  DevMem dtau = alloc_elems<T>(e, q);
+  DevMem dB = alloc_elems<T>(e, p * nrhs);
+  DevMem ddiag = alloc_elems<T>(e, q);
+  DevInfo info = make_info(e, 2);
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
+                                    data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
+  Workspace wq = make_workspace(e, dbytes, hbytes);
+  int lwork = 0;
+  check(Qr<T>::apply_size(e.solver(), CUBLAS_SIDE_LEFT, least_squares ? ct : CUBLAS_OP_N, int(p), int(nrhs), int(q),
+                          cu(W), int(p), cu(dtau.get<T>()), cu(dB.get<T>()), int(p), &lwork),
+        "cusolverDn?ormqr_bufferSize");
+  DevMem dwork = alloc_elems<T>(e, lwork);
+
+  // All p rows of B go up: rows beyond the right-hand sides are read, never trusted (zeroed below).
+  e.upload(dA.get(), A_, m, n, lda, sizeof(T));
+  e.upload(dB.get(), B, p, nrhs, ldb, sizeof(T));
+  e.begin_compute();
+  host_pointer_mode(e);
+  const cu_t<T> one = cu_one<T>(), zero{};
+
+  {  // A's largest entry: |re| + |im| (cuBLAS) is within [|a|, sqrt(2) |a|]; keep a margin of 2.
+    int64_t idx = 0;
+    check(Blas<T>::iamax(e.blas(), m * n, cu(dA.get<T>()), 1, &idx), "cublasI?amax");
+    if (idx < 1 || idx > m * n) fail(GOFL_GPU_CUBLAS_ERROR, "cublasI?amax result");
+    T big;
+    e.read_small(&big, dA.get<T>() + (idx - 1), sizeof(T));
+    const double s1 = double(std::abs(std::real(big))) + double(std::abs(std::imag(big)));
+    if (!(s1 >= 2 * smlnum && s1 <= 0.5 * bignum)) fail(GOFL_GPU_UNSUPPORTED, "gels: A needs scaling");
+  }
+  if (!tall) {  // W = A^H (n x m); zeroed first so the in-place beta = 0 term never sees garbage
+    check(cudaMemsetAsync(W, 0, sizeof(T) * size_t(p * q), e.stream()), "cudaMemsetAsync(W)");
+    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, n, m, &one, cu(dA.get<T>()), m, &zero, cu(W), n, cu(W), n),
+          "cublas?geam(A^H)");
+  }
+  check(cusolverDnXgeqrf(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
+                         data_type<T>(), wq.d(), wq.dev_bytes, wq.h(), wq.host.size(), info.at(0)), "cusolverDnXgeqrf");
+
+  // LAPACK's ?trtrs refuses a triangular factor with an exactly zero diagonal entry (info = its
+  // index) before solving; what B holds then depends on whether Q^H was applied first.
+  std::vector<T> diag(static_cast<size_t>(q));
+  check(Blas<T>::copy(e.blas(), q, cu(W), p + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
+  e.read_small(diag.data(), ddiag.get(), sizeof(T) * size_t(q));
+  int64_t zero_at = 0;  // 1-based, as ?trtrs reports it
+  for (int64_t i = 0; i < q && !zero_at; ++i)
+    if (diag[size_t(i)] == T(0)) zero_at = i + 1;
+
+  if (least_squares) {
+    check(Qr<T>::apply_q(e.solver(), CUBLAS_SIDE_LEFT, ct, int(p), int(nrhs), int(q), cu(W), int(p), cu(dtau.get<T>()),
+                         cu(dB.get<T>()), int(p), cu(dwork.get<T>()), lwork, info.at(1)), "cusolverDn?ormqr");
+    if (!zero_at)
+      check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, q, nrhs,
+                          &one, cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
+  } else if (!zero_at) {
+    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, ct, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
+                        cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
+    if (p > q)
+      check(cudaMemset2DAsync(dB.get<T>() + q, sizeof(T) * size_t(p), 0, sizeof(T) * size_t(p - q), size_t(nrhs),
+                              e.stream()), "cudaMemset2DAsync(B tail)");
+    check(Qr<T>::apply_q(e.solver(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, int(p), int(nrhs), int(q), cu(W), int(p),
+                         cu(dtau.get<T>()), cu(dB.get<T>()), int(p), cu(dwork.get<T>()), lwork, info.at(1)),
+          "cusolverDn?ormqr");
+  }
+  if (!tall) {  // A := W^H, the LQ factorization ?gelqf would have left
+    check(cudaMemsetAsync(dA.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(A)");
+    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, m, n, &one, cu(W), n, &zero, cu(dA.get<T>()), m, cu(dA.get<T>()), m),
+          "cublas?geam(W^H)");
+  }
+  e.finish_compute();
+  read_info(e, info, 0, "cusolverDnXgeqrf info");
+  read_info(e, info, 1, "cusolverDn?ormqr info");
+  // With info > 0 ?gels returns before setting WORK(1) = WSIZE: WORK(1) still holds TAU(1), which
+  // ?geqrf / ?gelqf wrote there.
+  T tau0 = T(0);
+  if (zero_at) e.read_small(&tau0, dtau.get(), sizeof(T));
+
+  e.download(A_, dA.get(), m, n, lda, sizeof(T));
+  if (least_squares || !zero_at) e.download(B, dB.get(), p, nrhs, ldb, sizeof(T));
+  work[0] = zero_at ? tau0 : wsize;
+  a.set_i(P::info, zero_at);
+}
+
+void add(int op, SupportsFn s, BytesFn b, RunFn r) { routines()[op] = Routine{s, b, r}; }
+
+}  // namespace
+
+void register_qr() {
+  add(OP_sgeqrf, geqrf_supports<float>, geqrf_bytes<float>, geqrf_run<float>);
+  add(OP_dgeqrf, geqrf_supports<double>, geqrf_bytes<double>, geqrf_run<double>);
+  add(OP_cgeqrf, geqrf_supports<std::complex<float>>, geqrf_bytes<std::complex<float>>, geqrf_run<std::complex<float>>);
+  add(OP_zgeqrf, geqrf_supports<std::complex<double>>, geqrf_bytes<std::complex<double>>, geqrf_run<std::complex<double>>);
+  add(OP_sorgqr, orgqr_supports<float>, orgqr_bytes<float>, orgqr_run<float>);
+  add(OP_dorgqr, orgqr_supports<double>, orgqr_bytes<double>, orgqr_run<double>);
+  add(OP_cungqr, orgqr_supports<std::complex<float>>, orgqr_bytes<std::complex<float>>, orgqr_run<std::complex<float>>);
+  add(OP_zungqr, orgqr_supports<std::complex<double>>, orgqr_bytes<std::complex<double>>, orgqr_run<std::complex<double>>);
+  add(OP_sgels, gels_supports<float>, gels_bytes<float>, gels_run<float>);
+  add(OP_dgels, gels_supports<double>, gels_bytes<double>, gels_run<double>);
+  add(OP_cgels, gels_supports<std::complex<float>>, gels_bytes<std::complex<float>>, gels_run<std::complex<float>>);
+  add(OP_zgels, gels_supports<std::complex<double>>, gels_bytes<std::complex<double>>, gels_run<std::complex<double>>);
+}
+
+}  // namespace cuda
+}  // namespace gofl
