@@ -20,7 +20,8 @@ void decide(gofl_call& c) {
   if (!gofl_ops[c.op].gpu_capable) { c.reason = GOFL_R_NOT_GPU_CAPABLE; return; }
   if (s.device == DeviceMode::Cpu) { c.reason = GOFL_R_FORCED_CPU; return; }
   if (gpu_lost_by_fork()) { c.reason = GOFL_R_AFTER_FORK; return; }
-  if (s.device == DeviceMode::Auto && (c.flops < s.threshold || c.flops < kAutoMinFlops)) {
+  // Verify mode checks every GPU-capable call, whatever its size.
+  if (s.device == DeviceMode::Auto && !s.verify && (c.flops < s.threshold || c.flops < kAutoMinFlops)) {
     c.reason = GOFL_R_BELOW_THRESHOLD;
     return;
   }
