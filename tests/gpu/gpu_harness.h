@@ -66,7 +66,8 @@ template <class T> constexpr bool is_complex_v = !std::is_same_v<T, real_t<T>>;
 // Tolerance relative to the largest value: the spec's verify tolerances.
 template <class T> double tolerance() { return std::is_same_v<real_t<T>, float> ? 2e-3 : 1e-8; }
 
-template <class T> std::vector<T> random_matrix(int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
+// Random values everywhere, the gaps between columns (ld > rows) included.
+template <class T> std::vector<T> random_matrix([[maybe_unused]] int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
   std::mt19937_64 g(seed);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
   std::vector<T> m(size_t(std::max<int64_t>(ld * cols, 1)));
