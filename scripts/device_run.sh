@@ -23,7 +23,7 @@ export OPENBLAS_NUM_THREADS=16
 
 if has tests; then
   echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 420 "$B/bin/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
 fi
@@ -46,13 +46,13 @@ import numpy as np
 a = np.random.default_rng(2).standard_normal((1000, 1000)); print((a @ a.T.copy()).sum())' 2>&1 | tail -8
 fi
 if has numpy-quick; then
-  echo "== NumPy benchmark (quick)"; "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
+  echo "== NumPy benchmark (quick)"; timeout 200 "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has numpy; then
   echo "== NumPy benchmark"; "$PY" bench/numpy_bench.py --build "$B" --reps 3 --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has nvblas; then
-  echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; bench/nvblas_bench.sh "$B" 2048 4096 8192 16384 2>&1 | tee "$OUT/nvblas_bench.log"
+  echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
