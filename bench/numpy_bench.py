@@ -76,22 +76,28 @@ def run_case(cmd_prefix, name, dtype, n, reps, env):
     return statistics.median(json.loads(line)["times"]), p.stderr
 
 
-def trace_copy_rate(cli, trace_dir):
-    """Bytes copied / seconds spent copying, over the GPU calls in the trace."""
+def trace_stats(cli, trace_dir):
+    """From the trace: the median duration of the heaviest top-level GPU call (the library's own time,
+    without NumPy's copies around it), and the copy rates in and out over all GPU calls."""
     p = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True)
     if p.returncode != 0:
-        return None, 0
+        return None, None, None, 0
     import csv, io
-    moved = secs = 0.0
-    gpu_calls = 0
-    for r in csv.DictReader(io.StringIO(p.stdout)):
-        if r["device"] != "gpu":
-            continue
-        gpu_calls += 1
-        ops = [o.split(":") for o in r["operands"].split(";") if o]
-        moved += sum(int(o[1]) for o in ops)
-        secs += float(r.get("copy_in_s") or 0) + float(r.get("copy_out_s") or 0)
-    return (moved / secs / 1e9 if secs > 0 else None), gpu_calls
+    rows = [r for r in csv.DictReader(io.StringIO(p.stdout))
+            if r["device"] == "gpu" and r["nested"] == "0" and r["query"] == "0"]
+    if not rows:
+        return None, None, None, 0
+    heaviest = max(float(r["flops"]) for r in rows)
+    lib = statistics.median(int(r["duration_ns"]) / 1e9 for r in rows if float(r["flops"]) == heaviest)
+    b_in = b_out = t_in = t_out = 0.0
+    for r in rows:
+        for o in (o.split(":") for o in r["operands"].split(";") if o):
+            b_in += int(o[1]) if o[2] != "0" else 0
+            b_out += int(o[1]) if o[3] != "0" else 0
+        t_in += float(r["copy_in_s"])
+        t_out += float(r["copy_out_s"])
+    rate = lambda b, t: b / t / 1e9 if t > 0 else None
+    return lib, rate(b_in, t_in), rate(b_out, t_out), len(rows)
 
 
 def main():
@@ -109,11 +115,15 @@ def main():
     rates = ceil.get("tflops", {})
     print(f"ceilings: pinned copies {pinned:.1f} GB/s; GPU rates (TFLOP/s) {rates or 'from FACTS.md'}"
           f" [{ceil.get('source', 'FACTS.md')}]", flush=True)
-    hdr = f"{'operation':<10} {'dtype':<10} {'n':>6} {'CPU s':>9} {'gpu-offload s':>13} {'speedup':>8} {'link limit s':>12} {'/limit':>7} {'copy GB/s':>9}"
+    hdr = (f"{'operation':<10} {'dtype':<10} {'n':>6} {'CPU s':>8} {'gpu-offload s':>13} {'speedup':>7} "
+           f"{'in call s':>9} {'link limit s':>12} {'/limit':>6} {'in GB/s':>7} {'out GB/s':>8}")
+    print("gpu-offload s: the NumPy call under --device gpu; in call s: the BLAS/LAPACK call itself (trace),\n"
+          "without NumPy's own copies around it; /limit: in call s over the link limit")
     print(hdr)
     print("-" * len(hdr), flush=True)
     reps = 1 if a.quick else a.reps
     only = set(x.strip() for x in a.only.split(",") if x.strip())
+    fmt = lambda x, w, p: f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
     for name, dtype, sizes, flops, nbytes in CASES:
         if only and name not in only:
             continue
@@ -123,19 +133,17 @@ def main():
             itemsize = {"float32": 4, "float64": 8, "complex128": 16}[dtype]
             env = dict(os.environ)
             env.pop("LD_PRELOAD", None)
-            cpu = None
-            if n <= a.max_cpu_n:
-                cpu, _ = run_case([], name, dtype, n, reps, env)
+            cpu = run_case([], name, dtype, n, reps, env)[0] if n <= a.max_cpu_n else None
             with tempfile.TemporaryDirectory() as td:
-                gpu, err = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
-                rate, gpu_calls = trace_copy_rate(cli, td)
+                gpu, _ = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
+                lib, gb_in, gb_out, gpu_calls = trace_stats(cli, td)
             rate_key = {"float32": "s", "float64": "d", "complex128": "z"}[dtype]
             tflops = rates.get(rate_key, {"s": 51.0, "d": 63.0, "z": 63.0}[rate_key])
             limit = nbytes(n, itemsize) / (pinned * 1e9) + flops(n) / (tflops * 1e12)
-            fmt = lambda x, w, p: f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
-            print(f"{name:<10} {dtype:<10} {n:>6} {fmt(cpu, 9, 4)} {fmt(gpu, 13, 4)} "
-                  f"{fmt(cpu / gpu if cpu and gpu else None, 8, 2)} {limit:>12.4f} {fmt(gpu / limit if gpu else None, 7, 2)} "
-                  f"{fmt(rate, 9, 1)}" + ("" if gpu_calls else "   (no call ran on the GPU)"), flush=True)
+            print(f"{name:<10} {dtype:<10} {n:>6} {fmt(cpu, 8, 4)} {fmt(gpu, 13, 4)} "
+                  f"{fmt(cpu / gpu if cpu and gpu else None, 7, 2)} {fmt(lib, 9, 4)} {limit:>12.4f} "
+                  f"{fmt(lib / limit if lib else None, 6, 2)} {fmt(gb_in, 7, 1)} {fmt(gb_out, 8, 1)}"
+                  + ("" if gpu_calls else "   (no call ran on the GPU)"), flush=True)
 
 
 if __name__ == "__main__":

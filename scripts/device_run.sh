@@ -20,6 +20,9 @@ if ! ninja -C "$B" -j16 > "$OUT/build.log" 2>&1; then
 fi
 echo "== built in $(( $(date +%s) - t0 )) s"
 export OPENBLAS_NUM_THREADS=16
+# NumPy's bundled ILP64 OpenBLAS: the CPU reference for the GPU tests of the 64-bit-integer names.
+GOFL_TEST_OPENBLAS64=$("$PY" -c 'import glob, os, numpy; print((glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "libscipy_openblas64_*.so")) + [""])[0])' 2>/dev/null)
+export GOFL_TEST_OPENBLAS64
 
 if has tests; then
   echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
@@ -53,6 +56,10 @@ if has numpy; then
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
+fi
+if has copytune; then
+  echo "== dgemm_ n=8192 under gpu-offload with 16 copy threads and 64 MB staging buffers (default: 8, 32 MB)"
+  GPU_OFFLOAD_COPY_THREADS=16 GPU_OFFLOAD_STAGING_MB=64 timeout 60 bench/nvblas_bench.sh "$B" 8192 2>&1 | tail -1
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
