@@ -29,8 +29,8 @@ if has tests; then
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
-  echo "== memory gate: GPU_OFFLOAD_MEMORY_RESERVE=1T (larger than the card)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1T timeout 60 \
+  echo "== memory gate: GPU_OFFLOAD_MEMORY_RESERVE=1024G (larger than the card)"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
     "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
   echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
 fi

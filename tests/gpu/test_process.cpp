@@ -96,7 +96,7 @@ TEST(Process, NanAndInfInputsGiveTheCpuLibrarysSpecials) {
 
 // Run with GPU_OFFLOAD_MEMORY_RESERVE larger than the card (the ctest entry gpu_memory_reserve).
 TEST(Process, ReserveLargerThanTheCardKeepsCallsOnTheCpu) {
-  if (!reserve_mode()) GTEST_SKIP() << "set GPU_OFFLOAD_MEMORY_RESERVE=1T to run";
+  if (!reserve_mode()) GTEST_SKIP() << "set GPU_OFFLOAD_MEMORY_RESERVE=1024G to run";
   const Result r = dgemm_both(400, 50);
   EXPECT_EQ(r.lc.device, 0);
   EXPECT_EQ(r.lc.reason, GOFL_R_GPU_MEMORY);
