@@ -10,6 +10,7 @@
 
 #include "cuda/backend_abi.h"
 #include "cuda/engine.h"
+#include "cuda/prefault.h"
 
 namespace gofl {
 namespace cuda {
@@ -182,6 +183,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
       status = s;
       where = "supports";
     } else {
+      const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
       rt->run(e, args);
     }
   } catch (const Failure& f) {

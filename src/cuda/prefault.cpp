@@ -1,0 +1,69 @@
+#include "cuda/prefault.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and nothing happens
+#endif
+
+namespace gofl {
+namespace cuda {
+
+namespace {
+constexpr size_t kMinBytes = size_t(8) << 20;    // below this a thread costs more than it saves
+constexpr size_t kPerThread = size_t(64) << 20;  // one populating thread per 64 MiB, at most 4
+}  // namespace
+
+struct OutputPrefault::Impl {
+  std::vector<std::thread> threads;
+};
+
+OutputPrefault::OutputPrefault(const gofl_call& c) {
+  const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+  std::vector<std::pair<uintptr_t, size_t>> ranges;  // page-aligned
+  size_t total = 0;
+  for (int i = 0; i < c.n_operands; ++i) {
+    const gofl_call_operand& o = c.operands[i];
+    if (o.role == GOFL_IN || !o.ptr || o.elems <= 0) continue;
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(o.ptr) & ~(page - 1);
+    const uintptr_t end = (reinterpret_cast<uintptr_t>(o.ptr) + size_t(o.elems) * o.elem_size + page - 1) & ~(page - 1);
+    ranges.emplace_back(begin, end - begin);
+    total += end - begin;
+  }
+  if (total < kMinBytes) return;
+  // Split the ranges into pieces, one list per thread.
+  const size_t nthreads = std::min<size_t>(4, (total + kPerThread - 1) / kPerThread);
+  const size_t share = ((total / nthreads) + page - 1) & ~(page - 1);
+  std::vector<std::vector<std::pair<uintptr_t, size_t>>> work(nthreads);
+  size_t t = 0, filled = 0;
+  for (auto [b, len] : ranges) {
+    while (len > 0) {
+      const size_t take = std::min(len, share - filled);
+      work[t].emplace_back(b, take);
+      b += take;
+      len -= take;
+      filled += take;
+      if (filled == share && t + 1 < nthreads) { ++t; filled = 0; }
+    }
+  }
+  impl_ = new Impl;
+  for (auto& w : work)
+    impl_->threads.emplace_back([w] {
+      for (auto [b, len] : w) madvise(reinterpret_cast<void*>(b), len, MADV_POPULATE_WRITE);  // errors: no gain, no harm
+    });
+}
+
+OutputPrefault::~OutputPrefault() {
+  if (!impl_) return;
+  for (auto& th : impl_->threads) th.join();
+  delete impl_;
+}
+
+}  // namespace cuda
+}  // namespace gofl
