@@ -11,6 +11,8 @@
 #include <complex>
 #include <cstring>
 #include <cstdint>
+#include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <type_traits>
@@ -97,6 +99,34 @@ bool gaps_untouched(const std::vector<T>& a, const std::vector<T>& b, int64_t ro
     for (int64_t i = rows; i < ld; ++i)
       if (std::memcmp(&a[i + j * ld], &b[i + j * ld], sizeof(T)) != 0) return false;
   return true;
+}
+
+// A CPU library with ILP64 LAPACK names: an OpenBLAS built with SYMBOLSUFFIX=64_ (dgetrf_64_), or
+// NumPy's scipy-openblas64 (scipy_dgetrf_64_) named by GOFL_TEST_OPENBLAS64. Empty when none has
+// every routine in `routines`.
+struct Ilp64Lib {
+  void* handle = nullptr;
+  std::string prefix;
+  std::string name(const char* routine) const { return prefix + routine + "_64_"; }
+  template <class Fn> Fn cpu(const char* routine) const { return reinterpret_cast<Fn>(dlsym(handle, name(routine).c_str())); }
+  template <class Fn> Fn gpu(const char* routine) const { return intercepted<Fn>(name(routine).c_str()); }
+};
+inline Ilp64Lib ilp64_lib(std::initializer_list<const char*> routines) {
+  auto has_all = [&](void* h, const std::string& prefix) {
+    for (const char* r : routines)
+      if (!h || !dlsym(h, (prefix + r + "_64_").c_str())) return false;
+    return true;
+  };
+  for (const char* lib : {"libopenblas.so.0", "libopenblas64_.so.0"}) {
+    void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (has_all(h, "")) return {h, ""};
+  }
+  if (const char* path = std::getenv("GOFL_TEST_OPENBLAS64")) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (has_all(h, "scipy_")) return {h, "scipy_"};
+  }
+  return {};
 }
 
 }  // namespace gpu_test

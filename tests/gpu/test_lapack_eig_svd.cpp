@@ -817,35 +817,9 @@ TYPED_TEST(EigSvd, Gelsd) {
 // OpenBLAS built with SYMBOLSUFFIX=64_ (dsyevd_64_), or NumPy's scipy-openblas64 named by
 // GOFL_TEST_OPENBLAS64 (scipy_dsyevd_64_).
 // =====================================================================================================
-struct Ilp64 {
-  void* handle = nullptr;
-  std::string prefix;
-  std::string name(const char* r) const { return prefix + r + "_64_"; }
-  template <class F> F cpu(const char* r) const { return reinterpret_cast<F>(dlsym(handle, name(r).c_str())); }
-  template <class F> F gpu(const char* r) const { return intercepted<F>(name(r).c_str()); }
-};
-Ilp64 ilp64_lib() {
-  const char* routines[] = {"dsyevd", "dsyevr", "dgesdd", "dgelsd", "dgeev"};
-  auto has_all = [&](void* h, const std::string& prefix) {
-    for (const char* r : routines)
-      if (!h || !dlsym(h, (prefix + r + "_64_").c_str())) return false;
-    return true;
-  };
-  for (const char* lib : {"libopenblas.so.0", "libopenblas64_.so.0"}) {
-    void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (has_all(h, "")) return {h, ""};
-  }
-  if (const char* path = std::getenv("GOFL_TEST_OPENBLAS64")) {
-    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (has_all(h, "scipy_")) return {h, "scipy_"};
-  }
-  return {};
-}
-
 TEST(EigSvdIlp64, SyevdSyevrGesddGelsdGeev) {
   using I = int64_t;
-  const Ilp64 lib = ilp64_lib();
+  const gpu_test::Ilp64Lib lib = gpu_test::ilp64_lib({"dsyevd", "dsyevr", "dgesdd", "dgelsd", "dgeev"});
   if (!lib.handle) GTEST_SKIP() << "no CPU library exports ILP64 LAPACK names (dsyevd_64_, or scipy_dsyevd_64_ via GOFL_TEST_OPENBLAS64)";
   const I n = 67, lda = 70;
   {  // dsyevd: info, iwork[0] as int64

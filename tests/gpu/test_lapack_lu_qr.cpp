@@ -554,35 +554,10 @@ TEST(LuQrGels, ScaledInputsStayOnCpu) {
 // ---- ILP64 names: 64-bit pivots and info ----------------------------------------------------------------
 // An OpenBLAS built with SYMBOLSUFFIX=64_ exports dgetrf_64_; NumPy's scipy-openblas64 exports
 // scipy_dgetrf_64_ (set GOFL_TEST_OPENBLAS64 to its path to test those names).
-struct Ilp64Lib {
-  void* handle = nullptr;
-  std::string prefix;
-  std::string name(const char* routine) const { return prefix + routine + "_64_"; }
-  template <class Fn> Fn cpu(const char* routine) const { return reinterpret_cast<Fn>(dlsym(handle, name(routine).c_str())); }
-  template <class Fn> Fn gpu(const char* routine) const { return gpu_test::intercepted<Fn>(name(routine).c_str()); }
-};
-Ilp64Lib ilp64_lib() {
-  const char* routines[] = {"dgetrf", "dgesv", "dgetri", "dgels"};
-  auto has_all = [&](void* h, const std::string& prefix) {
-    for (const char* r : routines)
-      if (!h || !dlsym(h, (prefix + r + "_64_").c_str())) return false;
-    return true;
-  };
-  for (const char* lib : {"libopenblas.so.0", "libopenblas64_.so.0"}) {
-    void* h = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
-    if (!h) h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (has_all(h, "")) return {h, ""};
-  }
-  if (const char* path = std::getenv("GOFL_TEST_OPENBLAS64")) {
-    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (has_all(h, "scipy_")) return {h, "scipy_"};
-  }
-  return {};
-}
 TEST(LuQrIlp64, GetrfGesvGetriGels) {
   using T = double;
   using I = int64_t;
-  const Ilp64Lib lib = ilp64_lib();
+  const gpu_test::Ilp64Lib lib = gpu_test::ilp64_lib({"dgetrf", "dgesv", "dgetri", "dgels"});
   if (!lib.handle) GTEST_SKIP() << "no CPU library exports ILP64 LAPACK names (dgetrf_64_ or, via GOFL_TEST_OPENBLAS64, scipy_dgetrf_64_)";
   I n = 67, lda = 70, nrhs = 3, ldb = 67;
   // getrf, singular: 64-bit info and pivots
