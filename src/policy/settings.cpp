@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "policy/config.h"
+
 namespace gofl {
 
 const char* device_mode_name(DeviceMode d) {
@@ -23,7 +25,7 @@ bool parse_bool(const char* v, bool* out) {
   return false;
 }
 
-void complain(std::string* msgs, const char* var, const char* value, const char* valid, const char* fallback) {
+void complain(std::string* msgs, const std::string& var, const char* value, const char* valid, const char* fallback) {
   if (!msgs) return;
   *msgs += "gpu-offload: ";
   *msgs += var;
@@ -38,32 +40,45 @@ void complain(std::string* msgs, const char* var, const char* value, const char*
 
 }  // namespace
 
-Settings parse_settings(const char* (*get)(const char*), std::string* msgs) {
+Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs) {
   Settings s;
+  // A variable set in the environment, else the config file's line for it (policy/config.h).
+  const Config cfg = read_config(getenv_fn, msgs);
+  auto get = [&](const char* var) -> const char* {
+    if (const char* v = getenv_fn(var); v && *v) return v;
+    const ConfigEntry* e = cfg.find(var);
+    return e ? e->value.c_str() : nullptr;
+  };
+  // How a message names the value's source: the variable, or FILE:LINE: key.
+  auto where = [&](const char* var) -> std::string {
+    if (const char* v = getenv_fn(var); v && *v) return var;
+    const ConfigEntry* e = cfg.find(var);
+    return e ? e->where + ": " + e->key : std::string(var);
+  };
   if (const char* v = get("GPU_OFFLOAD_DEVICE"); v && *v) {
     if (!strcmp(v, "cpu")) s.device = DeviceMode::Cpu;
     else if (!strcmp(v, "gpu")) s.device = DeviceMode::Gpu;
     else if (!strcmp(v, "auto")) s.device = DeviceMode::Auto;
-    else complain(msgs, "GPU_OFFLOAD_DEVICE", v, "cpu, gpu or auto", "auto");
+    else complain(msgs, where("GPU_OFFLOAD_DEVICE"), v, "cpu, gpu or auto", "auto");
   }
   if (const char* v = get("GPU_OFFLOAD_LEVEL"); v && *v) {
     char* end = nullptr;
     long l = strtol(v, &end, 10);
     if (end && *end == '\0' && l >= 1 && l <= 10) s.level = int(l);
-    else complain(msgs, "GPU_OFFLOAD_LEVEL", v, "a whole number from 1 to 10", "5");
+    else complain(msgs, where("GPU_OFFLOAD_LEVEL"), v, "a whole number from 1 to 10", "5");
   }
   if (const char* v = get("GPU_OFFLOAD_THRESHOLD"); v && *v) {
     char* end = nullptr;
     double t = strtod(v, &end);
     if (end && *end == '\0' && t >= 0) s.threshold = t;
-    else complain(msgs, "GPU_OFFLOAD_THRESHOLD", v, "a number of flops >= 0", "1e6");
+    else complain(msgs, where("GPU_OFFLOAD_THRESHOLD"), v, "a number of flops >= 0", "1e6");
   }
   if (const char* v = get("GPU_OFFLOAD_TRACE"); v && *v) s.trace_dir = v;
   if (const char* v = get("GPU_OFFLOAD_SUMMARY"); v && *v) {
-    if (!parse_bool(v, &s.summary)) complain(msgs, "GPU_OFFLOAD_SUMMARY", v, "1 or 0", "0");
+    if (!parse_bool(v, &s.summary)) complain(msgs, where("GPU_OFFLOAD_SUMMARY"), v, "1 or 0", "0");
   }
   if (const char* v = get("GPU_OFFLOAD_VERIFY"); v && *v) {
-    if (!parse_bool(v, &s.verify)) complain(msgs, "GPU_OFFLOAD_VERIFY", v, "1 or 0", "0");
+    if (!parse_bool(v, &s.verify)) complain(msgs, where("GPU_OFFLOAD_VERIFY"), v, "1 or 0", "0");
   }
   if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
   if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
@@ -74,7 +89,7 @@ Settings parse_settings(const char* (*get)(const char*), std::string* msgs) {
     else if (end && (*end == 'M' || *end == 'm')) unit = 1024.0 * 1024, ++end;
     else if (end && (*end == 'G' || *end == 'g')) unit = 1024.0 * 1024 * 1024, ++end;
     if (end && *end == '\0' && b >= 0) s.memory_reserve = b * unit;
-    else complain(msgs, "GPU_OFFLOAD_MEMORY_RESERVE", v, "a size in bytes, optionally with K, M or G", "the level's reserve");
+    else complain(msgs, where("GPU_OFFLOAD_MEMORY_RESERVE"), v, "a size in bytes, optionally with K, M or G", "the level's reserve");
   }
   return s;
 }

@@ -1,5 +1,6 @@
 // Run settings, read once from GPU_OFFLOAD_* environment variables (secure_getenv: a privileged
-// program ignores them). `gpu-offload run` translates its options into these variables.
+// program ignores them), then from the optional config file for what they leave unset (policy/config.h).
+// `gpu-offload run` translates its options into these variables, so they come first.
 #pragma once
 
 #include <string>
@@ -21,8 +22,9 @@ struct Settings {
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).
 const Settings& settings();
-// Parse the variables from `get` (a getenv-like function); invalid values produce a message naming
-// the valid ones and keep the default. Exposed for tests.
+// Parse the variables from `get` (a getenv-like function; it also names the config file through
+// GPU_OFFLOAD_CONFIG, XDG_CONFIG_HOME or HOME); invalid values produce a message naming the valid ones
+// and keep the default. Exposed for tests and the command-line tool.
 Settings parse_settings(const char* (*get)(const char*), std::string* messages);
 
 const char* device_mode_name(DeviceMode d);

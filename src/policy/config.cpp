@@ -1,0 +1,141 @@
+#include "policy/config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+namespace gofl {
+namespace {
+
+struct Key {
+  const char* key;
+  const char* var;
+  bool path;  // a file or folder: relative values are relative to the config file's folder
+};
+
+const Key kKeys[] = {
+    {"device", "GPU_OFFLOAD_DEVICE", false},
+    {"level", "GPU_OFFLOAD_LEVEL", false},
+    {"trace", "GPU_OFFLOAD_TRACE", true},
+    {"summary", "GPU_OFFLOAD_SUMMARY", false},
+    {"verify", "GPU_OFFLOAD_VERIFY", false},
+    {"profile", "GPU_OFFLOAD_PROFILE", true},
+    {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
+    {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
+};
+
+std::string trim(const std::string& s) {
+  const char* ws = " \t\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+void note(std::string* msgs, const std::string& where, const std::string& what) {
+  if (msgs) *msgs += "gpu-offload: " + where + ": " + what + "; line ignored\n";
+}
+
+bool privileged() {
+  // The same rule as secure_getenv: setuid/setgid programs and those with file capabilities.
+  return getauxval(AT_SECURE) != 0;
+}
+
+}  // namespace
+
+const char* config_keys() {
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold";
+}
+
+const ConfigEntry* Config::find(const char* var) const {
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it)
+    if (it->var == var) return &*it;
+  return nullptr;
+}
+
+std::string config_path(const char* (*get)(const char*), bool* explicit_path) {
+  if (explicit_path) *explicit_path = false;
+  if (privileged()) return "";
+  if (const char* p = get("GPU_OFFLOAD_CONFIG"); p && *p) {
+    if (explicit_path) *explicit_path = true;
+    return p;
+  }
+  if (const char* x = get("XDG_CONFIG_HOME"); x && x[0] == '/') return std::string(x) + "/gpu-offload/config";
+  if (const char* h = get("HOME"); h && h[0] == '/') return std::string(h) + "/.config/gpu-offload/config";
+  return "";
+}
+
+Config parse_config(const std::string& text, const std::string& file, std::string* msgs) {
+  Config cfg;
+  cfg.path = file;
+  const size_t slash = file.rfind('/');
+  const std::string folder = slash == std::string::npos ? "." : file.substr(0, slash == 0 ? 1 : slash);
+  size_t pos = 0;
+  int lineno = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos) end = text.size();
+    const std::string raw = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++lineno;
+    const std::string where = file + ":" + std::to_string(lineno);
+    std::string line = trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      note(msgs, where, "'" + line + "' is not a 'key = value' line");
+      continue;
+    }
+    const std::string key = trim(line.substr(0, eq));
+    std::string value = trim(line.substr(eq + 1));
+    // A comment after the value starts with whitespace and '#'.
+    for (size_t i = 1; i < value.size(); ++i)
+      if (value[i] == '#' && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
+        value = trim(value.substr(0, i));
+        break;
+      }
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    const Key* k = nullptr;
+    for (const Key& c : kKeys)
+      if (key == c.key) k = &c;
+    if (!k) {
+      note(msgs, where, "unknown key '" + key + "' (valid keys: " + config_keys() + ")");
+      continue;
+    }
+    if (value.empty()) {
+      note(msgs, where, "'" + key + "' has no value");
+      continue;
+    }
+    if (k->path && value[0] != '/') value = folder + "/" + value;
+    cfg.entries.push_back(ConfigEntry{k->key, k->var, value, where});
+  }
+  return cfg;
+}
+
+Config read_config(const char* (*get)(const char*), std::string* msgs) {
+  bool explicit_path = false;
+  const std::string path = config_path(get, &explicit_path);
+  if (path.empty()) return {};
+  FILE* f = fopen(path.c_str(), "re");
+  if (!f) {
+    // The per-user file is optional; a file named by GPU_OFFLOAD_CONFIG must be there.
+    if (explicit_path && msgs)
+      *msgs += "gpu-offload: GPU_OFFLOAD_CONFIG=" + path + ": cannot read it: " + strerror(errno) +
+               "; no config file used\n";
+    return {};
+  }
+  std::string text;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 20)) text.append(buf, n);
+  const bool failed = ferror(f);
+  const int err = errno;
+  fclose(f);
+  if (failed) {
+    if (msgs) *msgs += "gpu-offload: " + path + ": cannot read it: " + strerror(err) + "; no config file used\n";
+    return {};
+  }
+  return parse_config(text, path, msgs);
+}
+
+}  // namespace gofl

@@ -1,0 +1,157 @@
+// The config file (policy/config.h) and its place in parse_settings: the environment first, then the
+// file; malformed lines named by file:line and ignored; where the file is looked for.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "policy/config.h"
+#include "policy/settings.h"
+
+namespace {
+
+std::map<std::string, std::string> g_vars;
+const char* fake_get(const char* name) {
+  auto it = g_vars.find(name);
+  return it == g_vars.end() ? nullptr : it->second.c_str();
+}
+
+// A scratch folder with a config file in it, removed at the end of the test.
+struct TempConfig {
+  std::string dir;
+  std::string path;
+  explicit TempConfig(const std::string& text, const std::string& rel = "config") {
+    char tmpl[] = "/tmp/gofl-config-XXXXXX";
+    dir = mkdtemp(tmpl);
+    path = dir + "/" + rel;
+    const size_t slash = path.rfind('/');
+    system(("mkdir -p '" + path.substr(0, slash) + "'").c_str());
+    std::ofstream(path) << text;
+  }
+  ~TempConfig() { system(("rm -rf '" + dir + "'").c_str()); }
+};
+
+gofl::Settings parse(std::map<std::string, std::string> vars, std::string* msgs) {
+  g_vars = std::move(vars);
+  return gofl::parse_settings(fake_get, msgs);
+}
+
+}  // namespace
+
+TEST(Config, KeyValueLinesCommentsAndQuotes) {
+  std::string msgs;
+  const gofl::Config c = gofl::parse_config(
+      "# a comment\n\n  device = gpu  \nlevel=7   # more offloading\ntrace = \"/tmp/with space\"\n"
+      "summary = yes\n",
+      "/etc/x/config", &msgs);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  ASSERT_EQ(c.entries.size(), 4u);
+  EXPECT_EQ(c.find("GPU_OFFLOAD_DEVICE")->value, "gpu");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_LEVEL")->value, "7");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_LEVEL")->where, "/etc/x/config:4");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_TRACE")->value, "/tmp/with space");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_SUMMARY")->value, "yes");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_VERIFY"), nullptr);
+}
+
+TEST(Config, MalformedLinesAreNamedAndIgnored) {
+  std::string msgs;
+  const gofl::Config c = gofl::parse_config("level 7\ncolour = red\nlevel = 3\ntrace =\n= 4\n", "/c", &msgs);
+  ASSERT_EQ(c.entries.size(), 1u);
+  EXPECT_EQ(c.entries[0].key, "level");
+  EXPECT_NE(msgs.find("/c:1: 'level 7' is not a 'key = value' line; line ignored"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("/c:2: unknown key 'colour' (valid keys: device, level, trace, summary, verify, profile, "
+                      "memory_reserve, threshold); line ignored"),
+            std::string::npos)
+      << msgs;
+  EXPECT_NE(msgs.find("/c:4: 'trace' has no value"), std::string::npos) << msgs;
+  EXPECT_NE(msgs.find("/c:5: unknown key ''"), std::string::npos) << msgs;
+}
+
+TEST(Config, LastLineOfAKeyWinsAndRelativePathsFollowTheFile) {
+  std::string msgs;
+  const gofl::Config c =
+      gofl::parse_config("level = 2\nlevel = 9\ntrace = traces\nprofile = ../p.txt\n", "/home/u/.config/g/config", &msgs);
+  EXPECT_EQ(c.find("GPU_OFFLOAD_LEVEL")->value, "9");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_TRACE")->value, "/home/u/.config/g/traces");
+  EXPECT_EQ(c.find("GPU_OFFLOAD_PROFILE")->value, "/home/u/.config/g/../p.txt");
+}
+
+TEST(Config, WhereTheFileIsLookedFor) {
+  bool expl = true;
+  g_vars = {};
+  EXPECT_EQ(gofl::config_path(fake_get, &expl), "");
+  EXPECT_FALSE(expl);
+  g_vars = {{"HOME", "/home/u"}};
+  EXPECT_EQ(gofl::config_path(fake_get, &expl), "/home/u/.config/gpu-offload/config");
+  g_vars = {{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "/xdg"}};
+  EXPECT_EQ(gofl::config_path(fake_get, &expl), "/xdg/gpu-offload/config");
+  g_vars = {{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "relative"}};  // not absolute: ignored, as the spec says
+  EXPECT_EQ(gofl::config_path(fake_get, &expl), "/home/u/.config/gpu-offload/config");
+  g_vars = {{"HOME", "/home/u"}, {"GPU_OFFLOAD_CONFIG", "/etc/g.conf"}};
+  EXPECT_EQ(gofl::config_path(fake_get, &expl), "/etc/g.conf");
+  EXPECT_TRUE(expl);
+}
+
+TEST(Config, SettingsComeFromTheFileWhereTheEnvironmentIsSilent) {
+  TempConfig f("device = cpu\nlevel = 8\nsummary = 1\nthreshold = 5e8\nmemory_reserve = 2G\n");
+  std::string msgs;
+  gofl::Settings s = parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  EXPECT_EQ(s.device, gofl::DeviceMode::Cpu);
+  EXPECT_EQ(s.level, 8);
+  EXPECT_TRUE(s.summary);
+  EXPECT_DOUBLE_EQ(s.threshold, 5e8);
+  EXPECT_DOUBLE_EQ(s.memory_reserve, 2.0 * 1024 * 1024 * 1024);
+
+  // The environment wins, key by key; an empty variable counts as unset.
+  s = parse({{"GPU_OFFLOAD_CONFIG", f.path}, {"GPU_OFFLOAD_LEVEL", "3"}, {"GPU_OFFLOAD_DEVICE", ""}}, &msgs);
+  EXPECT_EQ(s.level, 3);
+  EXPECT_EQ(s.device, gofl::DeviceMode::Cpu);
+  EXPECT_TRUE(s.summary);
+}
+
+TEST(Config, TheDefaultFileUnderHome) {
+  TempConfig f("level = 2\ntrace = t\n", ".config/gpu-offload/config");
+  std::string msgs;
+  gofl::Settings s = parse({{"HOME", f.dir}}, &msgs);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  EXPECT_EQ(s.level, 2);
+  EXPECT_EQ(s.trace_dir, f.dir + "/.config/gpu-offload/t");
+  // No file there: silently the defaults.
+  s = parse({{"HOME", "/nonexistent-home"}}, &msgs);
+  EXPECT_EQ(s.level, 5);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+}
+
+TEST(Config, InvalidValuesInTheFileNameFileAndLine) {
+  TempConfig f("# settings\ndevice = tpu\nlevel = 11\nverify = perhaps\n");
+  std::string msgs;
+  gofl::Settings s = parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs);
+  EXPECT_EQ(s.device, gofl::DeviceMode::Auto);
+  EXPECT_EQ(s.level, 5);
+  EXPECT_FALSE(s.verify);
+  EXPECT_NE(msgs.find(f.path + ":2: device='tpu' is not valid (use cpu, gpu or auto); using auto"), std::string::npos)
+      << msgs;
+  EXPECT_NE(msgs.find(f.path + ":3: level='11' is not valid (use a whole number from 1 to 10)"), std::string::npos)
+      << msgs;
+  EXPECT_NE(msgs.find(f.path + ":4: verify='perhaps'"), std::string::npos) << msgs;
+  // The same bad value from the environment is named by its variable, and the file's line is not used.
+  std::string env_msgs;
+  s = parse({{"GPU_OFFLOAD_CONFIG", f.path}, {"GPU_OFFLOAD_LEVEL", "x"}}, &env_msgs);
+  EXPECT_EQ(s.level, 5);
+  EXPECT_NE(env_msgs.find("gpu-offload: GPU_OFFLOAD_LEVEL='x' is not valid"), std::string::npos) << env_msgs;
+  EXPECT_EQ(env_msgs.find(":3: level"), std::string::npos) << env_msgs;
+}
+
+TEST(Config, AMissingExplicitFileIsReported) {
+  std::string msgs;
+  gofl::Settings s = parse({{"GPU_OFFLOAD_CONFIG", "/nonexistent/gofl.conf"}, {"GPU_OFFLOAD_LEVEL", "4"}}, &msgs);
+  EXPECT_EQ(s.level, 4);
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_CONFIG=/nonexistent/gofl.conf: cannot read it: No such file or directory"),
+            std::string::npos)
+      << msgs;
+}
