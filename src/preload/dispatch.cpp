@@ -52,13 +52,14 @@ void at_fork_child() {
   gpu_fork_child();
   trace_fork_child();
   summary_reset();
+  decide_fork_child();
 }
 
 void init_once() {
   const Settings& s = settings();
   if (!s.trace_dir.empty()) {
-    trace_configure(s.trace_dir.c_str(),
-                    TraceInfo{s.level, int(s.device), s.profile.empty() ? "built-in" : s.profile.c_str()});
+    const std::string profile = active_profile_label();
+    trace_configure(s.trace_dir.c_str(), TraceInfo{s.level, int(s.device), profile.c_str()});
   }
   g_record = !s.trace_dir.empty() || s.summary;
   pthread_atfork(trace_fork_prepare, trace_fork_parent, at_fork_child);
@@ -155,7 +156,10 @@ void leave(gofl_call& c) {
   if (c.verify) verify_compare(c);
   const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
-  if (c.depth == 0) note_last_call(c);
+  if (c.depth == 0) {
+    note_last_call(c);
+    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur);  // learning
+  }
   if (!g_record) return;
   if (c.traced) {
     gofl_call_record r;

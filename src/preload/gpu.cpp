@@ -92,6 +92,7 @@ const gofl_backend* gpu_backend() {
 }
 
 bool gpu_started() { return g_state.load(std::memory_order_acquire) == State::Started; }
+bool gpu_unavailable() { return g_lost_by_fork || g_state.load(std::memory_order_acquire) == State::Unavailable; }
 const char* gpu_unavailable_reason() { return g_reason.c_str(); }
 bool gpu_lost_by_fork() { return g_lost_by_fork; }
 double gpu_startup_seconds() { return g_startup_s; }

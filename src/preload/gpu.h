@@ -11,6 +11,8 @@ namespace gofl {
 // The backend, started on first call; nullptr when it cannot be used (see gpu_unavailable_reason).
 const gofl_backend* gpu_backend();
 bool gpu_started();
+// A start was tried and failed, or the GPU was lost by fork: never starts anything.
+bool gpu_unavailable();
 const char* gpu_unavailable_reason();
 // True in a child of a process that had started the GPU: its CUDA context did not survive fork().
 bool gpu_lost_by_fork();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/table.h"
+#include "policy/decide.h"
 #include "policy/settings.h"
 
 namespace gofl {
@@ -63,7 +64,7 @@ void summary_print(int fd) {
   char line[256];
   const Settings& st = settings();
   snprintf(line, sizeof line, "gpu-offload summary (pid %d, device %s, level %d, profile %s)\n", int(getpid()),
-           device_mode_name(st.device), st.level, st.profile.empty() ? "built-in" : st.profile.c_str());
+           device_mode_name(st.device), st.level, active_profile_label().c_str());
   out += line;
   snprintf(line, sizeof line, "  %-10s %8s %8s %8s %11s %11s %9s\n", "operation", "cpu", "gpu", "nested", "cpu time s",
            "gpu time s", "GFLOP/s");
@@ -87,6 +88,7 @@ void summary_print(int fd) {
     reasons += line;
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
+  out += decide_summary();  // GPU start-up paid or avoided, predicted time saved
   if (st.verify || g_verify_mismatches) {
     snprintf(line, sizeof line, "  verify: %llu of %llu checked calls differed beyond the tolerance\n",
              (unsigned long long)g_verify_mismatches.load(), (unsigned long long)g_reasons[GOFL_R_VERIFY].load());

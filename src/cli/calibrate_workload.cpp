@@ -1,0 +1,758 @@
+// The calibration workload: an ordinary BLAS/LAPACK client. `gpu-offload calibrate` runs it under
+// the library (GPU_OFFLOAD_DEVICE=cpu, then gpu, each traced); it calls every GPU-capable routine in
+// every precision through the exported Fortran names (so through the library's wrappers, into the
+// BLAS/LAPACK it loaded), over growing sizes, and writes which stretches of time hold the accepted
+// repetitions of each point. The fit (calibrate.cpp) reads the durations from the trace.
+//
+// The canary: a small fixed job on every core, timed before and after each point. A point starts
+// only when the canary runs at its normal speed (the fastest seen), and is measured again when the
+// canary slowed down meanwhile: a multithreaded CPU library runs many times slower while other
+// programs take its cores.
+#include "cli/calibrate_workload.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <complex>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/cli.h"
+#include "common/table.h"
+#include "policy/model.h"
+#include "policy/profile.h"
+
+namespace gofl::cli {
+namespace {
+
+// ---- plan ---------------------------------------------------------------------------------------
+
+struct PlanLimits {
+  std::vector<int> sizes;  // n, growing
+  double min_flops;        // smaller points are skipped (the curve starts near the 1e6 threshold)
+  double max_call_s;       // a size is skipped when the previous one predicts a longer call
+  double target_s;         // repetitions: about this much time per point ...
+  int min_reps, max_reps;  // ... within these bounds (one repetition for a call over target_s)
+  double canary_wait_s;    // how long a point waits for a quiet machine before it goes ahead
+  int max_remeasure;
+};
+
+PlanLimits limits(bool quick) {
+  if (quick) return {{64, 128, 256, 512, 1024}, 2e5, 0.08, 0.08, 3, 5, 0.15, 1};
+  // Full: sized for the H200 host (16 cores) to end both passes within about 10 minutes; the
+  // sizes are finest around the CPU/GPU crossover (n = 256 ... 2048).
+  return {{64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}, 3e5, 1.0, 0.2, 3, 7, 5.0, 2};
+}
+
+double now_s() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
+}
+
+uint64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// ---- the canary ---------------------------------------------------------------------------------
+
+double canary_once(int threads) {
+  std::atomic<double> sink{0};
+  auto job = [&sink] {
+    double x = 1.0, y = 0.5;
+    for (int i = 0; i < 300000; ++i) {  // about 0.3 ms of dependent arithmetic
+      x = x * 1.0000001 + y;
+      y = y * 0.9999999 - 1e-9 * x;
+    }
+    sink.store(x + y, std::memory_order_relaxed);
+  };
+  const double t0 = now_s();
+  std::vector<std::thread> ts;
+  for (int i = 1; i < threads; ++i) ts.emplace_back(job);
+  job();
+  for (auto& t : ts) t.join();
+  return now_s() - t0;
+}
+
+struct Canary {
+  int threads = int(std::max(1u, std::thread::hardware_concurrency()));
+  double normal = 1e9;  // the fastest canary seen
+  static constexpr double kSlow = 1.5;
+
+  double measure() {
+    const double t = std::min(canary_once(threads), canary_once(threads));
+    normal = std::min(normal, t);
+    return t;
+  }
+  void calibrate() {
+    for (int i = 0; i < 8; ++i) measure();
+  }
+  bool quiet() { return measure() <= kSlow * normal; }
+  // Waits up to max_wait_s for a quiet machine; false when it stayed noisy.
+  bool wait_quiet(double max_wait_s) {
+    const double end = now_s() + max_wait_s;
+    while (!quiet()) {
+      if (now_s() > end) return false;
+      usleep(20000);
+    }
+    return true;
+  }
+};
+
+// ---- data ---------------------------------------------------------------------------------------
+
+template <class T> struct Real { using type = T; };
+template <class T> struct Real<std::complex<T>> { using type = T; };
+template <class T> using R = typename Real<T>::type;
+template <class T> constexpr bool is_complex = !std::is_same_v<T, R<T>>;
+template <class T> constexpr char prec() {
+  if constexpr (std::is_same_v<T, float>) return 's';
+  else if constexpr (std::is_same_v<T, double>) return 'd';
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return 'c';
+  else return 'z';
+}
+
+struct Rng {
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  double next() {  // uniform in [-1, 1)
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return double(s >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+  }
+};
+
+template <class T> T rnd(Rng& r) {
+  if constexpr (is_complex<T>) return T(R<T>(r.next()), R<T>(r.next()));
+  else return T(r.next());
+}
+
+template <class T> using Buf = std::shared_ptr<std::vector<T>>;
+template <class T> Buf<T> buf(size_t n) { return std::make_shared<std::vector<T>>(std::max<size_t>(n, 1)); }
+
+template <class T> Buf<T> random_matrix(int rows, int cols, Rng& r) {
+  auto b = buf<T>(size_t(rows) * size_t(cols));
+  for (auto& x : *b) x = rnd<T>(r);
+  return b;
+}
+
+// Symmetric (Hermitian for complex) and, with `dominant`, positive definite by a heavy diagonal.
+template <class T> Buf<T> symmetric_matrix(int n, Rng& r, bool dominant) {
+  auto b = buf<T>(size_t(n) * size_t(n));
+  std::vector<T>& a = *b;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i <= j; ++i) {
+      T v = rnd<T>(r);
+      if (i == j) {
+        v = T(R<T>(std::real(v)) + (dominant ? R<T>(n + 1) : R<T>(0)));
+        a[size_t(i) + size_t(j) * n] = v;
+      } else {
+        a[size_t(i) + size_t(j) * n] = v;
+        if constexpr (is_complex<T>) a[size_t(j) + size_t(i) * n] = std::conj(v);
+        else a[size_t(j) + size_t(i) * n] = v;
+      }
+    }
+  return b;
+}
+
+// General with a heavy diagonal: well-conditioned triangles and LU factors without pivoting.
+template <class T> Buf<T> dominant_matrix(int n, Rng& r) {
+  auto b = random_matrix<T>(n, n, r);
+  for (int i = 0; i < n; ++i) (*b)[size_t(i) * (n + 1)] += T(R<T>(n + 1));
+  return b;
+}
+
+// ---- calling the exported Fortran names ----------------------------------------------------------
+
+// Calls `fn` with exactly the argument types given (pointers and hidden string lengths).
+template <class... A> void callf(void* fn, A... a) { reinterpret_cast<void (*)(A...)>(fn)(a...); }
+constexpr size_t L1 = 1;  // hidden Fortran length of a one-character argument
+
+// A prepared call: restore() puts the inputs back (outside the timed call), call() runs it once
+// and returns LAPACK's info (0 for BLAS).
+struct Prepared {
+  std::function<void()> restore;
+  std::function<int()> call;
+};
+
+template <class T> void copy_into(const Buf<T>& from, const Buf<T>& to) { *to = *from; }
+
+// Workspace size from a query's work[0].
+template <class T> int lwork_of(const T& w) { return std::max(1, int(std::real(w)) + 1); }
+
+struct Lookup {
+  // The exported name of routine in precision p ("dgemm_"), resolved through the global scope:
+  // the preloaded library's wrapper first. nullptr when no library provides it.
+  static void* fn(char p, const char* routine) {
+    const std::string name = std::string(1, p) + routine + "_";
+    return dlsym(RTLD_DEFAULT, name.c_str());
+  }
+};
+
+template <class T> Prepared prep(const std::string& family, void* fn, int n, Rng& rng) {
+  using RT = R<T>;
+  const int ld = n;
+  auto keep_n = std::make_shared<int>(n);  // kept alive by the closures below
+  int* pn = keep_n.get();
+  auto info = std::make_shared<int>(0);
+  static const T one = T(1);
+  static const RT rone = 1;
+  Prepared p;
+  auto noop = [] {};
+  if (family == "gemm" || family == "symm" || family == "hemm") {
+    auto a = family == "gemm" ? random_matrix<T>(n, n, rng) : symmetric_matrix<T>(n, rng, false);
+    auto b = random_matrix<T>(n, n, rng), c0 = random_matrix<T>(n, n, rng), c = buf<T>(0);
+    p.restore = [=] { copy_into(c0, c); };
+    if (family == "gemm")  // beta = 1: C is read, so the copies are the operands' extents exactly
+      p.call = [=] { callf(fn, "N", "N", pn, pn, pn, &one, a->data(), &ld, b->data(), &ld, &one, c->data(), &ld, L1, L1); return 0; };
+    else
+      p.call = [=] { callf(fn, "L", "U", pn, pn, &one, a->data(), &ld, b->data(), &ld, &one, c->data(), &ld, L1, L1); return 0; };
+  } else if (family == "syrk" || family == "herk") {
+    auto a = random_matrix<T>(n, n, rng), c0 = symmetric_matrix<T>(n, rng, false), c = buf<T>(0);
+    p.restore = [=] { copy_into(c0, c); };
+    if (family == "herk")
+      p.call = [=] { callf(fn, "U", "N", pn, pn, &rone, a->data(), &ld, &rone, c->data(), &ld, L1, L1); return 0; };
+    else
+      p.call = [=] { callf(fn, "U", "N", pn, pn, &one, a->data(), &ld, &one, c->data(), &ld, L1, L1); return 0; };
+  } else if (family == "syr2k" || family == "her2k") {
+    auto a = random_matrix<T>(n, n, rng), b = random_matrix<T>(n, n, rng), c0 = symmetric_matrix<T>(n, rng, false),
+         c = buf<T>(0);
+    p.restore = [=] { copy_into(c0, c); };
+    if (family == "her2k")
+      p.call = [=] { callf(fn, "U", "N", pn, pn, &one, a->data(), &ld, b->data(), &ld, &rone, c->data(), &ld, L1, L1); return 0; };
+    else
+      p.call = [=] { callf(fn, "U", "N", pn, pn, &one, a->data(), &ld, b->data(), &ld, &one, c->data(), &ld, L1, L1); return 0; };
+  } else if (family == "trmm" || family == "trsm") {
+    auto a = dominant_matrix<T>(n, rng), b0 = random_matrix<T>(n, n, rng), b = buf<T>(0);
+    p.restore = [=] { copy_into(b0, b); };
+    p.call = [=] { callf(fn, "L", "U", "N", "N", pn, pn, &one, a->data(), &ld, b->data(), &ld, L1, L1, L1, L1); return 0; };
+  } else if (family == "getrf" || family == "potrf") {
+    auto a0 = family == "potrf" ? symmetric_matrix<T>(n, rng, true) : random_matrix<T>(n, n, rng), a = buf<T>(0);
+    auto ipiv = std::make_shared<std::vector<int>>(n);
+    p.restore = [=] { copy_into(a0, a); };
+    if (family == "getrf") p.call = [=] { callf(fn, pn, pn, a->data(), &ld, ipiv->data(), info.get()); return *info; };
+    else p.call = [=] { callf(fn, "U", pn, a->data(), &ld, info.get(), L1); return *info; };
+  } else if (family == "getrs" || family == "potrs" || family == "getri") {
+    // Factors as the factorisation would leave them: a heavy diagonal, no row exchanges.
+    auto f = dominant_matrix<T>(n, rng), b0 = random_matrix<T>(n, n, rng), b = buf<T>(0);
+    auto ipiv = std::make_shared<std::vector<int>>(n);
+    for (int i = 0; i < n; ++i) (*ipiv)[i] = i + 1;
+    if (family == "getri") {
+      p.restore = [=] { copy_into(f, b); };
+      T q{};
+      int m1 = -1;
+      b->assign(f->begin(), f->end());
+      callf(fn, pn, b->data(), &ld, ipiv->data(), &q, &m1, info.get());
+      const int lw = lwork_of(q);
+      auto work = buf<T>(size_t(lw));
+      p.call = [=] { int lwv = lw; callf(fn, pn, b->data(), &ld, ipiv->data(), work->data(), &lwv, info.get()); return *info; };
+    } else {
+      p.restore = [=] { copy_into(b0, b); };
+      if (family == "getrs")
+        p.call = [=] { callf(fn, "N", pn, pn, f->data(), &ld, ipiv->data(), b->data(), &ld, info.get(), L1); return *info; };
+      else
+        p.call = [=] { callf(fn, "U", pn, pn, f->data(), &ld, b->data(), &ld, info.get(), L1); return *info; };
+    }
+  } else if (family == "gesv" || family == "posv") {
+    auto a0 = family == "posv" ? symmetric_matrix<T>(n, rng, true) : random_matrix<T>(n, n, rng), a = buf<T>(0);
+    auto b0 = random_matrix<T>(n, n, rng), b = buf<T>(0);
+    auto ipiv = std::make_shared<std::vector<int>>(n);
+    p.restore = [=] { copy_into(a0, a); copy_into(b0, b); };
+    if (family == "gesv")
+      p.call = [=] { callf(fn, pn, pn, a->data(), &ld, ipiv->data(), b->data(), &ld, info.get()); return *info; };
+    else
+      p.call = [=] { callf(fn, "U", pn, pn, a->data(), &ld, b->data(), &ld, info.get(), L1); return *info; };
+  } else if (family == "syevd" || family == "syev" || family == "syevr") {
+    auto a0 = symmetric_matrix<T>(n, rng, false), a = buf<T>(0);
+    auto w = std::make_shared<std::vector<RT>>(n);
+    p.restore = [=] { copy_into(a0, a); };
+    a->assign(a0->begin(), a0->end());
+    T q{};
+    RT rq = 0;
+    int iq = 0, m1 = -1;
+    if (family == "syevd") {
+      if constexpr (is_complex<T>) {
+        callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, &rq, &m1, &iq, &m1, info.get(), L1, L1);
+        const int lw = lwork_of(q), lrw = std::max(1, int(rq) + 1), liw = std::max(1, iq);
+        auto work = buf<T>(lw);
+        auto rwork = std::make_shared<std::vector<RT>>(lrw);
+        auto iwork = std::make_shared<std::vector<int>>(liw);
+        p.call = [=] {
+          int a1 = lw, a2 = lrw, a3 = liw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, rwork->data(), &a2, iwork->data(), &a3,
+                info.get(), L1, L1);
+          return *info;
+        };
+      } else {
+        callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, &iq, &m1, info.get(), L1, L1);
+        const int lw = lwork_of(q), liw = std::max(1, iq);
+        auto work = buf<T>(lw);
+        auto iwork = std::make_shared<std::vector<int>>(liw);
+        p.call = [=] {
+          int a1 = lw, a3 = liw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, iwork->data(), &a3, info.get(), L1, L1);
+          return *info;
+        };
+      }
+    } else if (family == "syev") {
+      if constexpr (is_complex<T>) {
+        auto rwork = std::make_shared<std::vector<RT>>(std::max(1, 3 * n - 2));
+        callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, rwork->data(), info.get(), L1, L1);
+        const int lw = lwork_of(q);
+        auto work = buf<T>(lw);
+        p.call = [=] {
+          int a1 = lw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, rwork->data(), info.get(), L1, L1);
+          return *info;
+        };
+      } else {
+        callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, info.get(), L1, L1);
+        const int lw = lwork_of(q);
+        auto work = buf<T>(lw);
+        p.call = [=] {
+          int a1 = lw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, info.get(), L1, L1);
+          return *info;
+        };
+      }
+    } else {  // syevr / heevr, every eigenpair
+      auto z = buf<T>(size_t(n) * n);
+      auto isuppz = std::make_shared<std::vector<int>>(2 * n);
+      auto m = std::make_shared<int>(0);
+      static const RT vl = 0, vu = 0, abstol = 0;
+      static const int il = 1;
+      if constexpr (is_complex<T>) {
+        callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
+              isuppz->data(), &q, &m1, &rq, &m1, &iq, &m1, info.get(), L1, L1, L1);
+        const int lw = lwork_of(q), lrw = std::max(1, int(rq) + 1), liw = std::max(1, iq);
+        auto work = buf<T>(lw);
+        auto rwork = std::make_shared<std::vector<RT>>(lrw);
+        auto iwork = std::make_shared<std::vector<int>>(liw);
+        p.call = [=] {
+          int a1 = lw, a2 = lrw, a3 = liw;
+          callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
+                isuppz->data(), work->data(), &a1, rwork->data(), &a2, iwork->data(), &a3, info.get(), L1, L1, L1);
+          return *info;
+        };
+      } else {
+        callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
+              isuppz->data(), &q, &m1, &iq, &m1, info.get(), L1, L1, L1);
+        const int lw = lwork_of(q), liw = std::max(1, iq);
+        auto work = buf<T>(lw);
+        auto iwork = std::make_shared<std::vector<int>>(liw);
+        p.call = [=] {
+          int a1 = lw, a3 = liw;
+          callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
+                isuppz->data(), work->data(), &a1, iwork->data(), &a3, info.get(), L1, L1, L1);
+          return *info;
+        };
+      }
+    }
+  } else if (family == "gesvd" || family == "gesdd") {
+    auto a0 = random_matrix<T>(n, n, rng), a = buf<T>(0);
+    auto s = std::make_shared<std::vector<RT>>(n);
+    auto u = buf<T>(size_t(n) * n), vt = buf<T>(size_t(n) * n);
+    p.restore = [=] { copy_into(a0, a); };
+    a->assign(a0->begin(), a0->end());
+    T q{};
+    int m1 = -1;
+    auto iwork = std::make_shared<std::vector<int>>(8 * n);
+    // Complex: rwork as LAPACK 3.7+ sizes it for jobz/jobu = 'S'.
+    auto rwork = std::make_shared<std::vector<RT>>(std::max<size_t>(1, 5 * size_t(n) * n + 7 * size_t(n)));
+    if (family == "gesvd") {
+      if constexpr (is_complex<T>) callf(fn, "S", "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, &q, &m1, rwork->data(), info.get(), L1, L1);
+      else callf(fn, "S", "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, &q, &m1, info.get(), L1, L1);
+      const int lw = lwork_of(q);
+      auto work = buf<T>(lw);
+      p.call = [=] {
+        int a1 = lw;
+        if constexpr (is_complex<T>)
+          callf(fn, "S", "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, work->data(), &a1, rwork->data(), info.get(), L1, L1);
+        else
+          callf(fn, "S", "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, work->data(), &a1, info.get(), L1, L1);
+        return *info;
+      };
+    } else {
+      if constexpr (is_complex<T>) callf(fn, "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, &q, &m1, rwork->data(), iwork->data(), info.get(), L1);
+      else callf(fn, "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, &q, &m1, iwork->data(), info.get(), L1);
+      const int lw = lwork_of(q);
+      auto work = buf<T>(lw);
+      p.call = [=] {
+        int a1 = lw;
+        if constexpr (is_complex<T>)
+          callf(fn, "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, work->data(), &a1, rwork->data(), iwork->data(), info.get(), L1);
+        else
+          callf(fn, "S", pn, pn, a->data(), &ld, s->data(), u->data(), &ld, vt->data(), &ld, work->data(), &a1, iwork->data(), info.get(), L1);
+        return *info;
+      };
+    }
+  } else if (family == "geqrf" || family == "orgqr") {
+    auto a0 = random_matrix<T>(n, n, rng), a = buf<T>(0);
+    auto tau = buf<T>(n);
+    for (auto& t : *tau) t = T(RT(1) + RT(0.5) * RT(rng.next()));  // reflector scales as geqrf leaves them
+    p.restore = [=] { copy_into(a0, a); };
+    a->assign(a0->begin(), a0->end());
+    T q{};
+    int m1 = -1;
+    if (family == "geqrf") callf(fn, pn, pn, a->data(), &ld, tau->data(), &q, &m1, info.get());
+    else callf(fn, pn, pn, pn, a->data(), &ld, tau->data(), &q, &m1, info.get());
+    const int lw = lwork_of(q);
+    auto work = buf<T>(lw);
+    if (family == "geqrf")
+      p.call = [=] { int a1 = lw; callf(fn, pn, pn, a->data(), &ld, tau->data(), work->data(), &a1, info.get()); return *info; };
+    else
+      p.call = [=] { int a1 = lw; callf(fn, pn, pn, pn, a->data(), &ld, tau->data(), work->data(), &a1, info.get()); return *info; };
+  } else if (family == "gels" || family == "gelsd") {
+    auto a0 = random_matrix<T>(n, n, rng), a = buf<T>(0), b0 = random_matrix<T>(n, n, rng), b = buf<T>(0);
+    p.restore = [=] { copy_into(a0, a); copy_into(b0, b); };
+    a->assign(a0->begin(), a0->end());
+    b->assign(b0->begin(), b0->end());
+    T q{};
+    int m1 = -1;
+    if (family == "gels") {
+      callf(fn, "N", pn, pn, pn, a->data(), &ld, b->data(), &ld, &q, &m1, info.get(), L1);
+      const int lw = lwork_of(q);
+      auto work = buf<T>(lw);
+      p.call = [=] { int a1 = lw; callf(fn, "N", pn, pn, pn, a->data(), &ld, b->data(), &ld, work->data(), &a1, info.get(), L1); return *info; };
+    } else {
+      auto s = std::make_shared<std::vector<RT>>(n);
+      auto rank = std::make_shared<int>(0);
+      static const RT rcond = -1;
+      int iq = 0;
+      RT rq = 0;
+      if constexpr (is_complex<T>)
+        callf(fn, pn, pn, pn, a->data(), &ld, b->data(), &ld, s->data(), &rcond, rank.get(), &q, &m1, &rq, &iq, info.get());
+      else
+        callf(fn, pn, pn, pn, a->data(), &ld, b->data(), &ld, s->data(), &rcond, rank.get(), &q, &m1, &iq, info.get());
+      const int lw = lwork_of(q);
+      auto work = buf<T>(lw);
+      auto rwork = std::make_shared<std::vector<RT>>(std::max(1, int(rq) + 1));
+      auto iwork = std::make_shared<std::vector<int>>(std::max(1, iq));
+      p.call = [=] {
+        int a1 = lw;
+        if constexpr (is_complex<T>)
+          callf(fn, pn, pn, pn, a->data(), &ld, b->data(), &ld, s->data(), &rcond, rank.get(), work->data(), &a1,
+                rwork->data(), iwork->data(), info.get());
+        else
+          callf(fn, pn, pn, pn, a->data(), &ld, b->data(), &ld, s->data(), &rcond, rank.get(), work->data(), &a1,
+                iwork->data(), info.get());
+        return *info;
+      };
+    }
+  } else if (family == "geev") {
+    auto a0 = random_matrix<T>(n, n, rng), a = buf<T>(0);
+    auto vr = buf<T>(size_t(n) * n), vl = buf<T>(1);
+    auto wr = buf<T>(n), wi = buf<T>(n);
+    p.restore = [=] { copy_into(a0, a); };
+    a->assign(a0->begin(), a0->end());
+    T q{};
+    int m1 = -1;
+    static const int one_i = 1;
+    auto rwork = std::make_shared<std::vector<RT>>(2 * size_t(n));
+    if constexpr (is_complex<T>)
+      callf(fn, "N", "V", pn, a->data(), &ld, wr->data(), vl->data(), &one_i, vr->data(), &ld, &q, &m1, rwork->data(), info.get(), L1, L1);
+    else
+      callf(fn, "N", "V", pn, a->data(), &ld, wr->data(), wi->data(), vl->data(), &one_i, vr->data(), &ld, &q, &m1, info.get(), L1, L1);
+    const int lw = lwork_of(q);
+    auto work = buf<T>(lw);
+    p.call = [=] {
+      int a1 = lw;
+      if constexpr (is_complex<T>)
+        callf(fn, "N", "V", pn, a->data(), &ld, wr->data(), vl->data(), &one_i, vr->data(), &ld, work->data(), &a1,
+              rwork->data(), info.get(), L1, L1);
+      else
+        callf(fn, "N", "V", pn, a->data(), &ld, wr->data(), wi->data(), vl->data(), &one_i, vr->data(), &ld, work->data(),
+              &a1, info.get(), L1, L1);
+      return *info;
+    };
+  } else {
+    p.restore = noop;
+    p.call = [] { return -1000; };
+  }
+  // Keep the size alive as long as the closures.
+  auto inner = p.call;
+  p.call = [inner, keep_n] { return inner(); };
+  return p;
+}
+
+// ---- the routines -------------------------------------------------------------------------------
+
+struct Family {
+  const char* name;      // as prep() knows it
+  const char* real;      // routine name in s/d (nullptr: none)
+  const char* cplx;      // routine name in c/z (nullptr: none)
+  double coef;           // flops ~ coef x n^3 (x4 for complex), for the plan only
+};
+
+const Family kFamilies[] = {
+    {"gemm", "gemm", "gemm", 2},     {"symm", "symm", "symm", 2},        {"hemm", nullptr, "hemm", 2},
+    {"syrk", "syrk", "syrk", 1},     {"herk", nullptr, "herk", 1},       {"syr2k", "syr2k", "syr2k", 2},
+    {"her2k", nullptr, "her2k", 2},  {"trmm", "trmm", "trmm", 1},        {"trsm", "trsm", "trsm", 1},
+    {"getrf", "getrf", "getrf", 2.0 / 3}, {"getrs", "getrs", "getrs", 2}, {"gesv", "gesv", "gesv", 8.0 / 3},
+    {"getri", "getri", "getri", 4.0 / 3}, {"potrf", "potrf", "potrf", 1.0 / 3}, {"potrs", "potrs", "potrs", 2},
+    {"posv", "posv", "posv", 7.0 / 3}, {"syevd", "syevd", "heevd", 9},    {"syev", "syev", "heev", 9},
+    {"syevr", "syevr", "heevr", 9},  {"gesvd", "gesvd", "gesvd", 14.7},   {"gesdd", "gesdd", "gesdd", 14.7},
+    {"geqrf", "geqrf", "geqrf", 4.0 / 3}, {"orgqr", "orgqr", "ungqr", 4.0 / 3}, {"gels", "gels", "gels", 5.3},
+    {"gelsd", "gelsd", "gelsd", 10.7}, {"geev", "geev", "geev", 26.3},
+};
+
+struct Item {
+  const Family* fam;
+  char p;
+  std::string op;  // "dgemm"
+  int op_id;
+};
+
+std::vector<Item> all_items() {
+  std::vector<Item> v;
+  for (const Family& f : kFamilies)
+    for (char p : std::string("sdcz")) {
+      const bool cplx = p == 'c' || p == 'z';
+      const char* r = cplx ? f.cplx : f.real;
+      if (!r) continue;
+      const std::string name = std::string(1, p) + r;
+      const int id = gofl_op_by_name(name.c_str());
+      if (id < 0 || !gofl_ops[id].gpu_capable) continue;
+      v.push_back({&f, p, name, id});
+    }
+  return v;
+}
+
+double plan_flops(const Item& it, int n) {
+  return it.fam->coef * double(n) * n * n * ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
+}
+
+Prepared prepare(const Item& it, int n, Rng& rng) {
+  const char* routine = (it.p == 'c' || it.p == 'z') ? it.fam->cplx : it.fam->real;
+  void* fn = Lookup::fn(it.p, routine);
+  if (!fn) return Prepared{};
+  switch (it.p) {
+    case 's': return prep<float>(it.fam->name, fn, n, rng);
+    case 'd': return prep<double>(it.fam->name, fn, n, rng);
+    case 'c': return prep<std::complex<float>>(it.fam->name, fn, n, rng);
+    default: return prep<std::complex<double>>(it.fam->name, fn, n, rng);
+  }
+}
+
+// ---- progress -----------------------------------------------------------------------------------
+
+struct Progress {
+  bool tty = isatty(STDERR_FILENO);
+  std::string pass;
+  double start = now_s();
+  double last_line = 0;
+  int last_pct = -10;
+
+  static std::string clock(double s) {
+    char b[32];
+    if (s < 60) snprintf(b, sizeof b, "%.0fs", s);
+    else snprintf(b, sizeof b, "%dm%02ds", int(s) / 60, int(s) % 60);
+    return b;
+  }
+  void show(double frac, const std::string& what, double left_s) {
+    frac = std::clamp(frac, 0.0, 1.0);
+    const int pct = int(frac * 100);
+    if (tty) {
+      const int width = 24, filled = int(frac * width);
+      fprintf(stderr, "\r  %s [%s%s] %3d%%  %-22s  ~%s left   ", pass.c_str(), std::string(filled, '#').c_str(),
+              std::string(width - filled, '.').c_str(), pct, what.c_str(), clock(left_s).c_str());
+      fflush(stderr);
+    } else if (pct >= last_pct + 10 || now_s() - last_line > 30) {
+      fprintf(stderr, "  %s %3d%%  %s, ~%s left\n", pass.c_str(), pct, what.c_str(), clock(left_s).c_str());
+      last_pct = pct;
+      last_line = now_s();
+    }
+  }
+  void done() {
+    if (tty) fprintf(stderr, "\r  %s [%s] 100%%  done in %s%-30s\n", pass.c_str(), std::string(24, '#').c_str(),
+                     clock(now_s() - start).c_str(), "");
+    else fprintf(stderr, "  %s 100%%  done in %s\n", pass.c_str(), clock(now_s() - start).c_str());
+  }
+};
+
+}  // namespace
+
+int calibrate_workload(const WorkloadOptions& o) {
+  FILE* out = fopen(o.points_path.c_str(), "w");
+  if (!out) throw Failure("cannot write " + o.points_path + ": " + strerror(errno));
+  setvbuf(out, nullptr, _IOLBF, 0);
+  fprintf(out, "workload %s %s\n", o.gpu ? "gpu" : "cpu", o.quick ? "quick" : "full");
+
+  // The BLAS/LAPACK to calibrate, in the global scope so that the library's wrappers find it.
+  std::string libs = o.blas;
+  size_t pos = 0;
+  int loaded = 0;
+  while (pos <= libs.size()) {
+    size_t colon = libs.find(':', pos);
+    if (colon == std::string::npos) colon = libs.size();
+    const std::string lib = libs.substr(pos, colon - pos);
+    pos = colon + 1;
+    if (lib.empty()) continue;
+    if (dlopen(lib.c_str(), RTLD_NOW | RTLD_GLOBAL)) {
+      ++loaded;
+      fprintf(out, "blas %s\n", lib.c_str());
+    } else {
+      fprintf(stderr, "gpu-offload: warning: cannot load %s: %s\n", lib.c_str(), dlerror());
+    }
+  }
+  if (!loaded) throw Failure("no BLAS/LAPACK library could be loaded (" + o.blas + "); name one with --blas LIB");
+  using last_call_fn = void (*)(int*, int*, int*);
+  auto last_call = reinterpret_cast<last_call_fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call"));
+  if (!last_call) throw Failure("the calibration workload must run under libgpuoffload.so (LD_PRELOAD)");
+
+  Rng rng;
+  if (o.gpu) {
+    // The start-up: the first call starts the GPU; the same call again costs what a call costs.
+    void* dgemm = Lookup::fn('d', "gemm");
+    if (!dgemm) throw Failure("the BLAS library has no dgemm_");
+    Prepared tiny = prep<double>("gemm", dgemm, 8, rng);
+    tiny.restore();
+    const double t0 = now_s();
+    tiny.call();
+    const double first = now_s() - t0;
+    int device = -1, reason = -1, status = 0;
+    last_call(&device, &reason, &status);
+    if (device != GOFL_DEV_GPU) {
+      fprintf(out, "no_gpu %s\n", gofl_reason_name(reason));
+      fclose(out);
+      return 3;
+    }
+    double again = 1e9;
+    for (int i = 0; i < 3; ++i) {
+      tiny.restore();
+      const double t1 = now_s();
+      tiny.call();
+      again = std::min(again, now_s() - t1);
+    }
+    fprintf(out, "startup_s %.6g\n", std::max(0.0, first - again));
+  }
+
+  const PlanLimits lim = limits(o.quick);
+  Canary canary;
+  canary.calibrate();
+  fprintf(out, "canary_s %.6g threads %d\n", canary.normal, canary.threads);
+
+  // What to measure; the time it takes is predicted from the built-in profile, scaled by what the
+  // points measured so far took against their prediction.
+  std::vector<Item> items = all_items();
+  if (!o.only.empty()) {
+    const std::string list = "," + o.only + ",";
+    std::vector<Item> chosen;
+    for (const Item& it : items) {
+      const char* routine = (it.p == 'c' || it.p == 'z') ? it.fam->cplx : it.fam->real;
+      if (list.find("," + std::string(routine) + ",") != std::string::npos ||
+          list.find("," + std::string(it.fam->name) + ",") != std::string::npos)
+        chosen.push_back(it);
+    }
+    items = chosen;
+  }
+  const Model model(builtin_profile());
+  auto predicted_call = [&](const Item& it, int n) {
+    const double f = plan_flops(it, n);
+    if (!o.gpu) return model.cpu_seconds(it.op_id, f);
+    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * 2;
+    return model.gpu_seconds(it.op_id, f, bytes, bytes);
+  };
+  auto point_cost = [&](double call_s) {
+    const int reps = call_s >= lim.target_s ? 1 : std::clamp(int(ceil(lim.target_s / std::max(call_s, 1e-9))), lim.min_reps, lim.max_reps);
+    return call_s * (reps + 1) + 4 * canary.normal + 0.002;
+  };
+  std::vector<std::vector<int>> plan(items.size());
+  for (size_t i = 0; i < items.size(); ++i)
+    for (int n : lim.sizes)
+      if (plan_flops(items[i], n) >= lim.min_flops) plan[i].push_back(n);
+  double scale = 1.0, measured_s = 0, predicted_done_s = 0;
+  auto remaining = [&](size_t from_item, size_t from_size) {
+    double total = 0;
+    for (size_t i = from_item; i < items.size(); ++i)
+      for (size_t k = (i == from_item ? from_size : 0); k < plan[i].size(); ++k) {
+        const double t = predicted_call(items[i], plan[i][k]) * scale;
+        if (t > lim.max_call_s) break;
+        total += point_cost(t);
+      }
+    return total;
+  };
+
+  Progress progress;
+  progress.pass = o.gpu ? "GPU pass" : "CPU pass";
+  int noisy = 0, remeasured = 0, skipped = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    double last_call_s = -1, last_flops = 0;
+    for (size_t k = 0; k < plan[i].size(); ++k) {
+      const int n = plan[i][k];
+      const double f = plan_flops(it, n);
+      // Grow while the previous size predicts a call within the limit (speed only grows with size).
+      if (last_call_s > 0 && last_call_s * f / last_flops > lim.max_call_s) break;
+      if (last_call_s < 0 && predicted_call(it, n) * scale > 20 * lim.max_call_s) break;
+      const double left = remaining(i, k);
+      const double elapsed = now_s() - progress.start;
+      progress.show(elapsed / std::max(elapsed + left, 1e-9), it.op + " n=" + std::to_string(n), left);
+
+      Prepared pr = prepare(it, n, rng);
+      if (!pr.call) {
+        fprintf(out, "skip %s no symbol\n", it.op.c_str());
+        ++skipped;
+        break;
+      }
+      const double t_point0 = now_s();
+      uint64_t w0 = 0, w1 = 0;  // the accepted repetitions started inside [w0, w1]
+      int reps = 0, bad_info = 0;
+      double call_s = 0;
+      for (int attempt = 0;; ++attempt) {
+        if (!canary.wait_quiet(lim.canary_wait_s)) ++noisy;
+        // The first call sets the number of repetitions and warms caches and threads up; a call
+        // longer than the time a point should take is measured once, by itself.
+        pr.restore();
+        const uint64_t first0 = now_ns();
+        int info = pr.call();
+        const uint64_t first1 = now_ns();
+        call_s = double(first1 - first0) * 1e-9;
+        bad_info = info != 0;
+        if (call_s >= lim.target_s) {
+          reps = 1;
+          w0 = first0;
+          w1 = first1;
+        } else {
+          reps = std::clamp(int(ceil(lim.target_s / std::max(call_s, 1e-9))), lim.min_reps, lim.max_reps);
+          bad_info = 0;
+          w0 = now_ns();
+          for (int r = 0; r < reps; ++r) {
+            pr.restore();
+            bad_info += pr.call() != 0;
+          }
+          w1 = now_ns();
+        }
+        if (canary.quiet() || attempt >= lim.max_remeasure) break;
+        ++remeasured;  // the machine got busy while this point ran: again
+      }
+      fprintf(out, "point %s %d %.6g %llu %llu %d %d\n", it.op.c_str(), n, f, (unsigned long long)w0,
+              (unsigned long long)w1, reps, bad_info);
+      measured_s += now_s() - t_point0;
+      predicted_done_s += point_cost(predicted_call(it, n));
+      if (predicted_done_s > 0) scale = std::clamp(measured_s / predicted_done_s, 0.01, 1000.0);
+      last_call_s = call_s;
+      last_flops = f;
+    }
+  }
+  progress.done();
+  fprintf(out, "noisy %d remeasured %d skipped %d\n", noisy, remeasured, skipped);
+  fprintf(out, "end\n");
+  fclose(out);
+  return 0;
+}
+
+}  // namespace gofl::cli

@@ -1,0 +1,245 @@
+#include "policy/auto_policy.h"
+
+#include <math.h>
+
+#include <algorithm>
+#include <new>
+
+#include "cuda/backend_abi.h"
+
+namespace gofl {
+
+namespace {
+
+// Predictions go into float fields of the call and the trace record.
+float as_float(double s) { return float(std::min(s, 1e30)); }
+
+// CPU runs whose duration is the CPU library's own work on the whole call.
+bool cpu_observation(const gofl_call& c) {
+  if (c.device != GOFL_DEV_CPU) return false;
+  switch (c.reason) {
+    case GOFL_R_PREDICTED_SLOWER:
+    case GOFL_R_NOT_STARTED:
+    case GOFL_R_GPU_BUSY:
+    case GOFL_R_GPU_MEMORY:
+    case GOFL_R_PROBE:
+    case GOFL_R_NO_BACKEND:
+    case GOFL_R_NOT_GPU_CAPABLE:
+      return true;
+    default:
+      return false;  // GPU_FAILED / IN_BACKEND include a GPU attempt; INVALID_ARGS returns at once
+  }
+}
+
+// The call was handed to the GPU by decide() (whatever became of it there).
+bool gpu_attempt(const gofl_call& c) {
+  return c.reason == GOFL_R_OFFLOADED || c.reason == GOFL_R_GPU_FAILED || c.reason == GOFL_R_IN_BACKEND ||
+         (c.reason == GOFL_R_INVALID_ARGS && c.gpu_status != 0);
+}
+
+}  // namespace
+
+AutoPolicy::AutoPolicy(const Profile& profile, const PolicyConfig& cfg)
+    : model_(profile), cfg_(cfg), level_(level_row(cfg.level)) {
+  stats_.startup_s = profile.gpu_startup_s;
+  stats_.start_needed_s = profile.gpu_startup_s * level_.start_factor;
+}
+
+double AutoPolicy::correction(int op, int device) const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return ops_[op].correction[device];
+}
+
+double AutoPolicy::predict_cpu(const gofl_call& c) const {
+  return model_.cpu_seconds(c.op, c.flops) * correction(c.op, kCpu);
+}
+
+double AutoPolicy::predict_gpu(const gofl_call& c) const {
+  const CallBytes b = call_bytes(c);
+  return model_.gpu_seconds(c.op, c.flops, b.in, b.out) * correction(c.op, kGpu);
+}
+
+void AutoPolicy::after_fork() {
+  new (&mu_) std::mutex();
+  const PolicyStats fresh = [&] {
+    PolicyStats p;
+    p.startup_s = stats_.startup_s;
+    p.start_needed_s = stats_.start_needed_s;
+    return p;
+  }();
+  stats_ = fresh;
+  gpu_inflight_ = 0;
+  last_gpu_activity_ = util_read_at_ = -1e300;
+  for (OpState& st : ops_) st.probed_after_start = false;
+}
+
+PolicyStats AutoPolicy::stats() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return stats_;
+}
+
+void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
+  c.device = GOFL_DEV_CPU;
+  c.pred_cpu_s = c.pred_gpu_s = 0;
+  if (!(c.flops >= cfg_.threshold) || c.op >= GOFL_N_OPS) {
+    c.reason = GOFL_R_BELOW_THRESHOLD;
+    return;
+  }
+  const CallBytes bytes = call_bytes(c);
+  const double raw_cpu = model_.cpu_seconds(c.op, c.flops);
+  const double raw_gpu = model_.gpu_seconds(c.op, c.flops, bytes.in, bytes.out);
+
+  std::unique_lock<std::mutex> lk(mu_);
+  OpState& st = ops_[c.op];
+  const double t_cpu = raw_cpu * st.correction[kCpu];
+  const double t_gpu = raw_gpu * st.correction[kGpu];
+  c.pred_cpu_s = as_float(t_cpu);
+  c.pred_gpu_s = as_float(t_gpu);
+  ++stats_.decided;
+  if (!(t_cpu >= level_.required_speedup * t_gpu)) {
+    c.reason = GOFL_R_PREDICTED_SLOWER;
+    return;
+  }
+
+  // Ski rental: start the GPU only once the savings missed so far pay for it.
+  bool trigger = false;
+  if (!env.started()) {
+    if (start_failed_ || env.unavailable()) {
+      c.reason = GOFL_R_NO_BACKEND;
+      return;
+    }
+    const double saving = std::max(0.0, t_cpu - t_gpu);
+    if (stats_.missed_savings_s + saving < stats_.start_needed_s) {
+      stats_.missed_savings_s += saving;
+      ++stats_.not_started_calls;
+      c.reason = GOFL_R_NOT_STARTED;
+      return;
+    }
+    const uint64_t call_no = stats_.decided;
+    lk.unlock();  // starting takes a while and loads foreign code: never under our lock
+    const bool ok = env.start();
+    lk.lock();
+    if (!ok) {
+      start_failed_ = true;
+      stats_.start_failed = true;
+      stats_.start_call = call_no;
+      stats_.missed_savings_s += saving;
+      c.reason = GOFL_R_NO_BACKEND;
+      return;
+    }
+    if (!stats_.started) {
+      stats_.started = true;
+      stats_.start_call = call_no;
+      trigger = true;  // this call pays for the start: it runs there, no probe
+    }
+  }
+  lk.unlock();
+
+  switch (env.supports(c)) {
+    case GOFL_GPU_OK: break;
+    case GOFL_GPU_INVALID_ARGS: c.reason = GOFL_R_INVALID_ARGS; return;  // the CPU library's xerbla speaks
+    default: c.reason = GOFL_R_NOT_GPU_CAPABLE; return;
+  }
+
+  // Other programs' load: only meaningful while we do not use the GPU ourselves.
+  const double now = env.now();
+  lk.lock();
+  const bool idle = gpu_inflight_ == 0 && now - last_gpu_activity_ >= kIdleForUtilization;
+  const bool fresh = now - util_read_at_ < kUtilizationMaxAge;
+  lk.unlock();
+  if (idle) {
+    int util;
+    if (fresh) {
+      lk.lock();
+      util = util_value_;
+      lk.unlock();
+    } else {
+      util = env.utilization();
+      lk.lock();
+      util_value_ = util;
+      util_read_at_ = now;
+      lk.unlock();
+    }
+    if (util >= 0 && util > level_.busy_limit * 100.0 + 1e-6) {
+      c.reason = GOFL_R_GPU_BUSY;
+      return;
+    }
+  }
+
+  uint64_t free_b = 0, total_b = 0;
+  if (env.memory(&free_b, &total_b)) {
+    const double reserve = cfg_.memory_reserve >= 0 ? cfg_.memory_reserve : level_.memory_reserve * double(total_b);
+    if (double(free_b) < double(env.device_bytes(c)) + reserve) {
+      c.reason = GOFL_R_GPU_MEMORY;
+      return;
+    }
+  }
+
+  lk.lock();
+  if (!trigger) {
+    bool probe = false;
+    if (!st.cpu_seen && !st.probed_after_start) {
+      st.probed_after_start = true;  // once after the start, for an operation never seen on the CPU
+      probe = true;
+    } else if (st.since_cpu >= uint32_t(kProbeEvery)) {
+      probe = true;
+    }
+    if (probe) {
+      st.since_cpu = 0;
+      ++stats_.probes;
+      c.reason = GOFL_R_PROBE;
+      return;
+    }
+  }
+  ++st.since_cpu;
+  ++gpu_inflight_;
+  last_gpu_activity_ = now;
+  c.device = GOFL_DEV_GPU;
+  c.reason = GOFL_R_OFFLOADED;
+}
+
+void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
+  if (c.op >= GOFL_N_OPS || (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0)) return;  // decide() made no prediction
+  std::lock_guard<std::mutex> lk(mu_);
+  if (gpu_attempt(c)) {
+    if (gpu_inflight_ > 0) --gpu_inflight_;
+    last_gpu_activity_ = now;
+  }
+  OpState& st = ops_[c.op];
+  int d;
+  if (c.device == GOFL_DEV_GPU && c.reason == GOFL_R_OFFLOADED) {
+    d = kGpu;
+    ++stats_.offloaded;
+    stats_.offloaded_pred_cpu_s += c.pred_cpu_s;
+    stats_.offloaded_pred_gpu_s += c.pred_gpu_s;
+    stats_.offloaded_actual_s += seconds;
+  } else if (cpu_observation(c)) {
+    d = kCpu;
+    if (c.reason == GOFL_R_PROBE) {
+      stats_.probe_actual_s += seconds;
+      stats_.probe_pred_gpu_s += c.pred_gpu_s;
+    }
+  } else {
+    return;
+  }
+  if ((c.flags & GOFL_F_INFO_NONZERO) || !(seconds > 0)) return;  // a failed call returns early
+  if (d == kCpu) {
+    st.cpu_seen = true;
+    st.since_cpu = 0;
+  } else if (!st.gpu_warm) {
+    st.gpu_warm = true;  // the first GPU call of an operation pays one-off costs: not a speed
+    return;
+  }
+  double raw;
+  if (d == kCpu) {
+    raw = model_.cpu_seconds(c.op, c.flops);
+  } else {
+    const CallBytes b = call_bytes(c);
+    raw = model_.gpu_seconds(c.op, c.flops, b.in, b.out);
+  }
+  if (!(raw > 0) || !std::isfinite(raw)) return;
+  const double ratio = std::clamp(seconds / raw, 1e-3, 1e3);
+  st.correction[d] = std::clamp(sqrt(st.correction[d] * ratio), 1e-2, 1e2);
+}
+
+}  // namespace gofl

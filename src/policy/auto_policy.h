@@ -1,0 +1,127 @@
+// The decision of --device auto (spec sections 3 and 4), with everything it reads from the GPU
+// behind GpuEnv so that tests inject the readings and `gpu-offload estimate` replays traces
+// through the same code as the library.
+//
+// For a top-level call of a GPU-capable operation:
+//   - less work than the threshold (1e6 flops): no decision, CPU (BELOW_THRESHOLD);
+//   - T_cpu and T_gpu predicted (model x the learnt corrections) and stored in the call;
+//   - T_cpu < required_speedup(level) x T_gpu: CPU (PREDICTED_SLOWER);
+//   - GPU not started (ski rental): the call's predicted saving T_cpu - T_gpu (never negative) is
+//     added to the missed savings and it runs on the CPU (NOT_STARTED), until the missed savings
+//     reach the level's start factor x the profile's start-up cost; then the GPU is started and
+//     this call runs there. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
+//     backend anything before that: a program with only small math never loads CUDA;
+//   - the backend does not run this variant: CPU (NOT_GPU_CAPABLE / INVALID_ARGS);
+//   - other programs load the GPU beyond the level's limit: CPU (GPU_BUSY). Utilisation is read
+//     only when no call of this process ran on the GPU for a second (it includes our own work),
+//     and a reading serves for 0.25 s;
+//   - free GPU memory below the call's need plus the level's reserve: CPU (GPU_MEMORY);
+//   - CPU probe: when the operation's CPU speed was not observed for 16 calls that went to the GPU,
+//     or once after the GPU started if it was never observed, the call runs on the CPU (PROBE);
+//   - otherwise the GPU (OFFLOADED).
+//
+// Learning: after each decided call, observe() gets its duration. The correction of the operation
+// on that device becomes sqrt(old x observed / predicted_uncorrected): halfway, in ratio terms,
+// towards the latest ratio. Calls with info != 0 return early and teach nothing; the first GPU
+// call of each operation neither (it pays lazy kernel loading and the device memory pool).
+//
+// Thread-safe: one small lock around the state; only calls with at least 1e6 flops take it.
+#pragma once
+
+#include <stdint.h>
+
+#include <mutex>
+
+#include "common/call.h"
+#include "policy/level.h"
+#include "policy/model.h"
+
+namespace gofl {
+
+// What the decision may ask about the GPU. The library's implementation talks to the backend
+// (src/policy/decide.cpp); tests and `estimate` bring their own.
+class GpuEnv {
+ public:
+  virtual ~GpuEnv() = default;
+  virtual bool started() = 0;      // the backend runs; never starts it
+  virtual bool unavailable() = 0;  // a start was tried and failed (or the GPU was lost by fork)
+  virtual bool start() = 0;        // load and start the backend; true when it runs
+  virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
+  virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown
+  virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
+  virtual uint64_t device_bytes(const gofl_call& c) = 0;
+  virtual double now() = 0;        // seconds, monotonic
+};
+
+struct PolicyConfig {
+  int level = 5;
+  double threshold = 1e6;       // flops below which no decision is made
+  double memory_reserve = -1;   // bytes always left free; -1: the level's fraction of the total
+};
+
+constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
+constexpr double kIdleForUtilization = 1.0;  // seconds without our own GPU work before NVML counts
+constexpr double kUtilizationMaxAge = 0.25;  // seconds a utilisation reading serves
+
+struct PolicyStats {
+  bool started = false;          // this policy started the GPU
+  bool start_failed = false;     // it tried, and the GPU could not be used
+  uint64_t start_call = 0;       // the decided call (1-based) that started it (or tried to)
+  double missed_savings_s = 0;   // predicted savings of NOT_STARTED calls
+  uint64_t not_started_calls = 0;
+  double startup_s = 0;          // the profile's start-up cost
+  double start_needed_s = 0;     // start factor x start-up cost
+  uint64_t decided = 0;          // calls that got a prediction
+  uint64_t offloaded = 0;        // calls observed on the GPU
+  double offloaded_pred_cpu_s = 0;  // their predicted CPU time
+  double offloaded_pred_gpu_s = 0;
+  double offloaded_actual_s = 0;    // their measured time
+  uint64_t probes = 0;
+  double probe_actual_s = 0, probe_pred_gpu_s = 0;
+};
+
+class AutoPolicy {
+ public:
+  AutoPolicy(const Profile& profile, const PolicyConfig& cfg);
+
+  // Sets c.device, c.reason, c.pred_cpu_s and c.pred_gpu_s (0 when no prediction was made).
+  void decide(gofl_call& c, GpuEnv& env);
+  // The call has run on c.device in `seconds` (`now`: when it ended). Every call decide() made a
+  // prediction for must come back here, whatever happened to it.
+  void observe(const gofl_call& c, double seconds, double now);
+
+  // Predicted seconds with the current corrections.
+  double predict_cpu(const gofl_call& c) const;
+  double predict_gpu(const gofl_call& c) const;
+  double correction(int op, int device) const;
+  PolicyStats stats() const;
+  // In a forked child: a fresh lock (another thread may have held it) and counters of its own (it
+  // pays its own start-up); the learnt corrections stay.
+  void after_fork();
+  const Model& model() const { return model_; }
+  const LevelRow& level() const { return level_; }
+  const PolicyConfig& config() const { return cfg_; }
+
+ private:
+  struct OpState {
+    double correction[2] = {1.0, 1.0};
+    uint32_t since_cpu = 0;       // calls sent to the GPU since the last CPU observation
+    bool cpu_seen = false;        // a CPU observation happened
+    bool probed_after_start = false;
+    bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us
+  };
+
+  Model model_;
+  PolicyConfig cfg_;
+  const LevelRow& level_;
+  mutable std::mutex mu_;
+  OpState ops_[GOFL_N_OPS];
+  PolicyStats stats_;
+  bool start_failed_ = false;
+  int gpu_inflight_ = 0;
+  double last_gpu_activity_ = -1e300;
+  double util_read_at_ = -1e300;
+  int util_value_ = -1;
+};
+
+}  // namespace gofl

@@ -1,0 +1,218 @@
+"""The cost model end to end: the library's --device auto decision with hand-made profiles (the
+predictions in the trace, the ski rental, the summary, a malformed profile), `gpu-offload estimate`
+replaying a trace through the same code, and `gpu-offload calibrate --quick` (its CPU side: CI has
+no GPU, so the GPU pass says so and the built-in GPU numbers are kept)."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from conftest import CLI, LIB, base_env, dump, require, run, top_level  # noqa: E402
+
+# numpy: 4 products of 500 x 500 (2.5e8 flops each), then 2 solves of 400 x 400 with 400 right-hand sides.
+SCRIPT = """
+import numpy as np
+a = np.random.default_rng(0).standard_normal((500, 500))
+for _ in range(4): a @ a
+b = np.random.default_rng(1).standard_normal((400, 400))
+for _ in range(2): np.linalg.solve(b, b)
+maps = open('/proc/self/maps').read()
+print('cuda-loaded', 'libgpuoffload-cuda' in maps)
+"""
+GEMM_FLOPS = 2.0 * 500 ** 3
+GESV_FLOPS = 2.0 * 400 ** 3 / 3 + 2.0 * 400 ** 3
+
+
+def have_numpy():
+    return subprocess.run([sys.executable, "-c", "import numpy"], capture_output=True).returncode == 0
+
+
+def profile(tmp_path, cpu_rate, gpu_rate, startup, name="profile", extra=""):
+    """Constant speeds for every operation (gemm curves, no efficiencies), free copies."""
+    p = tmp_path / name
+    p.write_text(f"""gpu-offload profile 1
+# hand-made for a test
+source test
+gpu_startup_s {startup}
+h2d 0 1e30
+d2h 0 1e30
+cpu dgemm 1e3:{cpu_rate} 1e15:{cpu_rate}
+gpu dgemm 1e3:{gpu_rate} 1e15:{gpu_rate}
+{extra}""")
+    return p
+
+
+def cli(*args, env=None):
+    return subprocess.run([str(CLI), *map(str, args)], capture_output=True, text=True, env=base_env(env))
+
+
+@pytest.fixture
+def numpy_trace(tmp_path):
+    """The script traced under auto with a profile whose GPU start-up is never repaid."""
+    require(have_numpy(), "numpy")
+    prof = profile(tmp_path, 1e10, 1e12, 1000.0, "never-start")
+    trace = tmp_path / "trace"
+    p = run([sys.executable, "-c", SCRIPT], trace_dir=trace,
+            env={"GPU_OFFLOAD_PROFILE": str(prof), "GPU_OFFLOAD_SUMMARY": "1", "GPU_OFFLOAD_DEVICE": "auto"})
+    return trace, p
+
+
+def test_auto_puts_predictions_and_reasons_in_the_trace(numpy_trace):
+    trace, p = numpy_trace
+    # A start-up of 1000 s is never repaid: every worthwhile call stays on the CPU and CUDA is never loaded.
+    assert "cuda-loaded False" in p.stdout
+    rows = dump(trace)
+    gemm = top_level(rows, "dgemm")
+    assert len(gemm) == 4
+    for r in gemm:
+        assert r["device"] == "cpu" and r["reason"] == "GPU not started yet"
+        # The first prediction is the profile's (corrections start at 1): flops / 1e10 on the CPU.
+    assert float(gemm[0]["pred_cpu_s"]) == pytest.approx(GEMM_FLOPS / 1e10, rel=1e-5)
+    assert float(gemm[0]["pred_gpu_s"]) == pytest.approx(GEMM_FLOPS / 1e12, rel=1e-5)
+    gesv = top_level(rows, "dgesv")
+    assert len(gesv) == 2 and all(r["reason"] == "GPU not started yet" for r in gesv)
+    assert float(gesv[0]["pred_cpu_s"]) == pytest.approx(GESV_FLOPS / 1e10, rel=1e-5)
+    # The summary counts the reasons and says the start-up was avoided, with its cost.
+    assert "GPU not started yet 6" in p.stderr, p.stderr
+    assert re.search(r"GPU start-up: avoided \(1000\.00 s\); 6 calls would have gained", p.stderr), p.stderr
+    assert "profile " + str(trace.parent / "never-start") in p.stderr
+
+
+def test_learning_moves_the_cpu_prediction(numpy_trace):
+    trace, _ = numpy_trace
+    gemm = top_level(dump(trace), "dgemm")
+    # Each observation moves the CPU correction halfway (in ratio terms) towards observed / predicted.
+    pred = [float(r["pred_cpu_s"]) for r in gemm]
+    took = [int(r["duration_ns"]) * 1e-9 for r in gemm]
+    base = GEMM_FLOPS / 1e10
+    factor = 1.0
+    for i in range(3):
+        assert pred[i] == pytest.approx(base * factor, rel=1e-4)
+        factor = (factor * took[i] / base) ** 0.5
+
+
+def test_a_slower_gpu_keeps_everything_on_the_cpu(tmp_path):
+    require(have_numpy(), "numpy")
+    prof = profile(tmp_path, 1e12, 1e10, 0.0)
+    trace = tmp_path / "trace"
+    p = run([sys.executable, "-c", SCRIPT], trace_dir=trace, env={"GPU_OFFLOAD_PROFILE": str(prof), "GPU_OFFLOAD_SUMMARY": "1"})
+    assert "cuda-loaded False" in p.stdout
+    assert {r["reason"] for r in top_level(dump(trace)) if r["op"] in ("dgemm", "dgesv")} == {"predicted slower"}
+    assert "no call was predicted to gain from the GPU" in p.stderr
+
+
+def test_malformed_profile_is_reported_once_with_its_line_and_the_run_goes_on(tmp_path):
+    require(have_numpy(), "numpy")
+    bad = tmp_path / "bad"
+    bad.write_text("gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 1e-5 4e10\nd2h 1e-5 1e10\ncpu dgemm 1e6:fast\n")
+    trace = tmp_path / "trace"
+    p = run([sys.executable, "-c", SCRIPT], trace_dir=trace, env={"GPU_OFFLOAD_PROFILE": str(bad), "GPU_OFFLOAD_SUMMARY": "1"})
+    msg = f"gpu-offload: the profile {bad} line 5: '1e6:fast' is not a FLOPS:RATE point"
+    assert p.stderr.count(msg) == 1, p.stderr
+    assert "using the built-in profile" in p.stderr
+    assert "profile built-in (provisional)" in p.stderr
+    assert len(top_level(dump(trace), "dgemm")) == 4
+    # The estimate names the line too, and refuses a profile it was asked to use.
+    e = cli("estimate", "--profile", bad, trace)
+    assert e.returncode == 1 and f"{bad} line 5" in e.stderr
+
+
+def test_per_user_profile_location(tmp_path):
+    require(have_numpy(), "numpy")
+    cfg = tmp_path / "cfg"
+    (cfg / "gpu-offload").mkdir(parents=True)
+    profile(cfg / "gpu-offload", 1e10, 1e12, 1000.0)
+    trace = tmp_path / "trace"
+    run([sys.executable, "-c", "import numpy as np; a = np.ones((300, 300)); a @ a"], trace_dir=trace,
+        env={"XDG_CONFIG_HOME": str(cfg)})
+    rows = top_level(dump(trace), "dgemm")
+    assert float(rows[0]["pred_cpu_s"]) == pytest.approx(2 * 300 ** 3 / 1e10, rel=1e-5)
+
+
+def test_estimate_replays_the_decision(numpy_trace, tmp_path):
+    trace, _ = numpy_trace
+    # GPU 100x faster, start-up 1 ms: the first decided call pays for the start and runs there; dgemm
+    # was never seen on the CPU, so its next call is a probe; dgesv too.
+    fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
+    e = cli("estimate", "--profile", fast, trace)
+    assert e.returncode == 0, e.stderr
+    out = e.stdout
+    assert f"profile {fast}, level 5 (as traced)" in out
+    row = re.search(r"^\s+dgemm\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+ \S+)\s+(\S+ \S+)", out, re.M)
+    assert row, out
+    calls, decided, to_gpu, cpu_pred, gpu_pred = row.groups()
+    assert (calls, decided, to_gpu) == ("4", "4", "3")
+    assert cpu_pred == "100.0 ms" and gpu_pred == "1.0 ms"
+    assert re.search(r"dgesv\s+2\s+2\s+1\s", out), out
+    assert "starts at decided call 1 of 6" in out
+    assert "2 CPU probes" in out
+    # Level 1 needs 3x: a GPU only 2x faster gets nothing, and the GPU never starts.
+    twice = profile(tmp_path, 1e10, 2e10, 0.001, "twice")
+    e1 = cli("estimate", "--profile", twice, "--level", "1", trace)
+    assert re.search(r"dgemm\s+4\s+4\s+0\s", e1.stdout), e1.stdout
+    assert "never starts: no call is predicted to gain 3x" in e1.stdout
+    e9 = cli("estimate", "--profile", twice, "--level", "9", trace)
+    assert re.search(r"dgemm\s+4\s+4\s+3\s", e9.stdout), e9.stdout
+    # Ski rental: a start-up of 0.55 s at level 5 needs 1.1 s of missed savings; each dgemm saves
+    # 0.25 - 0.0025 s, the first dgesv 0.17 s more: the GPU starts at the fifth decided call.
+    slow_start = profile(tmp_path, 1e9, 1e11, 0.55, "slow-start")
+    e5 = cli("estimate", "--profile", slow_start, trace)
+    assert "starts at decided call 5 of 6" in e5.stdout, e5.stdout
+    assert "after 4 calls ran on the CPU missing 990.0 ms of savings (the start needs 1.10 s)" in e5.stdout
+
+
+def test_estimate_usage_errors(numpy_trace):
+    trace, _ = numpy_trace
+    assert cli("estimate").returncode == 2
+    assert cli("estimate", "--level", "0", trace).returncode == 2
+    assert cli("estimate", "--profile", "/nonexistent", trace).returncode == 1
+    h = cli("help", "estimate")
+    assert h.returncode == 0 and h.stdout.startswith("Usage: gpu-offload estimate")
+
+
+def test_calibrate_quick_cpu_side(tmp_path):
+    out = tmp_path / "profile"
+    traces = tmp_path / "traces"
+    env = {"OPENBLAS_NUM_THREADS": "2", "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    p = subprocess.run([str(CLI), "calibrate", "--quick", "--output", str(out), "--traces", str(traces)],
+                       capture_output=True, text=True, env=base_env(env), timeout=900)
+    assert p.returncode == 0, p.stdout + p.stderr
+    text = out.read_text()
+    assert text.startswith("gpu-offload profile 1\n")
+    # Every GPU-capable routine and precision got a CPU curve.
+    for op in ("sgemm", "dgemm", "zgemm", "chemm", "dtrsm", "dgetrf", "zgesv", "dpotrf", "dsyevd", "zheevd",
+               "dgesdd", "cgesvd", "dgeqrf", "zungqr", "dgels", "sgelsd", "zgeev"):
+        assert re.search(rf"^cpu {op} ", text, re.M), op
+    # Progress with what is measured and the time left.
+    assert re.search(r"CPU pass\s+\d+%\s+\w+ n=\d+, ~[\dm]+s left", p.stderr), p.stderr
+    points = (traces / "cpu" / "points.txt").read_text()
+    assert points.count("\npoint ") > 50 and points.rstrip().endswith("end")
+    rows = dump(traces / "cpu")
+    assert {r["reason"] for r in top_level(rows)} == {"device cpu"}
+    if "No usable GPU" in p.stdout:
+        assert "provisional yes" in text
+        assert "gpu dgemm" in text  # the built-in GPU part
+        assert "CPU pass only" in text
+    # The profile written is one the library and estimate read.
+    e = cli("estimate", "--profile", out, traces / "cpu")
+    assert e.returncode == 0, e.stderr
+    assert "curve / " in e.stdout
+    # Without --output it goes to the per-user location.
+    q = subprocess.run([str(CLI), "calibrate", "--quick", "--only", "gemm"], capture_output=True, text=True,
+                       env=base_env(env), timeout=600)
+    assert q.returncode == 0, q.stdout + q.stderr
+    user = tmp_path / "cfg" / "gpu-offload" / "profile"
+    assert user.exists() and "every run uses it from now on" in q.stdout
+    assert re.search(r"^cpu dgemm ", user.read_text(), re.M) and not re.search(r"^cpu dpotrf ", user.read_text(), re.M)
+
+
+def test_calibrate_usage_errors(tmp_path):
+    assert cli("calibrate", "--only", "gemv").returncode == 2
+    assert cli("calibrate", "extra").returncode == 2
+    p = cli("calibrate", "--quick", "--only", "gemm", "--blas", "libnothing.so.9", "--output", tmp_path / "p")
+    assert p.returncode == 1 and "libnothing.so.9" in p.stderr

@@ -1,0 +1,732 @@
+// The machine profile, the cost model and the --device auto decision (src/policy): hand-made
+// profiles, hand-made calls, and a fake GPU whose readings the tests set.
+#include <gtest/gtest.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <map>
+#include <random>
+#include <string>
+
+#include "common/table.h"
+#include "cuda/backend_abi.h"
+#include "policy/auto_policy.h"
+#include "policy/fit.h"
+#include "policy/level.h"
+#include "policy/model.h"
+#include "policy/profile.h"
+
+using namespace gofl;
+
+namespace {
+
+int op(const char* name) {
+  const int id = gofl_op_by_name(name);
+  EXPECT_GE(id, 0) << name;
+  return id;
+}
+
+Profile parse(const std::string& text) {
+  Profile p;
+  std::string err;
+  EXPECT_TRUE(parse_profile(text, "test", &p, &err)) << err;
+  return p;
+}
+
+std::string parse_error(const std::string& text) {
+  Profile p;
+  std::string err;
+  EXPECT_FALSE(parse_profile(text, "bad.profile", &p, &err)) << "parsed:\n" << text;
+  return err;
+}
+
+// Constant speeds, free copies unless given: the decision then sees exactly cpu/gpu speed ratios.
+std::string flat_profile(double cpu_rate, double gpu_rate, double startup = 0.0, const std::string& copies =
+                                                                                         "h2d 0 1e30\nd2h 0 1e30\n") {
+  char b[512];
+  snprintf(b, sizeof b,
+           "gpu-offload profile 1\ngpu_startup_s %g\n%scpu dgemm 1e3:%g 1e15:%g\ngpu dgemm 1e3:%g 1e15:%g\n", startup,
+           copies.c_str(), cpu_rate, cpu_rate, gpu_rate, gpu_rate);
+  return b;
+}
+
+gofl_call make_call(const char* name, double flops, double bytes_in = 0, double bytes_out = 0) {
+  gofl_call c{};
+  c.op = uint16_t(op(name));
+  c.flops = flops;
+  if (bytes_in > 0) c.operands[c.n_operands++] = gofl_call_operand{nullptr, int64_t(bytes_in), 1, GOFL_IN, 0};
+  if (bytes_out > 0) c.operands[c.n_operands++] = gofl_call_operand{nullptr, int64_t(bytes_out), 1, GOFL_OUT, 1};
+  return c;
+}
+
+// A GPU whose state and readings the test sets; counts what the decision asked.
+struct FakeGpu final : GpuEnv {
+  bool is_started = false, is_unavailable = false, fail_start = false;
+  int util = -1, support = GOFL_GPU_OK;
+  bool memory_known = true;
+  uint64_t free_b = uint64_t(1) << 40, total_b = uint64_t(1) << 40, need = 0;
+  double t = 100.0;
+  int starts = 0, util_reads = 0, asked_started_gpu = 0;
+
+  bool started() override { return is_started; }
+  bool unavailable() override { return is_unavailable; }
+  bool start() override {
+    ++starts;
+    if (fail_start) {
+      is_unavailable = true;
+      return false;
+    }
+    is_started = true;
+    return true;
+  }
+  int supports(const gofl_call&) override {
+    if (!is_started) ++asked_started_gpu;
+    return support;
+  }
+  int utilization() override {
+    if (!is_started) ++asked_started_gpu;
+    ++util_reads;
+    return util;
+  }
+  bool memory(uint64_t* f, uint64_t* tot) override {
+    if (!is_started) ++asked_started_gpu;
+    *f = free_b;
+    *tot = total_b;
+    return memory_known;
+  }
+  uint64_t device_bytes(const gofl_call&) override { return need; }
+  double now() override { return t; }
+};
+
+// Runs one call through decide() and observe() as the library does, `seconds` on its device.
+int run(AutoPolicy& p, FakeGpu& g, gofl_call c, double seconds = -1) {
+  p.decide(c, g);
+  if (seconds < 0) seconds = c.device == GOFL_DEV_GPU ? c.pred_gpu_s : c.pred_cpu_s;
+  g.t += seconds;
+  p.observe(c, seconds, g.t);
+  return c.reason;
+}
+
+}  // namespace
+
+// ---- the profile ------------------------------------------------------------------------------
+
+TEST(Profile, BuiltInParsesAndIsMarkedProvisional) {
+  const Profile& p = builtin_profile();
+  EXPECT_EQ(p.name, "built-in");
+  EXPECT_TRUE(p.provisional);
+  EXPECT_NE(p.source.find("provisional"), std::string::npos);
+  EXPECT_FALSE(p.curves[kCpu][op("dgemm")].empty());
+  EXPECT_FALSE(p.curves[kGpu][op("dgemm")].empty());
+  EXPECT_GT(p.gpu_startup_s, 0.1);
+  EXPECT_GT(p.h2d.bytes_per_s, p.d2h.bytes_per_s);
+  EXPECT_EQ(profile_label(p), "built-in (provisional)");
+  // The text is the one compiled in, readable.
+  EXPECT_EQ(std::string(builtin_profile_text()).rfind("gpu-offload profile 1\n", 0), 0u);
+}
+
+TEST(Profile, BuiltInPredictsTheMeasuredH200Numbers) {
+  Model m(builtin_profile());
+  const int dgemm = op("dgemm");
+  const double n = 4096, f = 2 * n * n * n, mat = n * n * 8;
+  // CPU 16 threads: 0.25-0.27 s; GPU incl. copies: about 26 ms per call.
+  EXPECT_NEAR(m.cpu_seconds(dgemm, f), 0.26, 0.03);
+  EXPECT_NEAR(m.gpu_seconds(dgemm, f, 3 * mat, mat), 0.026, 0.006);
+  // n = 8192: 1.9 s on the CPU.
+  EXPECT_NEAR(m.cpu_seconds(dgemm, 8 * f), 1.9, 0.1);
+}
+
+TEST(Profile, RoundTripsThroughTheWriter) {
+  Profile p = builtin_profile();
+  p.name = "x";
+  const std::string text = format_profile(p, {"written by a test"});
+  Profile q;
+  std::string err;
+  ASSERT_TRUE(parse_profile(text, "again", &q, &err)) << err << "\n" << text;
+  EXPECT_EQ(q.provisional, p.provisional);
+  EXPECT_EQ(q.source, p.source);
+  EXPECT_NEAR(q.gpu_startup_s, p.gpu_startup_s, 1e-9);
+  EXPECT_NEAR(q.d2h.bytes_per_s / p.d2h.bytes_per_s, 1.0, 1e-3);
+  for (int d = 0; d < 2; ++d)
+    for (int i = 0; i < GOFL_N_OPS; ++i) {
+      ASSERT_EQ(q.curves[d][i].points.size(), p.curves[d][i].points.size()) << gofl_ops[i].name;
+      for (size_t k = 0; k < p.curves[d][i].points.size(); ++k)
+        EXPECT_NEAR(q.curves[d][i].points[k].second / p.curves[d][i].points[k].second, 1.0, 1e-3);
+    }
+  EXPECT_EQ(q.efficiency[kCpu], p.efficiency[kCpu]);
+  EXPECT_EQ(q.precision[kGpu].size(), p.precision[kGpu].size());
+}
+
+TEST(Profile, MalformedProfilesNameTheLine) {
+  const std::string head = "gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 1e-5 4e10\nd2h 1e-5 1e10\n";
+  const std::string gemms = "cpu dgemm 1e6:1e10\ngpu dgemm 1e6:1e11\n";
+  struct Case {
+    std::string text, expect;
+  };
+  const Case cases[] = {
+      {"# comment\n\nnot a profile\n", "bad.profile line 3: not a gpu-offload profile"},
+      {"gpu-offload profile 2\n", "line 1: profile format version 2 is not the one this gpu-offload reads (1)"},
+      {"gpu-offload profile one\n", "line 1: the format version 'one' is not a whole number"},
+      {head + gemms + "cpu dgemn 1e6:1e9\n", "line 7: unknown operation 'dgemn'"},
+      {head + gemms + "cpu dpotrf 1e6:1e9 1e6:2e9\n", "line 7: '1e6:2e9': the work must increase"},
+      {head + gemms + "gpu dpotrf 1e6;1e9\n", "line 7: '1e6;1e9' is not a FLOPS:RATE point"},
+      {head + gemms + "gpu dpotrf 1e6:-1\n", "line 7: '1e6:-1': work and speed must be > 0"},
+      {head + gemms + "cpu dgemm 1e7:1e9\n", "line 7: a second cpu curve for dgemm (the first is on line 5)"},
+      {head + gemms + "bandwidth 3\n", "line 7: unknown entry 'bandwidth'"},
+      {head + gemms + "h2d 1e-5\n", "line 7: h2d takes two numbers"},
+      {head + gemms + "d2h 0 0\n", "line 7: d2h: the bandwidth must be > 0"},
+      {head + gemms + "gpu_startup_s -1\n", "line 7: gpu_startup_s takes one number of seconds >= 0"},
+      {head + gemms + "efficiency cpu potrfx 0.5\n", "line 7: unknown routine 'potrfx'"},
+      {head + gemms + "efficiency tpu potrf 0.5\n", "line 7: efficiency takes cpu or gpu"},
+      {head + gemms + "precision gpu q 0.5\n", "line 7: unknown precision 'q'"},
+      {head + gemms + "provisional maybe\n", "line 7: provisional takes yes or no"},
+      {head + "cpu dgemm 1e6:1e10   # no gpu gemm\n", "bad.profile: no gpu gemm curve"},
+      {"gpu-offload profile 1\nh2d 0 1\nd2h 0 1\n" + gemms, "bad.profile: gpu_startup_s is missing"},
+      {"", "bad.profile: empty"},
+  };
+  for (const Case& c : cases) {
+    const std::string err = parse_error(c.text);
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "expected: " << c.expect << "\ngot: " << err;
+  }
+}
+
+namespace {
+std::map<std::string, std::string> g_env;
+const char* fake_getenv(const char* n) {
+  auto it = g_env.find(n);
+  return it == g_env.end() ? nullptr : it->second.c_str();
+}
+std::string temp_dir() {
+  char tmpl[] = "/tmp/gofl-profile-XXXXXX";
+  EXPECT_NE(mkdtemp(tmpl), nullptr);
+  return tmpl;
+}
+void write_file(const std::string& path, const std::string& text) {
+  FILE* f = fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr) << path;
+  fputs(text.c_str(), f);
+  fclose(f);
+}
+}  // namespace
+
+TEST(Profile, PerUserLocation) {
+  g_env = {{"XDG_CONFIG_HOME", "/x/cfg"}, {"HOME", "/home/u"}};
+  EXPECT_EQ(user_profile_path(fake_getenv), "/x/cfg/gpu-offload/profile");
+  g_env = {{"HOME", "/home/u"}};
+  EXPECT_EQ(user_profile_path(fake_getenv), "/home/u/.config/gpu-offload/profile");
+  g_env = {{"XDG_CONFIG_HOME", "relative"}, {"HOME", "/home/u"}};  // XDG: only absolute paths count
+  EXPECT_EQ(user_profile_path(fake_getenv), "/home/u/.config/gpu-offload/profile");
+  g_env = {};
+  EXPECT_EQ(user_profile_path(fake_getenv), "");
+}
+
+TEST(Profile, LoadingFallsBackToTheBuiltInAndSaysWhichLine) {
+  const std::string dir = temp_dir();
+  g_env = {{"XDG_CONFIG_HOME", dir}};
+  std::string msg;
+  // No per-user file: the built-in one, silently.
+  EXPECT_EQ(load_profile("", fake_getenv, &msg).name, "built-in");
+  EXPECT_EQ(msg, "");
+  // A good per-user file is used.
+  mkdir((dir + "/gpu-offload").c_str(), 0700);
+  write_file(dir + "/gpu-offload/profile", flat_profile(1e10, 1e11, 0.2));
+  Profile p = load_profile("", fake_getenv, &msg);
+  EXPECT_EQ(p.name, dir + "/gpu-offload/profile");
+  EXPECT_DOUBLE_EQ(p.gpu_startup_s, 0.2);
+  EXPECT_EQ(msg, "");
+  // A malformed one: the built-in profile, and a message naming the file and line.
+  write_file(dir + "/gpu-offload/profile", "gpu-offload profile 1\ngpu_startup_s 0.2\nh2d 0 x\n");
+  p = load_profile("", fake_getenv, &msg);
+  EXPECT_EQ(p.name, "built-in");
+  EXPECT_NE(msg.find(dir + "/gpu-offload/profile line 3: h2d takes two numbers"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("using the built-in profile"), std::string::npos) << msg;
+  // An explicit path wins over the per-user file; a missing one is reported.
+  write_file(dir + "/mine", flat_profile(1e10, 1e11, 0.7));
+  msg.clear();
+  EXPECT_DOUBLE_EQ(load_profile(dir + "/mine", fake_getenv, &msg).gpu_startup_s, 0.7);
+  EXPECT_EQ(msg, "");
+  EXPECT_EQ(load_profile(dir + "/missing", fake_getenv, &msg).name, "built-in");
+  EXPECT_NE(msg.find("cannot read the profile " + dir + "/missing"), std::string::npos) << msg;
+}
+
+// ---- the model --------------------------------------------------------------------------------
+
+TEST(Model, InterpolatesInLogLogSpaceAndIsFlatOutside) {
+  SpeedCurve c;
+  c.points = {{1e6, 1e9}, {1e8, 1e11}, {1e10, 4e11}};
+  EXPECT_DOUBLE_EQ(c.at(1e6), 1e9);
+  EXPECT_DOUBLE_EQ(c.at(1e8), 1e11);
+  EXPECT_NEAR(c.at(1e7), 1e10, 1e10 * 1e-12);    // halfway in log work: geometric mean of speeds
+  EXPECT_NEAR(c.at(1e9), 2e11, 2e11 * 1e-12);
+  EXPECT_NEAR(c.at(1e6 * pow(100, 0.25)), 1e9 * pow(100, 0.25), 1e-3);  // a power law is exact
+  EXPECT_DOUBLE_EQ(c.at(10), 1e9);      // held flat below the calibrated range
+  EXPECT_DOUBLE_EQ(c.at(1e15), 4e11);   // and above it
+  SpeedCurve one;
+  one.points = {{1e6, 5e9}};
+  EXPECT_DOUBLE_EQ(one.at(1), 5e9);
+  EXPECT_DOUBLE_EQ(one.at(1e12), 5e9);
+  EXPECT_EQ(SpeedCurve().at(1e6), 0.0);
+}
+
+TEST(Model, TimesFollowTheSpecFormula) {
+  Profile p = parse(
+      "gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 1e-5 4e10\nd2h 2e-5 1e10\n"
+      "cpu dgemm 1e6:1e10 1e12:1e12\ngpu dgemm 1e6:1e11 1e12:1e13\n");
+  Model m(p);
+  const int dgemm = op("dgemm");
+  const double f = 1e9;  // halfway: cpu 1e11, gpu 1e12
+  EXPECT_NEAR(m.cpu_seconds(dgemm, f), f / 1e11, 1e-12);
+  const double in = 8e6, out = 3e6;
+  EXPECT_NEAR(m.gpu_seconds(dgemm, f, in, out), 1e-5 + in / 4e10 + f / 1e12 + 2e-5 + out / 1e10, 1e-12);
+  EXPECT_NEAR(m.gpu_compute_seconds(dgemm, f), f / 1e12, 1e-12);
+}
+
+TEST(Model, BytesComeFromTheOperandRoles) {
+  gofl_call c{};
+  c.n_operands = 3;
+  c.operands[0] = gofl_call_operand{nullptr, 100, 8, GOFL_IN, 0};
+  c.operands[1] = gofl_call_operand{nullptr, 10, 4, GOFL_INOUT, 1};
+  c.operands[2] = gofl_call_operand{nullptr, 7, 16, GOFL_OUT, 2};
+  const CallBytes b = call_bytes(c);
+  EXPECT_DOUBLE_EQ(b.in, 800 + 40);
+  EXPECT_DOUBLE_EQ(b.out, 40 + 112);
+}
+
+TEST(Model, OperationsWithoutACurveFallBack) {
+  Profile p = parse(
+      "gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 0 1e10\nd2h 0 1e10\n"
+      "cpu dgemm 1e6:1e10 1e10:1e11\n"
+      "cpu zgemm 1e6:2e10 1e10:1e11\n"
+      "gpu dgemm 1e6:1e11\n"
+      "cpu dpotrf 1e6:5e9 1e10:5e10\n"
+      "gpu dpotrf 1e6:3e10\n"
+      "efficiency cpu getrf 0.5\n"
+      "efficiency gpu syevd 0.1\n"
+      "precision gpu s 2\n"
+      "precision cpu s 3\n");
+  Model m(p);
+  const double f = 1e6;
+  // Its own curve.
+  EXPECT_DOUBLE_EQ(m.speed(kCpu, op("dpotrf"), f), 5e9);
+  EXPECT_EQ(m.explain(kCpu, op("dpotrf")), "curve");
+  // Same routine, other precision, scaled by the two gemm curves at that work.
+  EXPECT_DOUBLE_EQ(m.speed(kCpu, op("zpotrf"), f), 5e9 * 2e10 / 1e10);
+  EXPECT_NEAR(m.speed(kCpu, op("zpotrf"), 1e10), 5e10 * 1e11 / 1e11, 1);
+  EXPECT_EQ(m.explain(kCpu, op("zpotrf")), "dpotrf x zgemm/dgemm");
+  // ... or by the precision factors when a gemm curve is missing (no sgemm curve).
+  EXPECT_DOUBLE_EQ(m.speed(kGpu, op("spotrf"), f), 3e10 * 2.0);
+  EXPECT_DOUBLE_EQ(m.speed(kCpu, op("sgemm"), f), 1e10 * 3.0);
+  EXPECT_EQ(m.explain(kGpu, op("spotrf")), "dpotrf x 2");
+  // Gemm of the precision times the routine's efficiency.
+  EXPECT_DOUBLE_EQ(m.speed(kCpu, op("dgetrf"), f), 1e10 * 0.5);
+  EXPECT_EQ(m.explain(kCpu, op("dgetrf")), "dgemm x 0.5");
+  // Hermitian routines count as symmetric ones; gemm resolved first (zgemm on the GPU from dgemm).
+  EXPECT_DOUBLE_EQ(m.speed(kGpu, op("zheevd"), f), 1e11 * 1.0 * 0.1);
+  EXPECT_DOUBLE_EQ(m.speed(kGpu, op("dsyevd"), f), 1e11 * 0.1);
+  // No efficiency given: gemm speed as is.
+  EXPECT_DOUBLE_EQ(m.speed(kCpu, op("dgesdd"), f), 1e10);
+  // Every GPU-capable operation gets a finite prediction from the built-in profile.
+  Model b(builtin_profile());
+  for (int i = 0; i < GOFL_N_OPS; ++i) {
+    if (!gofl_ops[i].gpu_capable) continue;
+    EXPECT_TRUE(std::isfinite(b.cpu_seconds(i, 1e9)) && b.cpu_seconds(i, 1e9) > 0) << gofl_ops[i].name;
+    EXPECT_TRUE(std::isfinite(b.gpu_seconds(i, 1e9, 1e6, 1e6))) << gofl_ops[i].name;
+  }
+}
+
+// ---- the decision -----------------------------------------------------------------------------
+
+TEST(Decision, BelowTheThresholdNothingIsAsked) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12)), PolicyConfig{});
+  FakeGpu g;
+  gofl_call c = make_call("dgemm", 999999);
+  p.decide(c, g);
+  EXPECT_EQ(c.reason, GOFL_R_BELOW_THRESHOLD);
+  EXPECT_EQ(c.device, GOFL_DEV_CPU);
+  EXPECT_EQ(c.pred_cpu_s, 0.0f);
+  EXPECT_EQ(g.starts + g.util_reads + g.asked_started_gpu, 0);
+  gofl_call d = make_call("dgemm", 1e6);
+  p.decide(d, g);
+  EXPECT_NE(d.reason, GOFL_R_BELOW_THRESHOLD);
+  EXPECT_GT(d.pred_cpu_s, 0.0f);
+}
+
+TEST(Decision, PredictionsAreStoredInTheCall) {
+  AutoPolicy p(parse("gpu-offload profile 1\ngpu_startup_s 0\nh2d 1e-5 1e10\nd2h 1e-5 1e10\n"
+                     "cpu dgemm 1e6:1e10\ngpu dgemm 1e6:1e12\n"),
+               PolicyConfig{});
+  FakeGpu g;
+  gofl_call c = make_call("dgemm", 1e9, 1e8, 1e7);
+  p.decide(c, g);
+  EXPECT_FLOAT_EQ(c.pred_cpu_s, 0.1f);
+  EXPECT_FLOAT_EQ(c.pred_gpu_s, float(1e-5 + 1e-2 + 1e-3 + 1e-5 + 1e-3));
+}
+
+namespace {
+// A started GPU and an operation already seen on the CPU: the next worthwhile call is offloaded
+// unless a gate says otherwise.
+struct Started {
+  AutoPolicy p;
+  FakeGpu g;
+  explicit Started(int level, double memory_reserve = -1, const std::string& profile = flat_profile(1e10, 1e12))
+      : p(parse(profile), PolicyConfig{level, 1e6, memory_reserve}) {
+    g.is_unavailable = true;  // not started: the first call runs on the CPU and is observed there
+    run(p, g, make_call("dgemm", 1e9));
+    g.is_unavailable = false;
+    g.is_started = true;
+  }
+  int next() { return run(p, g, make_call("dgemm", 1e9)); }
+};
+}  // namespace
+
+TEST(Decision, EachLevelRequiresItsSpeedup) {
+  for (int level = 1; level <= 10; ++level) {
+    const double required = level_row(level).required_speedup;
+    Started above(level, -1, flat_profile(1e10, 1e10 * required * 1.01));
+    EXPECT_EQ(above.next(), GOFL_R_OFFLOADED) << "level " << level;
+    Started below(level, -1, flat_profile(1e10, 1e10 * required * 0.99));
+    EXPECT_EQ(below.next(), GOFL_R_PREDICTED_SLOWER) << "level " << level;
+  }
+}
+
+TEST(Decision, TheLevelTableIsTheSpecs) {
+  const double speedup[] = {3.0, 2.5, 2.0, 1.6, 1.3, 1.2, 1.1, 1.05, 1.0, 0.9};
+  const double busy[] = {0.30, 0.37, 0.44, 0.52, 0.59, 0.66, 0.73, 0.81, 0.88, 0.95};
+  const double reserve[] = {0.50, 0.45, 0.40, 0.35, 0.30, 0.25, 0.20, 0.15, 0.10, 0.05};
+  const double start[] = {3.0, 2.75, 2.5, 2.25, 2.0, 1.75, 1.5, 1.25, 1.0, 0.75};
+  for (int l = 1; l <= 10; ++l) {
+    EXPECT_DOUBLE_EQ(level_row(l).required_speedup, speedup[l - 1]);
+    EXPECT_DOUBLE_EQ(level_row(l).busy_limit, busy[l - 1]);
+    EXPECT_DOUBLE_EQ(level_row(l).memory_reserve, reserve[l - 1]);
+    EXPECT_DOUBLE_EQ(level_row(l).start_factor, start[l - 1]);
+  }
+}
+
+TEST(Decision, OtherProgramsLoadBeyondTheLevelsLimitKeepsCallsOnTheCpu) {
+  for (int level = 1; level <= 10; ++level) {
+    const int limit = int(lround(level_row(level).busy_limit * 100));
+    Started s(level);
+    s.g.util = limit;  // at the limit: fine
+    EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << level;
+    s.g.t += 5;  // idle long enough for the reading to count
+    s.g.util = limit + 1;
+    EXPECT_EQ(s.next(), GOFL_R_GPU_BUSY) << level;
+    s.g.util = -1;  // unknown: no objection
+    s.g.t += 1;
+    EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << level;
+  }
+}
+
+TEST(Decision, UtilisationIsReadOnlyAfterASecondWithoutOwnGpuWork) {
+  Started s(5);
+  s.g.util = 100;       // our own work would show up here
+  s.g.t += 10;
+  EXPECT_EQ(s.next(), GOFL_R_GPU_BUSY);
+  EXPECT_EQ(s.g.util_reads, 1);
+  s.g.util = 0;
+  s.g.t += 10;
+  EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);  // our GPU call ends at g.t
+  EXPECT_EQ(s.g.util_reads, 2);
+  s.g.util = 100;
+  for (int i = 0; i < 5; ++i) {
+    s.g.t += 0.1;  // within a second of our last GPU call: not consulted
+    EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
+  }
+  EXPECT_EQ(s.g.util_reads, 2);
+  s.g.t += 1.5;
+  EXPECT_EQ(s.next(), GOFL_R_GPU_BUSY);
+  EXPECT_EQ(s.g.util_reads, 3);
+  // A call in flight on another thread counts as our own use, however long it runs.
+  Started t(5);
+  gofl_call inflight = make_call("dgemm", 1e9);
+  t.g.util = 0;
+  t.g.t += 10;
+  t.p.decide(inflight, t.g);
+  ASSERT_EQ(inflight.reason, GOFL_R_OFFLOADED);
+  t.g.util = 100;
+  t.g.t += 30;
+  const int reads = t.g.util_reads;
+  gofl_call c = make_call("dgemm", 1e9);
+  t.p.decide(c, t.g);
+  EXPECT_EQ(c.reason, GOFL_R_OFFLOADED);
+  EXPECT_EQ(t.g.util_reads, reads);
+}
+
+TEST(Decision, MemoryReserveOfEachLevel) {
+  for (int level = 1; level <= 10; ++level) {
+    Started s(level);
+    const double total = 1e11;
+    s.g.total_b = uint64_t(total);
+    s.g.need = uint64_t(1e9);
+    const double reserve = level_row(level).memory_reserve * total;
+    s.g.free_b = uint64_t(1e9 + reserve) + 1;
+    EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << level;
+    s.g.free_b = uint64_t(1e9 + reserve) - 1000;
+    EXPECT_EQ(s.next(), GOFL_R_GPU_MEMORY) << level;
+    s.g.memory_known = false;  // unknown: no objection (an allocation failure still returns to the CPU)
+    EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << level;
+  }
+  // An explicit reserve in bytes replaces the level's fraction.
+  Started s(5, 5e8);
+  s.g.total_b = uint64_t(1e11);
+  s.g.need = uint64_t(1e9);
+  s.g.free_b = uint64_t(1.5e9) + 1;
+  EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
+  s.g.free_b = uint64_t(1.5e9) - 1;
+  EXPECT_EQ(s.next(), GOFL_R_GPU_MEMORY);
+}
+
+TEST(Decision, VariantsTheBackendDoesNotRunStayOnTheCpu) {
+  Started s(5);
+  s.g.support = GOFL_GPU_UNSUPPORTED;
+  EXPECT_EQ(s.next(), GOFL_R_NOT_GPU_CAPABLE);
+  s.g.support = GOFL_GPU_INVALID_ARGS;
+  EXPECT_EQ(s.next(), GOFL_R_INVALID_ARGS);
+  s.g.support = GOFL_GPU_OK;
+  EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
+}
+
+// ---- ski rental -------------------------------------------------------------------------------
+
+TEST(SkiRental, StartsWhenMissedSavingsReachTheLevelsFactor) {
+  // CPU 1e10, GPU 1e12, no copies: a 1e9-flop call saves 0.1 - 0.001 = 0.099 s.
+  const double saving = 0.1 - 0.001;
+  for (int level = 1; level <= 10; ++level) {
+    const double startup = 0.5, needed = startup * level_row(level).start_factor;
+    AutoPolicy p(parse(flat_profile(1e10, 1e12, startup)), PolicyConfig{level});
+    FakeGpu g;
+    const int before = int(ceil(needed / saving)) - 1;  // calls whose savings stay below `needed`
+    for (int i = 0; i < before; ++i) {
+      EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NOT_STARTED) << level << " call " << i;
+      EXPECT_EQ(g.starts, 0);
+      EXPECT_EQ(g.asked_started_gpu, 0);  // nothing asked of the backend before it starts
+    }
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << level;
+    EXPECT_EQ(g.starts, 1);
+    const PolicyStats st = p.stats();
+    EXPECT_TRUE(st.started);
+    EXPECT_EQ(st.start_call, uint64_t(before + 1));
+    EXPECT_NEAR(st.missed_savings_s, before * saving, 1e-6);
+    EXPECT_LT(st.missed_savings_s, needed);
+    EXPECT_EQ(st.not_started_calls, uint64_t(before));
+    EXPECT_DOUBLE_EQ(st.start_needed_s, needed);
+  }
+}
+
+TEST(SkiRental, NeverLosesMoreThanTheFactorTimesTheStartUpCost) {
+  std::mt19937 rng(42);
+  for (int level = 1; level <= 10; ++level) {
+    for (int trial = 0; trial < 40; ++trial) {
+      const double startup = std::uniform_real_distribution<double>(0.05, 2.0)(rng);
+      const double needed = startup * level_row(level).start_factor;
+      AutoPolicy p(parse(flat_profile(1e10, 2e11, startup, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), PolicyConfig{level});
+      FakeGpu g;
+      double missed = 0;  // savings of calls that could have gone to the GPU but ran on the CPU
+      std::uniform_real_distribution<double> lf(6, 11.5);
+      for (int i = 0; i < 200; ++i) {
+        const double flops = pow(10, lf(rng));
+        gofl_call c = make_call(i % 3 ? "dgemm" : "dpotrf", flops, flops / 100, flops / 300);
+        p.decide(c, g);
+        const double r = c.pred_cpu_s / (level_row(level).required_speedup * c.pred_gpu_s);
+        if (c.reason == GOFL_R_NOT_STARTED) {
+          EXPECT_GT(r, 1 - 1e-5);
+          missed += std::max(0.0, double(c.pred_cpu_s) - double(c.pred_gpu_s));
+        }
+        if (r < 1 - 1e-5) {
+          EXPECT_EQ(c.reason, GOFL_R_PREDICTED_SLOWER);
+        }
+        p.observe(c, c.device == GOFL_DEV_GPU ? c.pred_gpu_s : c.pred_cpu_s, g.t += 0.01);
+        EXPECT_LT(missed, needed * (1 + 1e-6)) << "level " << level << " trial " << trial;
+      }
+      EXPECT_NEAR(p.stats().missed_savings_s, missed, 1e-3 * (1 + missed));
+      EXPECT_LE(g.starts, 1);
+    }
+  }
+}
+
+TEST(SkiRental, SmallOrUnprofitableWorkNeverStartsTheGpu) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.3)), PolicyConfig{});
+  FakeGpu g;
+  for (int i = 0; i < 10000; ++i) run(p, g, make_call("dgemm", 5e5));  // below the threshold
+  // Worth offloading, but together they save less than 2 x 0.3 s.
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e7)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(g.starts, 0);
+  EXPECT_EQ(g.asked_started_gpu, 0);
+  // The GPU is slower: never a reason to start.
+  AutoPolicy q(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(run(q, g, make_call("dgemm", 1e11)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(g.starts, 0);
+}
+
+TEST(SkiRental, AFailedStartIsNotRetried) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
+  FakeGpu g;
+  g.fail_start = true;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NO_BACKEND);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NO_BACKEND);
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_FALSE(p.stats().started);
+  EXPECT_TRUE(p.stats().start_failed);
+  EXPECT_EQ(p.stats().start_call, 1u);
+}
+
+// ---- learning and probes ----------------------------------------------------------------------
+
+TEST(Learning, CorrectionMovesHalfwayInRatioTermsAndConverges) {
+  AutoPolicy p(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});  // always the CPU
+  FakeGpu g;
+  const int dgemm = op("dgemm");
+  const double ratio = 3.0;
+  for (int k = 1; k <= 12; ++k) {
+    gofl_call c = make_call("dgemm", 1e9);
+    p.decide(c, g);
+    ASSERT_EQ(c.reason, GOFL_R_PREDICTED_SLOWER);
+    p.observe(c, ratio * 1e9 / 1e12, g.t);  // always 3x the uncorrected prediction
+    // log(factor) covers half the remaining distance each time: factor_k = ratio^(1 - 2^-k).
+    EXPECT_NEAR(p.correction(dgemm, kCpu), pow(ratio, 1 - pow(2, -k)), 1e-9) << k;
+    EXPECT_NEAR(c.pred_cpu_s, float(1e-3 * pow(ratio, 1 - pow(2, -(k - 1)))), 1e-7) << k;
+  }
+  EXPECT_NEAR(p.correction(dgemm, kCpu), ratio, 1e-3);
+  EXPECT_DOUBLE_EQ(p.correction(dgemm, kGpu), 1.0);  // per device
+  EXPECT_DOUBLE_EQ(p.correction(op("sgemm"), kCpu), 1.0);  // per operation and precision
+  EXPECT_NEAR(p.predict_cpu(make_call("dgemm", 1e9)), 3e-3, 1e-5);
+}
+
+TEST(Learning, FailedCallsAndTheFirstGpuCallTeachNothing) {
+  Started s(5);
+  const int dgemm = op("dgemm");
+  gofl_call c = make_call("dgemm", 1e9);
+  s.p.decide(c, s.g);
+  ASSERT_EQ(c.reason, GOFL_R_OFFLOADED);
+  s.p.observe(c, 10 * c.pred_gpu_s, s.g.t);  // first GPU call: warm-up
+  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu), 1.0);
+  gofl_call d = make_call("dgemm", 1e9);
+  s.p.decide(d, s.g);
+  d.flags |= GOFL_F_INFO_NONZERO;
+  s.p.observe(d, 10 * d.pred_gpu_s, s.g.t);
+  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu), 1.0);
+  gofl_call e = make_call("dgemm", 1e9);
+  s.p.decide(e, s.g);
+  s.p.observe(e, 4 * e.pred_gpu_s, s.g.t);
+  EXPECT_NEAR(s.p.correction(dgemm, kGpu), 2.0, 1e-6);
+  // A GPU attempt that failed and ran on the CPU says nothing about either speed.
+  gofl_call f = make_call("dgemm", 1e9);
+  s.p.decide(f, s.g);
+  f.device = GOFL_DEV_CPU;
+  f.reason = GOFL_R_GPU_FAILED;
+  s.p.observe(f, 100, s.g.t);
+  EXPECT_NEAR(s.p.correction(dgemm, kGpu), 2.0, 1e-6);
+  EXPECT_NEAR(s.p.correction(dgemm, kCpu), 1.0, 1e-6);
+}
+
+TEST(Learning, ASlowerCpuThanProfiledIsNoticedThroughProbes) {
+  // The profile says the GPU wins 1.5x; the CPU really is 2x faster than profiled, so the CPU wins.
+  AutoPolicy p(parse(flat_profile(1e10, 1.5e10, 0.0)), PolicyConfig{5});
+  FakeGpu g;
+  int gpu = 0, cpu = 0;
+  for (int i = 0; i < 200; ++i) {
+    gofl_call c = make_call("dgemm", 1e9);
+    p.decide(c, g);
+    const double t = c.device == GOFL_DEV_GPU ? 1e9 / 1.5e10 : 0.5 * 1e9 / 1e10;
+    p.observe(c, t, g.t += t);
+    (c.device == GOFL_DEV_GPU ? gpu : cpu)++;
+  }
+  EXPECT_LT(p.correction(op("dgemm"), kCpu), 0.55);
+  EXPECT_LE(gpu, kProbeEvery + 1);  // after the first probe taught it, the CPU keeps the work
+  EXPECT_GT(cpu, 180);
+}
+
+TEST(Probes, EverySixteenthOffloadableCallAndOnceAfterTheStart) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
+  FakeGpu g;
+  // The first call starts the GPU (start-up cost 0) and runs there: it paid for the start.
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.starts, 1);
+  // dgemm was never seen on the CPU: the next one is a probe, once.
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_PROBE);
+  // Then 16 calls on the GPU, a probe, 16 on the GPU, a probe ...
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << round << " " << i;
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_PROBE) << round;
+  }
+  // Another operation, first seen after the start: probed once at once, then every 17th call.
+  EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_PROBE);
+  for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_PROBE);
+  EXPECT_EQ(p.stats().probes, 6u);
+}
+
+TEST(Probes, OperationsSeenOnTheCpuBeforeTheStartAreNotProbedAfterIt) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.3)), PolicyConfig{});
+  FakeGpu g;
+  int reason;
+  do reason = run(p, g, make_call("dgemm", 1e9));
+  while (reason == GOFL_R_NOT_STARTED);
+  EXPECT_EQ(reason, GOFL_R_OFFLOADED);
+  for (int i = 0; i < kProbeEvery - 1; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_PROBE);
+}
+
+TEST(Probes, ACpuRunForAnyReasonCountsAsAnObservation) {
+  Started s(5);
+  for (int i = 0; i < kProbeEvery - 1; ++i) EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
+  s.g.util = 100;
+  s.g.t += 5;
+  EXPECT_EQ(s.next(), GOFL_R_GPU_BUSY);  // ran on the CPU: observed
+  s.g.util = 0;
+  s.g.t += 5;
+  for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(s.next(), GOFL_R_PROBE);
+}
+
+// ---- fitting a profile (gpu-offload calibrate) -------------------------------------------------
+
+TEST(Fit, LowerQuartileIgnoresSlowRepetitions) {
+  EXPECT_DOUBLE_EQ(lower_quartile({}), 0.0);
+  EXPECT_DOUBLE_EQ(lower_quartile({3.0}), 3.0);
+  EXPECT_DOUBLE_EQ(lower_quartile({1.0, 2.0}), 1.25);
+  EXPECT_DOUBLE_EQ(lower_quartile({5, 1, 4, 2, 3}), 2.0);
+  EXPECT_DOUBLE_EQ(lower_quartile({1.0, 1.0, 1.1, 50.0, 90.0}), 1.0);  // two noisy repetitions
+}
+
+TEST(Fit, CurvesAreSortedAndMerged) {
+  SpeedCurve c = curve_from_points({{1e9, 4e11}, {1e6, 1e9}, {1e9, 1e11}, {-1, 5}, {1e7, 0}});
+  ASSERT_EQ(c.points.size(), 2u);
+  EXPECT_DOUBLE_EQ(c.points[0].first, 1e6);
+  EXPECT_NEAR(c.points[1].second, 2e11, 1);  // geometric mean of the two at 1e9
+}
+
+TEST(Fit, CopyCostIsAStraightLine) {
+  CopyCost c;
+  std::string why;
+  std::vector<std::pair<double, double>> s;
+  for (double b : {1e6, 1e7, 1e8, 1e9}) s.push_back({b, 2e-5 + b / 4e10});
+  ASSERT_TRUE(fit_copy_cost(s, &c, &why)) << why;
+  EXPECT_NEAR(c.fixed_s, 2e-5, 1e-9);
+  EXPECT_NEAR(c.bytes_per_s / 4e10, 1.0, 1e-6);
+  // Noise that would make the fixed cost negative: the line goes through the origin.
+  s = {{1e6, 0.5e6 / 1e10}, {1e8, 1e8 / 1e10}, {2e8, 2e8 / 1e10}};
+  ASSERT_TRUE(fit_copy_cost(s, &c, &why)) << why;
+  EXPECT_EQ(c.fixed_s, 0.0);
+  EXPECT_NEAR(c.bytes_per_s / 1e10, 1.0, 0.01);
+  EXPECT_FALSE(fit_copy_cost({{1e6, 1e-3}, {1e6, 2e-3}}, &c, &why));
+  EXPECT_NE(why.find("two different"), std::string::npos);
+  EXPECT_FALSE(fit_copy_cost({{1e6, 1e-3}, {1e8, 1e-5}}, &c, &why));
+}
+
+TEST(Decision, AForkedChildCountsItsOwnMissedSavings) {
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.3)), PolicyConfig{});
+  FakeGpu g;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9, 0, 0), 2e-3), GOFL_R_NOT_STARTED);
+  const double corr = p.correction(op("dgemm"), kCpu);
+  EXPECT_LT(corr, 1.0);
+  EXPECT_GT(p.stats().missed_savings_s, 0.0);
+  p.after_fork();
+  EXPECT_EQ(p.stats().missed_savings_s, 0.0);
+  EXPECT_EQ(p.stats().not_started_calls, 0u);
+  EXPECT_DOUBLE_EQ(p.stats().start_needed_s, 0.6);
+  EXPECT_DOUBLE_EQ(p.correction(op("dgemm"), kCpu), corr);  // what was learnt stays
+}
