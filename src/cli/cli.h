@@ -23,6 +23,9 @@ struct Failure : std::runtime_error {
 int run_command(const std::vector<std::string>& args);
 int dump_command(const std::vector<std::string>& args);
 int report_command(const std::vector<std::string>& args);
+int estimate_command(const std::vector<std::string>& args);   // cli/estimate.cpp
+int calibrate_command(const std::vector<std::string>& args);  // cli/calibrate.cpp
+int config_command(const std::vector<std::string>& args);
 
 // "gpu-offload: " + message on stderr: every message of the tool starts that way.
 void print_error(const std::string& message);

@@ -28,6 +28,10 @@ Options:
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
   -h, --help        this text
 
+Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
+from the config file, then the defaults: see 'gpu-offload help config'; 'gpu-offload config' shows
+the settings in force and where each comes from.
+
 The library is found through GPU_OFFLOAD_LIBRARY, else next to this tool in ../lib,
 ../lib64 or ../lib/x86_64-linux-gnu. It is put first in LD_PRELOAD; entries already there stay.
 
@@ -84,30 +88,158 @@ CSV columns, in this order:
 Exit status: 0; 1 if a file is missing or is not a trace of this gpu-offload version.
 A file that ends in a partial record (its writer was killed) is read up to it, with a warning.
 )"},
-    {"report", "summarise traces: time per operation, call sites, where calls ran",
-     R"(Usage: gpu-offload report [--top N] DIR|FILE...
+    {"report", "summarise traces: where the time went, the GPU side, avoidable copies; --html page",
+     R"(Usage: gpu-offload report [--top N] [--html FILE] DIR|FILE...
 
 Summarises the trace files in DIR (every *.gofltrace file) or the FILEs given:
   - the programs and processes traced, the device mode, level and profile in force;
+  - in short: how much BLAS/LAPACK time, how much of it on the GPU, what the model expected;
   - per operation and precision, sorted by time: the application's own calls (top level),
     how many ran on the GPU, nested calls (made inside another intercepted routine), workspace
     queries, the time of the top-level calls, their share of the total, estimated GFLOP,
     GFLOP/s and the size range (smallest, median and largest of each call's largest dimension);
+  - by device: calls and time on the CPU and the GPU, the GPU's copy-in, compute and copy-out
+    times, bytes copied in and the copy rate;
   - the busiest call sites by time (module and offset of the caller);
-  - where calls ran and why.
+  - where calls ran and why; GPU attempts that failed (status and error code); verify-mode
+    mismatches (operation, sizes, worst relative difference);
+  - the cost model's accuracy (observed / predicted time per device) and the predicted CPU/GPU
+    crossover per operation, from the profile named in the traces (else from the predictions
+    recorded in them);
+  - copying that could be avoided if unchanged data stayed on the GPU: inputs whose buffer
+    (address and size) the GPU already held with the same content fingerprint from an earlier
+    call of the same process, for the calls that ran on the GPU and, if offloaded, for the
+    GPU-capable calls that ran on the CPU.
 Times are those of top-level calls only: a nested call's time is part of its caller's.
 
 Options:
   --top N      how many call sites to list (default 10; 0 leaves the list out)
+  --html FILE  write the report as one self-contained HTML page (charts as inline SVG, no
+               scripts, nothing loaded from the network) instead of printing it; - for stdout
   -h, --help   this text
 
-Exit status: 0; 1 if DIR is missing, holds no trace files, or a file is not a trace of this
-gpu-offload version. A file that ends in a partial record is read up to it, with a warning.
+Exit status: 0; 1 if DIR is missing, holds no trace files, a file is not a trace of this
+gpu-offload version, or FILE cannot be written. A file that ends in a partial record is read
+up to it, with a warning.
+)"},
+    {"config", "show the settings in force and where each comes from; the config file",
+     R"(Usage: gpu-offload config
+
+Shows the settings a program started from here gets (under 'gpu-offload run', LD_PRELOAD or
+'python -m gpu_offload'), and where each comes from: a GPU_OFFLOAD_* variable, a line of the
+config file, or the default. Invalid values are reported as the library reports them.
+
+Precedence, highest first:
+  1. the options of 'gpu-offload run' / 'python -m gpu_offload' / gpu_offload.activate(...)
+     (they are passed on as GPU_OFFLOAD_* variables);
+  2. GPU_OFFLOAD_* environment variables (an empty one counts as unset);
+  3. the config file;
+  4. the defaults.
+
+The config file: GPU_OFFLOAD_CONFIG if set (a file that cannot be read is reported), else
+$XDG_CONFIG_HOME/gpu-offload/config, else ~/.config/gpu-offload/config (optional). Lines are
+'key = value'; '#' starts a comment (at the start of a line, or after a blank); a value may be
+in double quotes; the last line of a key wins. A malformed line or an unknown key gets a message
+naming FILE:LINE and is ignored; an invalid value gets a message and the default is used.
+
+  key              variable                     values
+  device           GPU_OFFLOAD_DEVICE           cpu, gpu or auto (default auto)
+  level            GPU_OFFLOAD_LEVEL            1 to 10 (default 5)
+  trace            GPU_OFFLOAD_TRACE            a folder for the trace files (default: no trace)
+  summary          GPU_OFFLOAD_SUMMARY          1/0, yes/no, true/false, on/off (default 0)
+  verify           GPU_OFFLOAD_VERIFY           1/0, yes/no, true/false, on/off (default 0)
+  profile          GPU_OFFLOAD_PROFILE          a machine profile file
+  memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
+  threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
+A relative trace or profile path in the file is taken relative to the file's folder.
+
+Example (~/.config/gpu-offload/config):
+  # offload more eagerly, keep 4 GiB of GPU memory for others
+  level = 7
+  memory_reserve = 4G
+
+Other variables: GPU_OFFLOAD_LIBRARY (the libgpuoffload.so that 'run' and the Python package load),
+GPU_OFFLOAD_CONFIG (the config file). A privileged program (setuid, setgid, file capabilities)
+ignores every GPU_OFFLOAD_* variable and the config file.
+
+Exit status: 0; 1 if a variable or the config file holds something invalid (the messages say what).
+)"},
+    {"estimate", "predict from a trace what offloading would gain at a level, with a profile",
+     R"(Usage: gpu-offload estimate [--profile FILE] [--level N] [--threshold FLOPS] DIR|FILE...
+
+Replays the application's own calls in the traces (one process per trace file) through the
+decision --device auto makes, the same code as the library, against a machine profile:
+  - per operation: calls, those with enough work to be decided (at least 1e6 flops), how many
+    would run on the GPU, the predicted time on the CPU and on the GPU, the predicted time of the
+    device chosen, the predicted saving, the time the trace measured (and where it ran), and
+    where the model's speeds come from (a curve of the profile, or a fallback);
+  - per process, the ski rental: at which call the GPU would start (the missed savings reach the
+    level's factor x the start-up cost), or that it never would;
+  - the predicted total with and without offloading, start-up included.
+Predictions are the profile's: the replay learns nothing from the traced durations (they were
+measured on whichever device ran them), and the GPU is taken as free and idle.
+
+Options:
+  --profile FILE      the profile (default: the one the library would use: GPU_OFFLOAD_PROFILE
+                      or the config file's, then ~/.config/gpu-offload/profile, then the
+                      built-in one)
+  --level N           1 to 10 (default: the level the traces were recorded with, else 5)
+  --threshold FLOPS   work below which no decision is made (default 1e6)
+  -h, --help          this text
+
+Exit status: 0; 1 if a trace or the profile named cannot be read; 2 for a wrong command line.
+)"},
+    {"calibrate", "measure this machine's CPU and GPU speeds and write the machine profile",
+     R"(Usage: gpu-offload calibrate [--quick] [--output FILE] [--traces DIR] [--blas LIB] [--only LIST]
+
+Runs the calibration workload, an ordinary BLAS/LAPACK client calling every GPU-capable routine
+in every precision over a range of sizes, twice under the library: every call forced to the
+CPU, then every call forced to the GPU. From the two traces it fits the machine profile:
+  - CPU speed curves per operation (flops per second against work);
+  - GPU compute speed curves (the traced compute time, copies taken off);
+  - the copy cost each way: fixed cost + bytes / bandwidth, a straight-line fit over the GPU
+    calls whose copies are known exactly (gemm with beta != 0, trsm, potrf, getrf);
+  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once.
+A canary (a small fixed job on every core) is timed before and after each point: a point
+starts only when the canary runs at its normal speed and is measured again when it slowed
+meanwhile. Each point uses the lower quartile of its repetitions; LAPACK calls with info != 0
+are left out. A progress line shows what is measured and the time left.
+
+Without a usable GPU only the CPU side is calibrated (it says so); the GPU part of the profile
+written is the built-in one's.
+
+Options:
+  --quick        fewer and smaller sizes: a rough profile in a minute or two
+  --output FILE  where to write the profile (default: $XDG_CONFIG_HOME/gpu-offload/profile,
+                 else ~/.config/gpu-offload/profile, where every run finds it)
+  --traces DIR   keep the two traces there (default: a temporary folder, removed afterwards)
+  --blas LIB     the BLAS/LAPACK library to calibrate (default: the system's libblas.so.3 and
+                 liblapack.so.3); ':'-separated to load several
+  --only LIST    measure only these routines (','-separated: gemm,potrf,heevd); the others
+                 fall back on gemm in the profile written
+  -h, --help     this text
+
+The profile is a text file:
+  gpu-offload profile 1              the format version (the first line)
+  source / machine / created TEXT    where the numbers come from
+  provisional yes|no                 yes: not measured on this machine
+  gpu_startup_s SECONDS              GPU start-up cost
+  h2d FIXED_S BYTES_PER_S            copy cost to the GPU per call: FIXED_S + bytes / BYTES_PER_S
+  d2h FIXED_S BYTES_PER_S            and back
+  cpu OP FLOPS:RATE ...              CPU speed of OP (dgemm, zheevd, ...): points of work (flops)
+                                     and speed (flops per second), work increasing
+  gpu OP FLOPS:RATE ...              GPU compute speed of OP (copies not included)
+  efficiency cpu|gpu ROUTINE F       a routine without a curve runs at F x its precision's gemm
+  precision cpu|gpu P F              precision P runs at F x double's speed (for fallbacks)
+'#' starts a comment. Speeds are interpolated in log-log space and held flat outside the points.
+A profile that cannot be parsed is reported with its line number and the built-in one is used.
+
+Exit status: 0; 1 if the workload or the library cannot run, or the profile cannot be written.
 )"},
     {"help", "show the help of a command",
      R"(Usage: gpu-offload help [COMMAND]
 
-Shows the help of COMMAND (run, dump, report), or the list of commands.
+Shows the help of COMMAND, or the list of commands.
 )"},
 };
 
@@ -127,7 +259,7 @@ void print_overview(FILE* out) {
         "\n"
         "Commands:\n",
         out);
-  for (const CommandHelp& h : kCommandHelp) fprintf(out, "  %-8s %s\n", h.name, h.summary);
+  for (const CommandHelp& h : kCommandHelp) fprintf(out, "  %-10s %s\n", h.name, h.summary);
   fputs("\n"
         "Options:\n"
         "  -h, --help   this text; 'gpu-offload help COMMAND' for a command's options\n"

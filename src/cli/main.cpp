@@ -27,7 +27,11 @@ int help_command(const std::vector<std::string>& args) {
   }
   if (args.size() > 1) throw UsageError("help", "help takes one command name");
   const CommandHelp* h = find_command_help(args[0].c_str());
-  if (!h) throw UsageError("", "no such command '" + args[0] + "'");
+  if (!h) {
+    std::string names;
+    for (int i = 0; i < kCommandCount; ++i) names += std::string(names.empty() ? "" : ", ") + kCommandHelp[i].name;
+    throw UsageError("", "no such command '" + args[0] + "'; commands: " + names);
+  }
   fputs(h->text, stdout);
   return 0;
 }
@@ -41,6 +45,9 @@ const Command kCommands[] = {
     {"run", run_command},
     {"dump", dump_command},
     {"report", report_command},
+    {"config", config_command},
+    {"estimate", estimate_command},
+    {"calibrate", calibrate_command},
     {"help", help_command},
 };
 

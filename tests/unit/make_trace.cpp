@@ -1,0 +1,382 @@
+// Test-only: writes synthetic trace files with GPU-side fields (device, reason, copy and compute
+// times, predictions, verify results, GPU failures, fingerprints) through the library's own trace
+// writer (src/trace/writer.cpp, src/trace/record.h), so the report's GPU side is tested on machines
+// without a GPU. The file header is the writer's: the program is this command line.
+//
+//   make_trace DIR avoidable [ARGS...]  known answers for the avoidable-copy estimate (forks a child)
+//   make_trace DIR mixed [ARGS...]      known answers for the GPU columns, failures, verify, the model
+//   make_trace DIR demo [ARGS...]       a realistic offloaded run, to look at
+// Extra ARGS only end up in the header's program field (tests put HTML there).
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "common/table.h"
+#include "trace/record.h"
+#include "trace/writer.h"
+
+namespace {
+
+// Call sites: addresses inside this executable, so the writer names the module (dladdr).
+__attribute__((noinline)) void site_anchor() { asm volatile(""); }
+uint64_t site(int k) { return reinterpret_cast<uint64_t>(&site_anchor) + uint64_t(k); }
+
+struct Operand {
+  uint64_t addr, bytes;
+  uint32_t fp_in, fp_out;
+};
+
+struct Call {
+  Call(uint16_t op, uint16_t sym) : op(op), sym(sym) {}
+  uint16_t op, sym;
+  uint8_t device = GOFL_DEV_CPU, reason = GOFL_R_BELOW_THRESHOLD, depth = 0;
+  uint32_t flags = 0;
+  uint64_t t_ns = 0, dur_ns = 0;
+  int64_t m = 0, n = 0, k = 0;
+  double flops = 0;
+  int site = 0;
+  float pred_cpu = 0, pred_gpu = 0, copy_in = 0, compute = 0, copy_out = 0, verify_error = 0;
+  uint16_t gpu_status = 0, gpu_detail = 0;
+  std::vector<Operand> operands;
+};
+
+void emit(const Call& c) {
+  gofl_call_record r;
+  memset(&r, 0, sizeof r);
+  r.op = c.op;
+  r.sym = c.sym;
+  r.flags = c.flags | (c.depth ? GOFL_F_NESTED : 0);
+  r.tid = uint32_t(getpid());
+  r.device = c.device;
+  r.reason = c.depth ? uint8_t(GOFL_R_NESTED) : c.reason;
+  r.depth = c.depth;
+  r.t_start_ns = c.t_ns;
+  r.duration_ns = c.dur_ns;
+  r.dims[0] = c.m;
+  r.dims[1] = c.n;
+  r.dims[2] = c.k;
+  r.flops = c.flops;
+  r.site = site(c.site);
+  r.verify_error = c.verify_error;
+  r.pred_cpu_s = c.pred_cpu;
+  r.pred_gpu_s = c.pred_gpu;
+  r.copy_in_s = c.copy_in;
+  r.compute_s = c.compute;
+  r.copy_out_s = c.copy_out;
+  r.gpu_status = c.gpu_status;
+  r.gpu_detail = c.gpu_detail;
+  int i = 0;
+  for (const Operand& o : c.operands) {
+    if (i == GOFL_MAX_OPERANDS) break;
+    r.operands[i++] = {o.addr, o.bytes, o.fp_in, o.fp_out};
+  }
+  r.n_operands = uint8_t(i);
+  gofl::trace_call(r);
+}
+
+const uint64_t MB8 = 8000000;  // 1000 x 1000 doubles
+const uint64_t A = 0x10000000, B = 0x20000000, C = 0x30000000, D = 0x40000000, E = 0x50000000, F = 0x60000000;
+const uint64_t MS = 1000000;   // ns
+
+Call gemm(uint64_t t, uint8_t device, uint8_t reason, std::initializer_list<Operand> ops, float copy_in = 0) {
+  Call c{OP_dgemm, S_dgemm_};
+  c.device = device;
+  c.reason = reason;
+  c.t_ns = t;
+  c.dur_ns = 5 * MS;
+  c.m = c.n = c.k = 1000;
+  c.flops = 2e9;
+  c.copy_in = copy_in;
+  c.compute = device == GOFL_DEV_GPU ? 0.001f : 0;
+  c.operands = ops;
+  return c;
+}
+
+// Known answers (tests/unit/test_html_report.py checks them). Every timed copy runs at 4 GB/s
+// (8 MB in 2 ms), so the measured rate is 4 GB/s and every avoidable 8 MB is worth 2 ms.
+//   parent, calls that ran on the GPU: 4 calls, inputs 68 MB, avoidable 32 MB, 8 ms
+//     (call 2: A and C, 16 MB; call 3: B, 8 MB; call 5: A, 8 MB, priced at the measured rate);
+//   parent, GPU-capable calls on the CPU, if offloaded: 1 call, inputs 16 MB, avoidable 16 MB, 4 ms;
+//   the forked child: 2 GPU calls, inputs 24 MB, avoidable 8 MB (nothing carries over from the parent).
+//   Both processes: GPU 6 calls, 92 MB in, 40 MB (43.5%) avoidable, 10 ms.
+void avoidable() {
+  const uint8_t G = GOFL_DEV_GPU, P = GOFL_DEV_CPU;
+  // 1: A, B in; C out. Nothing held yet.
+  emit(gemm(1 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
+  // 3 (written before 2: the report must sort by start time): A changed (fp 12), B unchanged -> B avoidable.
+  emit(gemm(30 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 12, 0}, {B, MB8, 22, 0}, {E, MB8, 0, 55}}, 0.004f));
+  // 2: A unchanged since 1, C is 1's output unchanged -> both avoidable (16 MB, 4 ms of its 4 ms).
+  emit(gemm(20 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {C, MB8, 33, 0}, {D, MB8, 0, 44}}, 0.004f));
+  // Not in the estimate: a nested call, a workspace query, a call the GPU cannot run (gemv).
+  Call nested = gemm(31 * MS, P, GOFL_R_NESTED, {{A, MB8, 12, 0}, {B, MB8, 22, 0}});
+  nested.depth = 1;
+  emit(nested);
+  Call query = gemm(32 * MS, P, GOFL_R_QUERY, {{A, MB8, 12, 0}});
+  query.flags = GOFL_F_QUERY;
+  emit(query);
+  Call gemv{OP_dgemv, S_dgemv_};
+  gemv.reason = GOFL_R_NOT_GPU_CAPABLE;
+  gemv.t_ns = 33 * MS;
+  gemv.dur_ns = MS;
+  gemv.m = gemv.n = 1000;
+  gemv.flops = 2e6;
+  gemv.operands = {{A, MB8, 12, 0}};
+  emit(gemv);
+  // 4, on the CPU: A (fp 12, held since 3) and B (held since 1) would already be on the GPU: 16 MB.
+  emit(gemm(40 * MS, P, GOFL_R_BELOW_THRESHOLD, {{A, MB8, 12, 0}, {B, MB8, 22, 0}, {F, MB8, 0, 66}}));
+  // 5, on the GPU without a measured copy: F was written by the CPU call (the GPU never held it),
+  // A still holds fp 12 -> 8 MB avoidable; the same address with another size is another buffer.
+  emit(gemm(50 * MS, G, GOFL_R_FORCED_GPU, {{F, MB8, 66, 0}, {A, MB8, 12, 0}, {A, MB8 / 2, 12, 0}}, 0.0f));
+  gofl::trace_flush();
+
+  gofl::trace_fork_prepare();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    gofl::trace_fork_child();
+    // The child's GPU holds nothing of the parent's: A and B are copied again, then A is avoidable.
+    emit(gemm(60 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 12, 0}, {B, MB8, 22, 0}}, 0.004f));
+    emit(gemm(70 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 12, 0}}, 0.002f));
+    gofl::trace_flush();
+    _exit(0);
+  }
+  gofl::trace_fork_parent();
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+// Known answers: see the comment of each call.
+void mixed() {
+  const uint64_t N = 4096, big = N * N * 8;  // 134217728 bytes
+  // dgemm on the GPU, twice: 50 ms each = copy in 10 + compute 30 + copy out 5 (+5 other); predicted
+  // 0.5 s on the CPU and 40 ms on the GPU (observed / predicted 1.25).
+  for (int i = 0; i < 2; ++i) {
+    Call c{OP_dgemm, S_dgemm_};
+    c.device = GOFL_DEV_GPU;
+    c.reason = GOFL_R_OFFLOADED;
+    c.t_ns = uint64_t(100 + 100 * i) * MS;
+    c.dur_ns = 50 * MS;
+    c.m = c.n = c.k = int64_t(N);
+    c.flops = 2.0 * N * N * N;
+    c.site = 16;
+    c.pred_cpu = 0.5f, c.pred_gpu = 0.04f;
+    c.copy_in = 0.010f, c.compute = 0.030f, c.copy_out = 0.005f;
+    // Fresh buffers each time: nothing avoidable.
+    c.operands = {{A + i * 0x1000000000ull, big, 101u + i, 0}, {B + i * 0x1000000000ull, big, 201u + i, 0},
+                  {C + i * 0x1000000000ull, big, 0, 301u + i}};
+    emit(c);
+  }
+  // dgemm on the CPU, three times: predicted slower on the GPU; 1 ms each, predicted 1 ms (ratio 1).
+  for (int i = 0; i < 3; ++i) {
+    Call c{OP_dgemm, S_dgemm_};
+    c.reason = GOFL_R_PREDICTED_SLOWER;
+    c.t_ns = uint64_t(10 + 10 * i) * MS;
+    c.dur_ns = MS;
+    c.m = c.n = c.k = 256;
+    c.flops = 2.0 * 256 * 256 * 256;
+    c.site = 32;
+    c.pred_cpu = 0.001f, c.pred_gpu = 0.002f;
+    c.operands = {{D, 524288, 401u + i, 0}, {E, 524288, 501u + i, 0}, {F, 524288, 0, 601u + i}};
+    emit(c);
+  }
+  // dpotrf: one GPU attempt failed (cuSOLVER error 7), the CPU ran it in 100 ms; one stayed for memory.
+  Call failed{OP_dpotrf, S_dpotrf_};
+  failed.reason = GOFL_R_GPU_FAILED;
+  failed.gpu_status = 6;
+  failed.gpu_detail = 7;
+  failed.t_ns = 400 * MS;
+  failed.dur_ns = 100 * MS;
+  failed.m = failed.n = 3000;
+  failed.flops = 9e9;
+  failed.site = 48;
+  failed.operands = {{A, 72000000, 701, 702}};
+  emit(failed);
+  Call memory = failed;
+  memory.reason = GOFL_R_GPU_MEMORY;
+  memory.gpu_status = memory.gpu_detail = 0;
+  memory.t_ns = 600 * MS;
+  memory.operands = {{A, 72000000, 702, 703}};
+  emit(memory);
+  // Two nested dgemm calls inside the dpotrf (CPU LAPACK calling BLAS).
+  for (int i = 0; i < 2; ++i) {
+    Call c{OP_dgemm, S_dgemm_};
+    c.depth = 1;
+    c.t_ns = (401 + i) * MS;
+    c.dur_ns = 10 * MS;
+    c.m = c.n = c.k = 1000;
+    c.flops = 2e9;
+    emit(c);
+  }
+  // dsyevd in verify mode, twice: one mismatch (3.5e-6 on a 2000 matrix), one agreement (1e-12).
+  for (int i = 0; i < 2; ++i) {
+    Call c{OP_dsyevd, S_dsyevd_};
+    c.reason = GOFL_R_VERIFY;
+    c.t_ns = uint64_t(800 + 100 * i) * MS;
+    c.dur_ns = 80 * MS;
+    c.m = c.n = i ? 1000 : 2000;
+    c.flops = 1e10;
+    c.site = 64;
+    c.copy_in = 0.002f, c.compute = 0.02f, c.copy_out = 0.002f;
+    c.verify_error = i ? 1e-12f : 3.5e-6f;
+    c.flags = i ? 0 : GOFL_F_VERIFY_MISMATCH;
+    c.operands = {{B, 32000000, 801u + i, 901u + i}};
+    emit(c);
+  }
+  // A workspace query and four gemv calls the GPU does not run.
+  Call q{OP_dsyevd, S_dsyevd_};
+  q.reason = GOFL_R_QUERY;
+  q.flags = GOFL_F_QUERY;
+  q.t_ns = 790 * MS;
+  q.dur_ns = 1000;
+  emit(q);
+  for (int i = 0; i < 4; ++i) {
+    Call c{OP_dgemv, S_dgemv_};
+    c.reason = GOFL_R_NOT_GPU_CAPABLE;
+    c.t_ns = uint64_t(1000 + i) * MS;
+    c.dur_ns = MS / 2;
+    c.m = c.n = 1000;
+    c.flops = 2e6;
+    c.site = 80;
+    emit(c);
+  }
+  gofl::trace_flush();
+}
+
+// ---- demo: a solver loop on a big matrix, with growing problems, some of them offloaded ----------
+
+uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+double noise(double spread) {  // log-normal factor with median 1
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  const double u1 = double((rng_state >> 11) + 1) / 9007199254740993.0;
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  const double u2 = double(rng_state >> 11) / 9007199254740992.0;
+  return exp(spread * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+}
+// Speeds like the H200 host's (FACTS.md): 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
+// copies at about 42 GB/s; small problems run far below the peak on both.
+double cpu_time(double flops, double eff) { return flops / (eff * 600e9 * flops / (flops + 3e8)) + 2e-6; }
+double gpu_compute(double flops, double eff) { return flops / (eff * 55e12 * flops / (flops + 4e10)) + 15e-6; }
+double copy_time(double bytes) { return 25e-6 + bytes / 42e9; }
+
+struct Demo {
+  uint64_t t = 1000 * MS;
+  bool started = false;
+  uint32_t fp = 1000;
+  // Decides like --device auto at level 5 and writes the call (inputs are {addr, bytes, fp}).
+  void call(uint16_t op, uint16_t sym, int64_t n, int64_t k, double flops, double eff_cpu, double eff_gpu, int site_k,
+            std::initializer_list<Operand> ops, bool gpu_fail = false) {
+    double in = 0, out = 0;
+    for (const Operand& o : ops) {
+      if (o.fp_in) in += double(o.bytes);
+      if (o.fp_out) out += double(o.bytes);
+    }
+    const double pc = cpu_time(flops, eff_cpu), pg = copy_time(in) + gpu_compute(flops, eff_gpu) + copy_time(out);
+    Call c{op, sym};
+    c.m = n, c.n = n, c.k = k;
+    c.flops = flops;
+    c.site = site_k;
+    c.t_ns = t;
+    c.operands = ops;
+    double secs;
+    if (flops < 1e6) {
+      c.reason = GOFL_R_BELOW_THRESHOLD;
+      secs = pc * noise(0.1);
+    } else {
+      c.pred_cpu = float(pc), c.pred_gpu = float(pg);
+      if (pc < 1.3 * pg) {
+        c.reason = GOFL_R_PREDICTED_SLOWER;
+        secs = pc * noise(0.12);
+      } else if (!started && pc < 0.05) {
+        c.reason = GOFL_R_NOT_STARTED;
+        secs = pc * noise(0.12);
+      } else if (gpu_fail) {
+        c.reason = GOFL_R_GPU_MEMORY;
+        secs = pc * noise(0.12);
+      } else {
+        started = true;
+        c.device = GOFL_DEV_GPU;
+        c.reason = GOFL_R_OFFLOADED;
+        c.copy_in = float(copy_time(in) * noise(0.08));
+        c.compute = float(gpu_compute(flops, eff_gpu) * noise(0.1));
+        c.copy_out = float(copy_time(out) * noise(0.08));
+        secs = double(c.copy_in) + c.compute + c.copy_out + 30e-6;
+      }
+    }
+    c.dur_ns = uint64_t(secs * 1e9);
+    emit(c);
+    t += c.dur_ns + 200000;
+  }
+};
+
+void demo() {
+  Demo d;
+  // Growing matrix products, as a parameter sweep would make them; the same A is reused.
+  for (int64_t n : {64, 128, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}) {
+    const uint64_t sz = uint64_t(n * n * 8);
+    const uint64_t a = 0x100000000ull + uint64_t(n) * 0x10000000ull;
+    for (int rep = 0; rep < (n < 2048 ? 6 : 3); ++rep) {
+      const uint32_t fa = 7u + uint32_t(n);  // A does not change between repetitions
+      d.call(OP_dgemm, S_dgemm_, n, n, 2.0 * n * n * n, 1.0, 1.0, 16,
+             {{a, sz, fa, 0}, {a + 0x4000000, sz, ++d.fp, 0}, {a + 0x8000000, sz, 0, ++d.fp}});
+    }
+  }
+  // A solver loop: factor once, then many products with the same operator.
+  const int64_t n = 6000;
+  const uint64_t sz = uint64_t(n * n * 8), op_addr = 0x900000000ull, x_addr = 0xa00000000ull;
+  d.call(OP_dpotrf, S_dpotrf_, n, 0, n * double(n) * n / 3, 0.7, 0.6, 32, {{op_addr, sz, 4242, 4343}});
+  for (int it = 0; it < 20; ++it)
+    d.call(OP_dgemm, S_dgemm_, n, 64, 2.0 * n * n * 64, 0.9, 0.8, 48,
+           {{op_addr, sz, 4343, 0},
+            {x_addr, uint64_t(n * 64 * 8), ++d.fp, 0},
+            {x_addr + 0x10000000, uint64_t(n * 64 * 8), 0, ++d.fp}});
+  for (int64_t m : {500, 1000, 2000, 4000, 8000}) {
+    const uint64_t s = uint64_t(m * m * 8);
+    d.call(OP_dsyevd, S_dsyevd_, m, 0, 9.0 * m * m * m, 0.25, 0.35, 64, {{0xb00000000ull, s, ++d.fp, ++d.fp}});
+    d.call(OP_dgesv, S_dgesv_, m, 100, 2.0 / 3 * m * m * m, 0.6, 0.5, 80,
+           {{0xc00000000ull, s, ++d.fp, ++d.fp}, {0xd00000000ull, uint64_t(m * 100 * 8), ++d.fp, ++d.fp}},
+           m == 8000);
+  }
+  // Small calls a loop makes, below the threshold, and vector products the GPU does not run.
+  for (int i = 0; i < 40; ++i)
+    d.call(OP_dgemm, S_dgemm_, 24, 24, 2.0 * 24 * 24 * 24, 1.0, 1.0, 96, {{0xe00000000ull, 4608, ++d.fp, 0}});
+  for (int i = 0; i < 30; ++i) {
+    Call c{OP_dgemv, S_dgemv_};
+    c.reason = GOFL_R_NOT_GPU_CAPABLE;
+    c.t_ns = d.t;
+    c.dur_ns = 400000;
+    c.m = c.n = 4000;
+    c.flops = 3.2e7;
+    c.site = 112;
+    emit(c);
+    d.t += 500000;
+  }
+  gofl::trace_flush();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo [ARGS...]\n");
+    return 2;
+  }
+  const std::string what = argv[2];
+  const bool is_demo = what == "demo";
+  // The header records the run's settings: device gpu for the known-answer traces, auto for the demo.
+  gofl::trace_configure(argv[1],
+                        gofl::TraceInfo{is_demo ? 5 : 7, is_demo ? 2 : 1,
+                                        is_demo ? "built-in (provisional)" : "test <profile> & \"synthetic\""});
+  if (what == "avoidable") avoidable();
+  else if (what == "mixed") mixed();
+  else if (is_demo) demo();
+  else {
+    fprintf(stderr, "make_trace: unknown scenario '%s'\n", what.c_str());
+    return 2;
+  }
+  return 0;
+}
