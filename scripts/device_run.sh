@@ -52,6 +52,23 @@ np.linalg.solve(s, a); np.linalg.eigh(s); np.linalg.svd(a); np.linalg.cholesky(s
 import numpy as np
 a = np.random.default_rng(2).standard_normal((1000, 1000)); print((a @ a.T.copy()).sum())' 2>&1 | tail -8
 fi
+if has auto; then
+  echo "== --device auto: NumPy a @ b (n = 4096) five times, then the report of a traced GPU run"
+  T=$(mktemp -d)
+  "$B/bin/gpu-offload" run --summary --trace "$T/auto" -- "$PY" -c '
+import numpy as np, time
+r = np.random.default_rng(0); a = r.standard_normal((4096, 4096)); b = r.standard_normal((4096, 4096))
+for i in range(5):
+    t0 = time.perf_counter(); c = a @ b; print(i, round(time.perf_counter() - t0, 4), flush=True)' 2>&1 | tail -14
+  "$B/bin/gpu-offload" run --device gpu --trace "$T/gpu" -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(0); a = r.standard_normal((3000, 3000)); s = a @ a.T + 3000 * np.eye(3000)
+for _ in range(3): c = a @ s; np.linalg.solve(s, a[:, :100]); np.linalg.cholesky(s); np.linalg.eigh(s[:1500, :1500])' > /dev/null 2>&1
+  "$B/bin/gpu-offload" report "$T/gpu" --html "$OUT/gpu_report.html" && "$B/bin/gpu-offload" report "$T/gpu" | head -40
+fi
+if has numpy-matmul; then
+  echo "== NumPy a @ b (quick)"; timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench.log"
+fi
 if has numpy-quick; then
   echo "== NumPy benchmark (quick)"; timeout 200 "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
 fi
