@@ -6,6 +6,7 @@ import io
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,10 +38,15 @@ def require_tool(name):
     require(shutil.which(name) is not None, name)
 
 
+_EMPTY_CONFIG_HOME = tempfile.mkdtemp(prefix="gofl-test-config-")
+
+
 def base_env(extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPU_OFFLOAD_")}
     env.pop("LD_PRELOAD", None)
     # Deterministic thread counts so that two runs compute bit-identical results.
+    # A developer's own ~/.config/gpu-offload/config must not change what the tests see.
+    env["XDG_CONFIG_HOME"] = _EMPTY_CONFIG_HOME
     env.setdefault("OPENBLAS_NUM_THREADS", "2")
     env.setdefault("OMP_NUM_THREADS", "2")
     if extra:
