@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "policy/level.h"
+
 namespace gofl::cli {
 
 const CommandHelp kCommandHelp[] = {
@@ -244,6 +246,20 @@ Shows the help of COMMAND, or the list of commands.
 };
 
 const int kCommandCount = int(sizeof kCommandHelp / sizeof kCommandHelp[0]);
+
+void print_command_help(const CommandHelp& h, FILE* out) {
+  fputs(h.text, out);
+  if (strcmp(h.name, "run") != 0) return;
+  fputs("\nThe levels (--level): offload when the GPU is predicted this much faster, back off when other\n"
+        "programs load the GPU above, GPU memory always left free, start the GPU once the savings missed\n"
+        "so far reach this many times its start-up cost:\n"
+        "  level  speedup  busy limit  memory free  start factor\n", out);
+  for (int l = 1; l <= 10; ++l) {
+    const LevelRow& r = level_row(l);
+    fprintf(out, "  %5d  %6.2fx  %9.0f%%  %10.0f%%  %11.2fx%s\n", r.level, r.required_speedup, r.busy_limit * 100,
+            r.memory_reserve * 100, r.start_factor, l == 5 ? "   (default)" : "");
+  }
+}
 
 const CommandHelp* find_command_help(const char* name) {
   for (const CommandHelp& h : kCommandHelp)

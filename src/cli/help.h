@@ -17,5 +17,8 @@ extern const int kCommandCount;
 
 const CommandHelp* find_command_help(const char* name);
 void print_overview(FILE* out);
+// A command's full help; for run, followed by the level table (printed from src/policy/level.cpp,
+// the table the decision uses, never a copy of it).
+void print_command_help(const CommandHelp& h, FILE* out);
 
 }  // namespace gofl::cli

@@ -32,7 +32,7 @@ int help_command(const std::vector<std::string>& args) {
     for (int i = 0; i < kCommandCount; ++i) names += std::string(names.empty() ? "" : ", ") + kCommandHelp[i].name;
     throw UsageError("", "no such command '" + args[0] + "'; commands: " + names);
   }
-  fputs(h->text, stdout);
+  print_command_help(*h, stdout);
   return 0;
 }
 

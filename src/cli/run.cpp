@@ -90,7 +90,7 @@ std::string preload_list(const std::string& lib) {
 int run_command(const std::vector<std::string>& args) {
   const ParsedOptions o = parse_options("run", args, kRunOptions, true);
   if (o.help) {
-    fputs(find_command_help("run")->text, stdout);
+    print_command_help(*find_command_help("run"), stdout);
     return 0;
   }
   std::vector<std::pair<const char*, std::string>> env;
