@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Is --device auto right? The same sequence of calls under --device cpu, gpu and auto; per call,
+the time auto's choice took against the better of the two devices.
+
+    python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5]
+
+Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
+in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
+per-call durations from the traces (NumPy's copies around a call are not counted). Goal (issue 4):
+total chosen <= 1.05 x total best, and no call more than 1.5x its best device.
+"""
+
+import argparse
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# Calls shorter than this vary by more than 1.5x between runs of the same device: they count in the
+# totals but not in the worst-call check.
+NOISE_FLOOR_S = 1e-3
+
+WORKER = r"""
+import sys
+import numpy as np
+from scipy.linalg import blas, lapack
+sizes = [int(x) for x in sys.argv[1].split(",")]
+limits = {k: int(v) for k, v in (x.split("=") for x in sys.argv[2].split(","))}
+rng = np.random.default_rng(0)
+pre = {"float32": "s", "float64": "d", "complex128": "z"}
+def mat(n, dt):
+    m = rng.standard_normal((n, n))
+    if dt == "complex128":
+        m = m + 1j * rng.standard_normal((n, n))
+    return np.asfortranarray(m.astype(dt))
+w = mat(256, "float64"); blas.dgemm(1.0, w, w)  # warm-up, not counted: library loading
+print("sweep-start", flush=True)
+for dt in ("float32", "float64", "complex128"):
+    p = pre[dt]
+    for n in sizes:
+        a = mat(n, dt); b = mat(n, dt)
+        spd = np.asfortranarray(a @ a.conj().T + n * np.eye(n, dtype=dt))
+        for rep in range(2):
+            if n <= limits["gemm"]: getattr(blas, p + "gemm")(1.0, a, b)
+            if n <= limits["syrk"]: getattr(blas, p + "syrk")(1.0, a)
+            if n <= limits["trsm"]: getattr(blas, p + "trsm")(1.0, spd, b, lower=1)
+            if n <= limits["getrf"]: getattr(lapack, p + "getrf")(a)
+            if n <= limits["gesv"]: getattr(lapack, p + "gesv")(a, b[:, :64])
+            if n <= limits["potrf"]: getattr(lapack, p + "potrf")(spd, lower=1)
+            if n <= limits["syevd"]:
+                (lapack.dsyevd if p == "d" else lapack.ssyevd if p == "s" else lapack.zheevd)(spd)
+            if n <= limits["gesdd"]: getattr(lapack, p + "gesdd")(a)
+"""
+
+
+def traced_calls(cli, trace_dir):
+    p = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True, check=True)
+    rows = [r for r in csv.DictReader(io.StringIO(p.stdout)) if r["nested"] == "0" and r["query"] == "0"]
+    rows.sort(key=lambda r: int(r["t_start_ns"]))
+    return rows[1:]  # the warm-up dgemm
+
+
+def run_mode(cli, mode, sizes, limits, level, env):
+    with tempfile.TemporaryDirectory() as td:
+        worker = os.path.join(td, "worker.py")
+        with open(worker, "w") as f:
+            f.write(WORKER)
+        trace = os.path.join(td, "trace")
+        cmd = [cli, "run", "--device", mode, "--level", str(level), "--trace", trace, "--",
+               sys.executable, worker, ",".join(map(str, sizes)), ",".join(f"{k}={v}" for k, v in limits.items())]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
+        return traced_calls(cli, trace)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--max-n", type=int, default=16384)
+    ap.add_argument("--quick", action="store_true", help="n up to 2048")
+    ap.add_argument("--level", type=int, default=5)
+    a = ap.parse_args()
+    cli = os.path.join(a.build, "bin", "gpu-offload")
+    top = 2048 if a.quick else a.max_n
+    sizes = [n for n in (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384) if n <= top]
+    # The CPU side of the largest factorizations takes minutes: cap them.
+    limits = {"gemm": top, "syrk": top, "trsm": top, "getrf": min(top, 8192), "gesv": min(top, 8192),
+              "potrf": min(top, 8192), "syevd": min(top, 4096), "gesdd": min(top, 2048)}
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
+    runs = {m: run_mode(cli, m, sizes, limits, a.level, env) for m in ("cpu", "gpu", "auto")}
+    n_calls = min(len(r) for r in runs.values())
+    if len({len(r) for r in runs.values()}) != 1:
+        print(f"warning: the runs traced different call counts {[len(r) for r in runs.values()]}; comparing the first {n_calls}")
+    print(f"{'op':<8} {'n':>6} {'cpu s':>9} {'gpu s':>9} {'auto s':>9} {'auto ran':>8} {'reason':<22} {'auto/best':>9}")
+    total_auto = total_best = 0.0
+    worst = (0.0, "")
+    for i in range(n_calls):
+        c, g, au = runs["cpu"][i], runs["gpu"][i], runs["auto"][i]
+        if not (c["op"] == g["op"] == au["op"] and c["m"] == g["m"] == au["m"]):
+            print(f"warning: call {i} differs between runs ({c['op']} {g['op']} {au['op']}); stopping")
+            break
+        tc, tg, ta = (int(r["duration_ns"]) / 1e9 for r in (c, g, au))
+        if g["device"] != "gpu":
+            tg = tc  # the GPU path did not take it (unsupported variant): the CPU is its GPU-mode time
+        best = min(tc, tg)
+        total_auto += ta
+        total_best += best
+        ratio = ta / best if best > 0 else 1.0
+        if best >= NOISE_FLOOR_S and ratio > worst[0]:
+            worst = (ratio, f"{c['op']} n={c['m']}")
+        print(f"{c['op']:<8} {c['m']:>6} {tc:>9.5f} {tg:>9.5f} {ta:>9.5f} {au['device']:>8} {au['reason']:<22} {ratio:>9.2f}")
+    print(f"\ntotal: auto {total_auto:.3f} s, per-call best {total_best:.3f} s, ratio {total_auto / total_best:.3f} "
+          f"(goal <= 1.05); worst call of at least {NOISE_FLOOR_S * 1e3:.0f} ms: {worst[0]:.2f}x its best "
+          f"({worst[1] or 'none'}; goal <= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
