@@ -5,6 +5,8 @@ the names shown by the report and the GPU dispatch ids. Adding a routine is one 
 `cmake --build build --target regen`.
 
 Argument kinds (how the argument is passed; Fortran passes everything by reference, CBLAS by value):
+  int?F=C an integer LAPACK reads only when flag F is C (syevr's il/iu with range 'I'): callers may pass
+          NULL otherwise, so the wrapper reads it only then (0 otherwise).
   ch      a character flag ('N', 'U', ...). Fortran: const char* plus a hidden length at the end.
           CBLAS: the enum (CBLAS_TRANSPOSE, CBLAS_UPLO, ...). Normalised to a char named like the arg.
   int     an integer input. Normalised to int64_t.
@@ -145,14 +147,14 @@ OPS = [
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork"]),
     op("syevr", "sd", "lapack",
-       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int iu:int abstol:rsc m:iout w:rout"
+       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout w:rout"
        " z:out ldz:int isuppz:iwork work:work lwork:int iwork:iwork liwork:int info:iout",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
        query=["lwork", "liwork"]),
     op("heevr", "cz", "lapack",
-       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int iu:int abstol:rsc m:iout w:rout"
+       "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout w:rout"
        " z:out ldz:int isuppz:iwork work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),

@@ -50,7 +50,22 @@ def all_ops():
 
 
 def parse_args(spec):
-    return [tuple(a.split(":")) for a in spec]
+    """[(name, kind)]; a conditional integer 'il:int?range=I' has kind int (see arg_condition)."""
+    out = []
+    for a in spec:
+        name, kind = a.split(":")
+        out.append((name, kind.split("?")[0]))
+    return out
+
+
+def arg_condition(o, p, name):
+    """('range', 'I') when argument `name` is read only under that flag value, else None."""
+    for a in (o.cargs if p in COMPLEX else o.args):
+        n, kind = a.split(":")
+        if n == name and "?" in kind:
+            flag, value = kind.split("?")[1].split("=")
+            return flag, value
+    return None
 
 
 def args_for(o, p):
@@ -203,6 +218,10 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
             norm.append(f"  [[maybe_unused]] const char {a} = {src};\n")
         elif k == INT:
             src = f"*p_{a}" if iface == "fortran" else f"v_{a}"
+            cond = arg_condition(o, p, a)
+            if cond and iface == "fortran":
+                # Read only when LAPACK reads it: callers may pass NULL otherwise.
+                src = f"(gofl::up(*p_{cond[0]}) == '{cond[1]}' ? *p_{a} : 0)"
             norm.append(f"  [[maybe_unused]] const int64_t {a} = static_cast<int64_t>({src});\n")
     factor = "4.0 * " if p in COMPLEX else ""
     flops = f"  const double gofl_flops = {factor}({o.flops});\n"

@@ -323,3 +323,17 @@ def test_setuid_program_ignores_settings():
         assert "gpu-offload" not in suid_run.stderr, f"a setuid program obeyed GPU_OFFLOAD_SUMMARY:\n{suid_run.stderr}"
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("libs", [REFERENCE_LIBS, OPENBLAS_LIBS], ids=["reference", "openblas"])
+def test_arguments_lapack_does_not_read_may_be_null(libs, trace_dir):
+    """dsyevr/zheevr with range A or V never read IL/IU: a caller may pass NULL, under every mode."""
+    client = CLIENTS / "null_args_client"
+    assert client.exists(), f"{client} is not built"
+    env = {"LD_LIBRARY_PATH": libs}
+    plain = run([client], preload=False, env=env)
+    for extra in ({}, {"GPU_OFFLOAD_SUMMARY": "1"}, {"GPU_OFFLOAD_DEVICE": "gpu"}):
+        p = run([client], env={**env, **extra}, trace_dir=trace_dir)
+        assert p.stdout == plain.stdout, extra
+    ops = {r["op"] for r in top_level(dump(trace_dir))}
+    assert {"dsyevr", "zheevr"} <= ops
