@@ -51,7 +51,8 @@ class LibraryGpu final : public GpuEnv {
   static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }
 };
 
-LibraryGpu g_env;
+// Never destroyed, like the profile and the policy: decisions may still be made during exit.
+LibraryGpu& g_env = *new LibraryGpu;
 
 const Profile& active_profile() {
   // Never destroyed: the summary is printed by the library's destructor, after static objects.

@@ -95,13 +95,14 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
 }
 
 const Settings& settings() {
-  static const Settings s = [] {
+  // Never destroyed: read at exit (the summary) and by threads still running while the process ends.
+  static const Settings* s = [] {
     std::string msgs;
-    Settings r = parse_settings([](const char* n) -> const char* { return secure_getenv(n); }, &msgs);
+    auto* r = new Settings(parse_settings([](const char* n) -> const char* { return secure_getenv(n); }, &msgs));
     if (!msgs.empty()) fputs(msgs.c_str(), stderr);
     return r;
   }();
-  return s;
+  return *s;
 }
 
 }  // namespace gofl

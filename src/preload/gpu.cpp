@@ -22,11 +22,12 @@ enum class State { NotTried, Started, Unavailable };
 std::mutex g_start_mu;
 std::atomic<State> g_state{State::NotTried};
 const gofl_backend* g_backend = nullptr;
-std::string g_reason;
+// Never destroyed: read by the exit-time summary, which may run after static destructors (dlopen).
+std::string& g_reason = *new std::string;
 bool g_lost_by_fork = false;
 double g_startup_s = 0;
 pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
-std::string g_fault;
+std::string& g_fault = *new std::string;
 bool g_fault_set = false;
 
 std::string backend_path() {
