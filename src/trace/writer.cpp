@@ -117,7 +117,13 @@ bool open_file(Writer& w) {
     w.failed = true;
     return false;
   }
-  std::random_device rd;
+  uint64_t seed = now_ns(CLOCK_MONOTONIC) ^ (uint64_t(getpid()) << 32);
+  try {
+    seed ^= std::random_device{}();
+  } catch (...) {
+    // No entropy source: the clock and the pid still make names unlikely to repeat.
+  }
+  std::mt19937_64 rd(seed);
   const std::string base = program_base();
   int err = 0;
   for (int attempt = 0; attempt < 32; ++attempt) {
@@ -178,9 +184,9 @@ void append_locked(Writer& w, const gofl_record& r) {
   if (w.n == kBufferRecords || w.final_flush_done) flush_locked(w);
 }
 
-void site_record(Writer& w, uint64_t addr) {
-  if (!w.sites) w.sites = new std::unordered_set<uint64_t>;
-  if (!w.sites->insert(addr).second) return;
+// The record naming a call site: built outside the writer's lock, since dladdr takes the dynamic
+// linker's lock (a thread inside dlopen running a constructor that calls BLAS holds that one).
+gofl_record site_record(uint64_t addr) {
   gofl_record r;
   memset(&r, 0, sizeof r);
   r.kind = GOFL_REC_SITE;
@@ -190,7 +196,12 @@ void site_record(Writer& w, uint64_t addr) {
     r.u.site.offset = addr - reinterpret_cast<uint64_t>(di.dli_fbase);
     snprintf(r.u.site.module, sizeof r.u.site.module, "%s", di.dli_fname);
   }
-  append_locked(w, r);
+  return r;
+}
+
+bool site_known_locked(Writer& w, uint64_t addr) {
+  if (!w.sites) w.sites = new std::unordered_set<uint64_t>;
+  return w.sites->count(addr) != 0;
 }
 
 }  // namespace
@@ -213,8 +224,14 @@ void trace_call(const gofl_call_record& rec) {
   Writer& w = W();
   if (!w.enabled) return;
   pthread_mutex_lock(&w.mu);
+  if (!site_known_locked(w, rec.site)) {
+    pthread_mutex_unlock(&w.mu);
+    const gofl_record site = site_record(rec.site);
+    pthread_mutex_lock(&w.mu);
+    // Another thread may have named it meanwhile; the first one writes it.
+    if (!w.failed && w.sites->insert(rec.site).second) append_locked(w, site);
+  }
   if (!w.failed) {
-    site_record(w, rec.site);
     gofl_record r;
     r.kind = GOFL_REC_CALL;
     r.reserved = 0;
