@@ -53,10 +53,15 @@ OutputPrefault::OutputPrefault(const gofl_call& c) {
     }
   }
   impl_ = new Impl;
-  for (auto& w : work)
-    impl_->threads.emplace_back([w] {
-      for (auto [b, len] : w) madvise(reinterpret_cast<void*>(b), len, MADV_POPULATE_WRITE);  // errors: no gain, no harm
-    });
+  impl_->threads.reserve(work.size());
+  try {
+    for (auto& w : work)
+      impl_->threads.emplace_back([w] {
+        for (auto [b, len] : w) madvise(reinterpret_cast<void*>(b), len, MADV_POPULATE_WRITE);  // errors: no gain, no harm
+      });
+  } catch (...) {
+    // No thread to be had (a process limit): the copy-out faults the pages in itself.
+  }
 }
 
 OutputPrefault::~OutputPrefault() {

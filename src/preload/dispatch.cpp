@@ -94,7 +94,12 @@ int64_t read_info(const gofl_call& c) {
 // The GPU runs the call (or, in verify mode, runs it into private outputs before the CPU does).
 void run_on_gpu(gofl_call& c) {
   if (c.reason == GOFL_R_VERIFY) {
-    verify_gpu_first(c);
+    try {
+      verify_gpu_first(c);
+    } catch (...) {  // no memory for the private copies: this call is not verified
+      c.verify = nullptr;
+      c.gpu_status = GOFL_GPU_NO_MEMORY;
+    }
     c.device = GOFL_DEV_CPU;  // the program receives the CPU library's result
     return;
   }
