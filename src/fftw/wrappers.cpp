@@ -274,3 +274,27 @@ using gofl::fftw::Plan;
 
 GOFL_FFTW_API(fftw_, double)
 GOFL_FFTW_API(fftwf_, float)
+
+// Fortran's legacy interface (dfftw_execute etc., the plan passed by reference): its executes call
+// FFTW's internals directly, not through fftw_execute, so they are caught here. Its plan creators
+// reach the fftw_plan_* wrappers above through FFTW's own PLT, so the plans are already known.
+#define GOFL_FFTW_FORTRAN_API(F, R)                                                                                \
+  extern "C" GOFL_EXPORT void F##execute_(const Plan* p) {                                                        \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, nullptr, nullptr, p);                               \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void F##execute_dft_(const Plan* p, Cplx<R>* in, Cplx<R>* out) {                         \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void F##execute_dft_r2c_(const Plan* p, R* in, Cplx<R>* out) {                           \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
+  }                                                                                                               \
+  extern "C" GOFL_EXPORT void F##execute_dft_c2r_(const Plan* p, Cplx<R>* in, R* out) {                           \
+    static std::atomic<void*> real;                                                                               \
+    gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
+  }
+
+GOFL_FFTW_FORTRAN_API(dfftw_, double)
+GOFL_FFTW_FORTRAN_API(sfftw_, float)

@@ -93,3 +93,20 @@ def test_summary_counts_transforms(plain):
         line = next((l for l in err.splitlines() if l.split()[:1] == [op]), None)
         assert line is not None, err
         assert int(line.split()[1]) == count, line
+
+
+def test_fortran_legacy_interface_is_measured(trace_dir):
+    """dfftw_execute & co. (plan by reference) reach FFTW's internals directly: they are wrapped too."""
+    from conftest import require
+
+    client = CLIENTS / "fortran_fftw"
+    require(client.exists(), "gfortran (fortran_fftw client)")
+    plain = run([client], preload=False)
+    traced = run([client], trace_dir=trace_dir)
+    assert traced.stdout == plain.stdout and plain.stdout.strip()
+    rows = dump(trace_dir)
+    got = [(r["op"], r["m"], r["n"], r["k"]) for r in sorted(rows, key=lambda r: int(r["t_start_ns"]))]
+    # N = 96, one transform of rank 1 each: execute, execute_dft (double), execute_dft_r2c, sfftw_execute.
+    assert got == [("dfft", "96", "1", "1"), ("dfft", "96", "1", "1"), ("dfft_r2c", "96", "1", "1"),
+                   ("sfft", "96", "1", "1")], got
+    assert all(r["reason"] == "measured only" and r["device"] == "cpu" for r in rows)
