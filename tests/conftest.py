@@ -1,10 +1,13 @@
 """Shared helpers for the integration tests: run real programs with and without the library and
 read their traces through `gpu-offload dump --csv` (the reader built from src/trace/record.h)."""
 
+import contextlib
 import csv
 import io
 import os
+import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 from pathlib import Path
@@ -88,3 +91,38 @@ def trace_dir(tmp_path):
     d = tmp_path / "trace"
     d.mkdir()
     return d
+
+
+@contextlib.contextmanager
+def setuid_copies(exe, prefix):
+    """For secure-mode tests: (plain, suid, nobody, folder) with `plain` a copy of `exe` and `suid` a
+    copy made setuid to 'nobody', in a folder every user can reach on a filesystem that honours setuid;
+    removed afterwards. Skips where that cannot be set up (not root, no 'nobody', nosuid mounts)."""
+    if os.geteuid() != 0:
+        pytest.skip("making a setuid binary of another user needs root")
+    try:
+        nobody = pwd.getpwnam("nobody")
+    except KeyError:
+        pytest.skip("no user 'nobody'")
+    base = None
+    for parent in (Path(tempfile.gettempdir()), BUILD / "tests" / "clients"):
+        if parent.is_dir() and not os.statvfs(parent).f_flag & os.ST_NOSUID:
+            base = Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
+            break
+    if base is None:
+        pytest.skip("the temporary folder and the build folder are both mounted nosuid")
+    try:
+        os.chmod(base, 0o755)
+        for p in [base, *base.parents]:  # every path component must be reachable by 'nobody'
+            if not os.stat(p).st_mode & stat.S_IXOTH:
+                pytest.skip(f"{p} is not reachable by other users")
+        plain, suid = base / "plain", base / "setuid"
+        shutil.copy(exe, plain)
+        shutil.copy(exe, suid)
+        os.chmod(plain, 0o755)
+        os.chown(suid, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(suid, 0o4755)
+        assert os.stat(suid).st_mode & stat.S_ISUID
+        yield plain, suid, nobody, base
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -17,7 +17,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/conftest.py's helpers, whatever pytest's rootdir is
-from conftest import BUILD, CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, base_env, dump, require, run, top_level  # noqa: E402,E501
+from conftest import BUILD, CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, base_env, dump, require, run, setuid_copies, top_level  # noqa: E402,E501
 
 LIBS = {"reference": REFERENCE_LIBS, "openblas": OPENBLAS_LIBS}
 
@@ -252,10 +252,6 @@ def test_trace_gives_up_when_every_name_is_taken(tmp_path, trace_dir):
 
 
 # ------------------------------------------------------------------------------------------ secure_getenv
-def nosuid(path):
-    return bool(os.statvfs(path).f_flag & os.ST_NOSUID)
-
-
 def as_user(uid, gid):
     def drop():
         os.setgroups([])
@@ -270,35 +266,7 @@ def test_setuid_program_ignores_settings():
     GPU_OFFLOAD_SUMMARY are ignored when the kernel starts it in secure mode (AT_SECURE). The controls:
     the same binary without the setuid bit writes a trace, as root and as the very user the setuid
     binary runs as, into the same world-writable folder."""
-    if os.geteuid() != 0:
-        pytest.skip("making a setuid binary of another user needs root")
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("no user 'nobody'")
-    exe = client("secure_client")
-    base = None
-    for parent in (Path(tempfile.gettempdir()), BUILD / "tests" / "clients"):
-        if parent.is_dir() and not nosuid(parent):
-            base = Path(tempfile.mkdtemp(prefix="gofl-secure-", dir=parent))
-            break
-    if base is None:
-        pytest.skip("the temporary folder and the build folder are both mounted nosuid")
-    try:
-        os.chmod(base, 0o755)
-        # Every path component must be reachable by 'nobody'.
-        for p in [base, *base.parents]:
-            if not os.stat(p).st_mode & stat.S_IXOTH:
-                pytest.skip(f"{p} is not reachable by other users")
-        plain_exe = base / "secure_plain"
-        suid_exe = base / "secure_setuid"
-        shutil.copy(exe, plain_exe)
-        shutil.copy(exe, suid_exe)
-        os.chmod(plain_exe, 0o755)
-        os.chown(suid_exe, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(suid_exe, 0o4755)
-        assert os.stat(suid_exe).st_mode & stat.S_ISUID
-
+    with setuid_copies(client("secure_client"), "gofl-secure-") as (plain_exe, suid_exe, nobody, base):
         def traced(cmd, name, **kw):
             d = base / name
             d.mkdir()
@@ -321,8 +289,6 @@ def test_setuid_program_ignores_settings():
         assert "gpu-offload summary" in root_run.stderr and "gpu-offload summary" in nobody_run.stderr
         assert list(suid_dir.iterdir()) == [], "a setuid program obeyed GPU_OFFLOAD_TRACE"
         assert "gpu-offload" not in suid_run.stderr, f"a setuid program obeyed GPU_OFFLOAD_SUMMARY:\n{suid_run.stderr}"
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.parametrize("libs", [REFERENCE_LIBS, OPENBLAS_LIBS], ids=["reference", "openblas"])

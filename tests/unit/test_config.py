@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conftest import BUILD, CLI, CLIENTS, ROOT, base_env, dump, top_level  # noqa: E402
+from conftest import BUILD, CLI, CLIENTS, ROOT, base_env, dump, setuid_copies, top_level  # noqa: E402
 
 CLIENT = CLIENTS / "secure_client"
 DEVICE = {0: "cpu", 1: "gpu", 2: "auto"}
@@ -160,38 +160,11 @@ def test_config_command_shows_values_and_sources(tmp_path, conf):
     assert cli("config", "--frob").returncode == 2
 
 
-def nosuid(path):
-    return bool(os.statvfs(path).f_flag & os.ST_NOSUID)
-
-
 def test_setuid_program_ignores_the_config_file(tmp_path):
     """As GPU_OFFLOAD_* variables, the config file does not reach a privileged program: the same binary
     made setuid writes no trace although the file (named by GPU_OFFLOAD_CONFIG and found under HOME) asks
     for one; the control without the setuid bit, run as the same user, writes it."""
-    if os.geteuid() != 0:
-        pytest.skip("making a setuid binary of another user needs root")
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("no user 'nobody'")
-    base = None
-    for parent in (Path(tempfile.gettempdir()), BUILD / "tests" / "clients"):
-        if parent.is_dir() and not nosuid(parent):
-            base = Path(tempfile.mkdtemp(prefix="gofl-secure-config-", dir=parent))
-            break
-    if base is None:
-        pytest.skip("the temporary folder and the build folder are both mounted nosuid")
-    try:
-        os.chmod(base, 0o755)
-        for p in [base, *base.parents]:
-            if not os.stat(p).st_mode & stat.S_IXOTH:
-                pytest.skip(f"{p} is not reachable by other users")
-        plain, suid = base / "plain", base / "suid"
-        shutil.copy(CLIENT, plain)
-        shutil.copy(CLIENT, suid)
-        os.chmod(plain, 0o755)
-        os.chown(suid, nobody.pw_uid, nobody.pw_gid)
-        os.chmod(suid, 0o4755)
+    with setuid_copies(CLIENT, "gofl-secure-config-") as (plain, suid, nobody, base):
         results = {}
         for name, exe in (("plain", plain), ("suid", suid)):
             d = base / f"trace-{name}"
@@ -215,8 +188,6 @@ def test_setuid_program_ignores_the_config_file(tmp_path):
         p, d = results["suid"]
         assert "at_secure 1" in p.stderr, p.stderr
         assert list(d.iterdir()) == [] and "gpu-offload" not in p.stderr, p.stderr
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
 
 # ----- help and errors -----
