@@ -22,6 +22,7 @@
 
 #include "cli/calibrate_workload.h"
 #include "cli/cli.h"
+#include "common/fs.h"
 #include "cli/help.h"
 #include "cli/library_path.h"
 #include "cli/options.h"
@@ -75,15 +76,9 @@ std::string exe_path() {
 }
 
 void mkdirs(const std::string& dir) {
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty()) continue;
-    if (mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
-      throw Failure("cannot create the folder " + partial + ": " + strerror(errno));
-  }
+  std::string failed;
+  if (!make_dirs(dir, &failed))
+    throw Failure("cannot create the folder " + (failed.empty() ? dir : failed) + ": " + strerror(errno));
 }
 
 // Removes the trace files and points file a previous calibration left in `dir`.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "common/fs.h"
 #include "cli/help.h"
 #include "cli/library_path.h"
 #include "cli/options.h"
@@ -33,19 +34,13 @@ std::string absolute(const std::string& path) {
 // mkdir -p; the library would only say "tracing is off" per process, so fail here, once, instead.
 std::string prepare_trace_dir(const std::string& dir) {
   if (dir.empty()) throw UsageError("run", "--trace needs a folder name");
-  std::string partial;
-  size_t pos = 0;
-  while (pos != std::string::npos) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (partial.empty()) continue;
-    if (mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST)
-      throw Failure("cannot create the trace folder " + partial + ": " + strerror(errno) +
-                    "; choose another with --trace DIR");
+  std::string failed;
+  if (!make_dirs(dir, &failed)) {
+    if (failed.empty())
+      throw Failure("the trace folder " + dir + " is not a folder; choose another with --trace DIR");
+    throw Failure("cannot create the trace folder " + failed + ": " + strerror(errno) +
+                  "; choose another with --trace DIR");
   }
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw Failure("the trace folder " + dir + " is not a folder; choose another with --trace DIR");
   if (access(dir.c_str(), W_OK | X_OK) != 0)
     throw Failure("cannot write into the trace folder " + dir + ": " + strerror(errno) +
                   "; choose another with --trace DIR");

@@ -15,6 +15,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "common/fs.h"
 #include "generated/table.h"
 
 namespace gofl {
@@ -83,19 +84,6 @@ bool write_all(int fd, const void* data, size_t len) {
     p += w;
     len -= size_t(w);
   }
-  return true;
-}
-
-// mkdir -p: true when the folder exists afterwards.
-bool make_dirs(const std::string& dir) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    const std::string part = dir.substr(0, pos);
-    if (mkdir(part.c_str(), 0777) != 0 && errno != EEXIST) return false;
-  }
-  struct stat st;
-  if (stat(dir.c_str(), &st) != 0) return false;
-  if (!S_ISDIR(st.st_mode)) { errno = ENOTDIR; return false; }
   return true;
 }
 
