@@ -70,6 +70,14 @@ def run(cmd, *, preload=True, trace_dir=None, env=None, check=True, timeout=300,
     return p
 
 
+def client(name):
+    """A client program built by tests/clients/CMakeLists.txt (failing clearly when it is missing)."""
+    path = CLIENTS / name
+    assert LIB.exists(), f"{LIB} is not built"
+    assert path.exists(), f"{path} is not built (tests/clients/CMakeLists.txt)"
+    return path
+
+
 def dump(trace_dir, *extra):
     """Call records of every trace file in trace_dir, as dicts (columns: see `gpu-offload help dump`)."""
     p = subprocess.run([str(CLI), "dump", "--csv", *extra, str(trace_dir)], capture_output=True, text=True)

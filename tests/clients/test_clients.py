@@ -13,7 +13,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/conftest.py's helpers, whatever pytest's rootdir is
-from conftest import CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, dump, require, run, top_level  # noqa: E402
+from conftest import CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, client, dump, require, run, top_level  # noqa: E402
 
 LIBS = {"reference": REFERENCE_LIBS, "openblas": OPENBLAS_LIBS}
 
@@ -24,13 +24,6 @@ def need_libs(which):
     dirs = LIBS[which].split(":")
     require(all((Path(d) / "libblas.so.3").exists() or (Path(d) / "liblapack.so.3").exists() for d in dirs),
             f"{which} BLAS/LAPACK ({LIBS[which]})")
-
-
-def client(name):
-    path = CLIENTS / name
-    assert LIB.exists(), f"{LIB} is not built"
-    assert path.exists(), f"{path} is not built (tests/clients/CMakeLists.txt)"
-    return path
 
 
 def manifest(stdout):

@@ -17,20 +17,13 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/conftest.py's helpers, whatever pytest's rootdir is
-from conftest import BUILD, CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, base_env, dump, require, run, setuid_copies, top_level  # noqa: E402,E501
+from conftest import BUILD, CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, base_env, client, dump, require, run, setuid_copies, top_level  # noqa: E402,E501
 
 LIBS = {"reference": REFERENCE_LIBS, "openblas": OPENBLAS_LIBS}
 
 
 def need_libs(which):
     require(all(Path(d).is_dir() for d in LIBS[which].split(":")), f"{which} BLAS/LAPACK ({LIBS[which]})")
-
-
-def client(name):
-    path = CLIENTS / name
-    assert LIB.exists(), f"{LIB} is not built"
-    assert path.exists(), f"{path} is not built (tests/clients/CMakeLists.txt)"
-    return path
 
 
 def gofl_lines(stderr):
