@@ -200,7 +200,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   if (status != GOFL_GPU_OK) {
     e.recover();
     // Program memory was partly written: the CPU cannot simply run the call again.
-    if (e.output_written()) status = GOFL_GPU_COPY_OUT_FAILED;
+    if (e.output_written() && !e.rerunnable()) status = GOFL_GPU_COPY_OUT_FAILED;
   }
   e.fill_result(r);
   r->status = status;

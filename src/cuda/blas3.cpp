@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <complex>
 #include <utility>
+#include <vector>
 
 #include "common/table.h"
 #include "cuda/engine.h"
@@ -139,9 +140,93 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
   return uint64_t(g.ar() * g.ac() + g.br() * g.bc() + g.m * g.n) * sizeof(T);
 }
 
+// Large products run in column panels of C, with the copies overlapped with the computation:
+// A goes up first, then for each panel its columns of op(B) (and of C when beta != 0) on the upload
+// stream while the previous panels multiply on the compute stream; with beta = 0 each panel of C
+// comes back on the download stream while the later ones are still being computed (C is then
+// write-only, so the CPU can still run the whole call again if a later panel fails). With
+// beta != 0 C comes back only after every panel succeeded. Returns the number of panels (1: the
+// product is too small to gain from this).
+template <class T> int gemm_panels(const Gemm<T>& g) {
+  if (g.n < 2048 || g.m < 1024 || g.k < 256) return 1;
+  return int(std::clamp<int64_t>(g.n / 1024, 2, 8));
+}
+
+template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels) {
+  const bool same = g.A == g.B && g.ar() == g.br() && g.ac() == g.bc() && g.lda == g.ldb;
+  const bool out_only = is_zero(g.beta);
+  cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
+  DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
+  DevMem dB = same ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
+  // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
+  const int64_t w = (g.n + panels - 1) / panels;
+  struct Panel {
+    int64_t j0, cols;
+    Event in, start, end;
+    Panel() : in(false), start(true), end(true) {}
+  };
+  std::vector<Panel> ps(static_cast<size_t>(panels));
+  e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
+  for (int p = 0; p < panels; ++p) {
+    Panel& P = ps[size_t(p)];
+    P.j0 = int64_t(p) * w;
+    P.cols = std::min(w, g.n - P.j0);
+    if (P.cols <= 0) break;
+    const T* dBp;
+    int64_t ldb;
+    if (same) {  // B is A, already up: its packed layout has A's leading dimension
+      dBp = g.tb == 'N' ? dA.get<T>() + P.j0 * g.k : dA.get<T>() + P.j0;
+      ldb = g.br();
+    } else if (g.tb == 'N') {  // columns j0.. of B, packed k x n
+      dBp = dB.get<T>() + P.j0 * g.k;
+      ldb = g.k;
+      e.upload(dB.get<T>() + P.j0 * g.k, g.B + P.j0 * g.ldb, g.k, P.cols, g.ldb, sizeof(T), up);
+    } else {  // rows j0.. of B (n x k): each panel packed cols x k on its own
+      dBp = dB.get<T>() + P.j0 * g.k;
+      ldb = P.cols;
+      e.upload(dB.get<T>() + P.j0 * g.k, g.B + P.j0, P.cols, g.k, g.ldb, sizeof(T), up);
+    }
+    T* dCp = dC.get<T>() + P.j0 * g.m;
+    if (!out_only) e.upload(dCp, g.C + P.j0 * g.ldc, g.m, P.cols, g.ldc, sizeof(T), up);
+    check(cudaEventRecord(P.in.get(), up), "cudaEventRecord (panel in)");
+    check(cudaStreamWaitEvent(s, P.in.get(), 0), "cudaStreamWaitEvent (panel in)");
+    check(cudaEventRecord(P.start.get(), s), "cudaEventRecord (panel start)");
+    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, P.cols, g.k, cu(&g.alpha), cu(dA.get<const T>()), g.ar(),
+                    cu(dBp), ldb, cu(&g.beta), cu(dCp), g.m),
+          "cublasXgemm");
+    check(cudaEventRecord(P.end.get(), s), "cudaEventRecord (panel end)");
+  }
+  auto panel_done = [&](Panel& P) {
+    check(cudaEventSynchronize(P.end.get()), "cudaEventSynchronize (panel)");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, P.start.get(), P.end.get()), "cudaEventElapsedTime");
+    e.add_compute(double(ms) * 1e-3);
+  };
+  if (out_only) {
+    e.set_rerunnable();
+    for (Panel& P : ps) {
+      if (P.cols <= 0) break;
+      panel_done(P);
+      if (P.j0 == 0 && e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
+      check(cudaStreamWaitEvent(down, P.end.get(), 0), "cudaStreamWaitEvent (panel out)");
+      e.download(g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), down);
+      if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
+    }
+    e.end_pipeline();
+  } else {
+    for (Panel& P : ps)
+      if (P.cols > 0) panel_done(P);
+    e.end_pipeline();  // every panel succeeded before C is written
+    if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
+    e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T), down);
+  }
+}
+
 template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
+  if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, g, panels);
   DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
   // a @ a: one copy of the shared operand.
   const bool same = g.A == g.B && g.ar() == g.br() && g.ac() == g.bc() && g.lda == g.ldb;

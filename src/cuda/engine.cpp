@@ -4,6 +4,9 @@
 #include "cuda/engine.h"
 
 #include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -129,6 +132,40 @@ class CopyPool {
   int in_job_ = 0;
 };
 
+// Copies into memory that nobody reads soon (the program's buffers at copy-out, the pinned
+// buffers the DMA engine reads next): streaming stores skip reading each destination line first,
+// which a plain memcpy of a few megabytes does, and leave the caches alone. GPU_OFFLOAD_COPY_NT=0
+// turns them off (for measuring).
+bool g_nt = true;
+constexpr size_t kNtMin = 64u << 10;
+
+void copy_bytes(char* dst, const char* src, size_t n) {
+#if defined(__SSE2__)
+  if (g_nt && n >= kNtMin) {
+    const size_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
+    std::memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    const size_t body = n & ~size_t(63);
+    auto* d = reinterpret_cast<__m128i*>(dst);
+    const auto* q = reinterpret_cast<const __m128i*>(src);
+    for (size_t i = 0; i < body / 16; i += 4) {
+      const __m128i a = _mm_loadu_si128(q + i), b = _mm_loadu_si128(q + i + 1);
+      const __m128i c = _mm_loadu_si128(q + i + 2), e = _mm_loadu_si128(q + i + 3);
+      _mm_stream_si128(d + i, a);
+      _mm_stream_si128(d + i + 1, b);
+      _mm_stream_si128(d + i + 2, c);
+      _mm_stream_si128(d + i + 3, e);
+    }
+    _mm_sfence();  // streaming stores are weakly ordered: visible before the caller goes on
+    std::memcpy(dst + body, src + body, n - body);
+    return;
+  }
+#endif
+  std::memcpy(dst, src, n);
+}
+
 // The host side of one transfer. The device side is always packed: `rows` elements per column,
 // columns back to back. A triangle limits each column j to rows [0, j] ('U') or [j, rows) ('L').
 struct HostView {
@@ -153,8 +190,8 @@ struct HostView {
       if (lo < hi) {
         char* h = base + (j * size_t(ld)) * elem + lo;
         char* s = stage + (j * cb + lo - origin);
-        if (to_host) std::memcpy(h, s, hi - lo);
-        else std::memcpy(s, h, hi - lo);
+        if (to_host) copy_bytes(h, s, hi - lo);
+        else copy_bytes(s, h, hi - lo);
       }
       b = col_end;
     }
@@ -188,6 +225,7 @@ struct Engine::Impl {
   char precision = 0;
   bool corrupt_done = false;
   bool written = false;
+  bool rerunnable = false;
   bool uploading = false, computing = false;
   Clock::time_point t_compute;
   double copy_in = 0, compute = 0, copy_out = 0;
@@ -219,7 +257,8 @@ struct Engine::Impl {
     auto issue = [&](size_t i) {
       const size_t off = i * chunk, n = std::min(chunk, total - off);
       const size_t b = buf(i);
-      // Stream order puts this DMA after any earlier one that used buffer b.
+      // After the last DMA that used buffer b, whichever stream carried it.
+      check(cudaStreamWaitEvent(stream, ev[b], 0), "cudaStreamWaitEvent (d2h)");
       check(cudaMemcpyAsync(pinned + b * chunk, dev + off, n, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (d2h)");
       check(cudaEventRecord(ev[b], stream), "cudaEventRecord (d2h)");
     };
@@ -299,6 +338,10 @@ int Engine::start(char* msg, size_t len) {
     if (solver_) cusolverDnDestroy(solver_);
     if (blas_) cublasDestroy(blas_);
     if (stream_) cudaStreamDestroy(stream_);
+    for (cudaStream_t& x : side_) {
+      if (x) cudaStreamDestroy(x);
+      x = nullptr;
+    }
     params_ = nullptr; solver_ = nullptr; blas_ = nullptr; stream_ = nullptr;
     delete im;
   };
@@ -310,6 +353,9 @@ int Engine::start(char* msg, size_t len) {
   };
 
   if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return cuda_failed("cudaStreamCreate", e);
+  for (cudaStream_t& x : side_)
+    if ((e = cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking)) != cudaSuccess) return cuda_failed("cudaStreamCreate", e);
+  if (const char* nt = std::getenv("GPU_OFFLOAD_COPY_NT")) g_nt = std::strcmp(nt, "0") != 0;
 
   cublasStatus_t be = cublasCreate(&blas_);
   if (be == CUBLAS_STATUS_SUCCESS) be = cublasSetStream(blas_, stream_);
@@ -460,7 +506,7 @@ int* Engine::dev_info() {
 
 // ---- copies -------------------------------------------------------------------------------------------
 
-void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
   if (fault("h2d")) fail(GOFL_GPU_INJECTED, "h2d (injected)");
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "upload before start");
   if (rows <= 0 || cols <= 0 || elem == 0) return;
@@ -478,8 +524,8 @@ void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int
     // The DMA that last used this buffer must be done before the host overwrites it.
     check(cudaEventSynchronize(im.ev[size_t(b)]), "cudaEventSynchronize (h2d)");
     im.host_copy(v, stage, off, off + n, false);
-    check(cudaMemcpyAsync(d + off, stage, n, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync (h2d)");
-    check(cudaEventRecord(im.ev[size_t(b)], stream_), "cudaEventRecord (h2d)");
+    check(cudaMemcpyAsync(d + off, stage, n, cudaMemcpyHostToDevice, on ? on : stream_), "cudaMemcpyAsync (h2d)");
+    check(cudaEventRecord(im.ev[size_t(b)], on ? on : stream_), "cudaEventRecord (h2d)");
   }
   im.bytes_in += total;
   im.copy_in += seconds_since(t0);
@@ -539,14 +585,14 @@ void corrupt_first(void* host, size_t elem, char precision) {
 }
 }  // namespace
 
-void Engine::download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+void Engine::download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "download before start");
   if (fault("d2h-before") && !impl_->written) fail(GOFL_GPU_INJECTED, "d2h (injected)");
   if (rows <= 0 || cols <= 0 || elem == 0) return;
   const auto t0 = Clock::now();
   HostView v{static_cast<char*>(host), rows, cols, std::max(ld, rows), elem, 0};
   if (cols == 1 || ld == rows) v = HostView{v.base, rows * cols, 1, rows * cols, elem, 0};
-  impl_->download(stream_, v, static_cast<const char*>(dev));
+  impl_->download(on ? on : stream_, v, static_cast<const char*>(dev));
   // download_vec (elem 1) carries no numbers of the call's precision: never corrupted.
   if (corrupt_result() && !impl_->corrupt_done && elem > 1) {
     impl_->corrupt_done = true;
@@ -588,6 +634,38 @@ void Engine::begin_call(const gofl_call& c) {
   impl_->precision = c.op < GOFL_N_OPS ? gofl_ops[c.op].precision : 0;
   impl_->corrupt_done = false;
   impl_->written = false;
+  impl_->rerunnable = false;
+}
+
+void Engine::set_rerunnable() {
+  if (impl_) impl_->rerunnable = true;
+}
+
+bool Engine::rerunnable() const { return impl_ && impl_->rerunnable; }
+
+// ---- pipelines ----------------------------------------------------------------------------------------
+
+Event::Event(bool timing) {
+  check(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
+}
+
+Event::~Event() {
+  if (e_) cudaEventDestroy(e_);
+}
+
+cudaStream_t Engine::copy_stream(int i) const { return side_[i & 1]; }
+
+void Engine::add_compute(double seconds) {
+  if (impl_) impl_->compute += seconds;
+}
+
+void Engine::end_pipeline() {
+  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "end_pipeline before start");
+  const cudaError_t launch = cudaGetLastError();
+  for (cudaStream_t x : side_) check(cudaStreamSynchronize(x), "cudaStreamSynchronize (pipeline)");
+  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (pipeline)");
+  check(launch, "kernel launch");
+  impl_->uploading = impl_->computing = false;
 }
 
 bool Engine::output_written() const { return impl_ && impl_->written; }

@@ -72,6 +72,20 @@ class DevMem {
   size_t bytes_ = 0;
 };
 
+// A CUDA event owned by a routine (timing: usable with cudaEventElapsedTime).
+class Event {
+ public:
+  explicit Event(bool timing = false);
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  Event(Event&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
+  cudaEvent_t get() const { return e_; }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
 // ---- the engine ----------------------------------------------------------------------------------
 class Engine {
  public:
@@ -89,7 +103,10 @@ class Engine {
   // Copy-in: a rows x cols column-major host matrix with leading dimension ld into packed device
   // memory (device leading dimension = max(rows, 1)), staged through pinned buffers. Contiguous
   // host data (ld == rows) is one range. Asynchronous on stream(); host memory is only read.
-  void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem);
+  // `on`: the stream that carries the DMAs (default stream()); pipelined routines upload on
+  // copy_stream() and make stream() wait for an event recorded after the upload.
+  void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
+              cudaStream_t on = nullptr);
   void upload_vec(void* dev, const void* host, size_t bytes) { upload(dev, host, int64_t(bytes), 1, int64_t(bytes), 1); }
 
   // Marks the end of the copy-in phase and the start of the computation (for the phase times).
@@ -101,11 +118,25 @@ class Engine {
   // Copy-out: packed device matrix to the host matrix (only rows x cols is written; the gaps a
   // larger ld leaves between columns are never touched). Only after finish_compute(). Synchronous:
   // when it returns the host memory holds the data.
-  void download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem);
+  void download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem,
+                cudaStream_t on = nullptr);
   void download_vec(void* host, const void* dev, size_t bytes) { download(host, dev, int64_t(bytes), 1, int64_t(bytes), 1); }
   // Copy-out of one triangle ('U' or 'L', diagonal included) of a packed n x n device matrix: the
   // other triangle and the ld gaps of the host matrix are never touched (syrk/herk, potrf, ...).
   void download_triangle(void* host, const void* dev, int64_t n, int64_t ld, size_t elem, char uplo);
+  // Pipelines (copies overlapped with the computation): the side streams for uploads (0) and
+  // downloads (1), and the phase accounting such a routine does itself: copy_in/copy_out still
+  // accumulate the time spent in upload()/download(); add_compute() adds the computation's own
+  // time (measured with events), and end_pipeline() waits for every stream and checks errors.
+  cudaStream_t copy_stream(int i) const;
+  void add_compute(double seconds);
+  void end_pipeline();
+  // The routine's downloads write outputs that the CPU library overwrites completely without
+  // reading them (gemm with beta = 0): a failure after part of them was written still lets the CPU
+  // run the call again, so it is not reported as COPY_OUT_FAILED. Reset by begin_call().
+  void set_rerunnable();
+  bool rerunnable() const;
+
   // Small device-to-host read during the computation (e.g. an info value), synchronous.
   void read_small(void* host, const void* dev, size_t bytes);
 
@@ -144,6 +175,7 @@ class Engine {
  private:
   Engine() = default;
   cudaStream_t stream_ = nullptr;
+  cudaStream_t side_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;
   cusolverDnParams_t params_ = nullptr;

@@ -516,6 +516,59 @@ TEST(Blas3Large, MultiChunkCopies) {
   }
 }
 
+// Products large enough to run in column panels with the copies overlapped (n >= 2048, m >= 1024,
+// k >= 256): op(B) by columns ('N') and by rows ('T', 'C'), beta = 0 (C streamed back panel by
+// panel) and beta != 0 (C copied in per panel, back after the last), a last panel narrower than
+// the others, row-major calls, and a @ a (one operand used twice).
+TEST(Blas3Large, PanelledProducts) {
+  const Api& f = kApis[0];
+  const Api& row = kApis[2];
+  gemm_any<double>(f, GemmCase{'N', 'N', 1100, 2300, 300, 3}, 1200);
+  gemm_any<double>(f, GemmCase{'T', 'T', 1030, 4100, 257, 0, true}, 1201);
+  gemm_any<cd>(f, GemmCase{'C', 'C', 1024, 2049, 300, 1, true}, 1202);
+  gemm_any<float>(row, GemmCase{'N', 'T', 2050, 3001, 400, 2}, 1203);
+  gemm_any<cf>(row, GemmCase{'N', 'N', 1500, 2500, 260, 0, true}, 1204);
+  for (char tb : {'N', 'T'}) {  // C = A op(A): the same memory as both operands
+    using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                       const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+    const int n = 2100, ld = 2103;
+    const double alpha = 1, beta = 0;
+    const auto A = gpu_test::random_matrix<double>(n, n, ld, 1210);
+    std::vector<double> Cg(size_t(ld) * n, 5.0), Cc = Cg;
+    gpu_test::intercepted<F>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta, Cg.data(), &ld,
+                                       1, 1);
+    const auto lc = gpu_test::last_call();
+    gpu_test::cpu<F>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta, Cc.data(), &ld, 1, 1);
+    EXPECT_GPU(lc);
+    EXPECT_LE(gpu_test::rel_diff(Cg.data(), Cc.data(), n, n, ld), tolerance<double>()) << "a @ op(a), op " << tb;
+    for (int j = 0; j < n; ++j)
+      for (int i = n; i < ld; ++i) ASSERT_EQ(Cg[size_t(j) * ld + i], 5.0) << "ld gap written";
+  }
+}
+
+// A failure after the first panels of C were written (beta = 0): the CPU library computes the
+// whole product again, so the program gets its result, not a mixture.
+TEST(Blas3Large, FailureBetweenPanelsGivesTheCpuResult) {
+  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+  const int m = 1500, n = 4096, k = 300;
+  const double alpha = 1.5, beta = 0;
+  const auto A = gpu_test::random_matrix<double>(m, k, m, 1220);
+  const auto B = gpu_test::random_matrix<double>(k, n, k, 1221);
+  for (const char* fault : {"panel", "compute", "d2h-before"}) {
+    std::vector<double> Cg(size_t(m) * n, 1.0), Cc = Cg;
+    gpu_test::set_fault(fault);
+    gpu_test::intercepted<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cg.data(), &m, 1, 1);
+    const auto lc = gpu_test::last_call();
+    gpu_test::set_fault(nullptr);
+    gpu_test::cpu<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cc.data(), &m, 1, 1);
+    EXPECT_EQ(lc.device, 0) << fault;
+    EXPECT_EQ(lc.reason, GOFL_R_GPU_FAILED) << fault;
+    EXPECT_EQ(lc.gpu_status, GOFL_GPU_INJECTED) << fault;
+    EXPECT_EQ(std::memcmp(Cg.data(), Cc.data(), Cc.size() * sizeof(double)), 0) << fault << ": not the CPU's result";
+  }
+}
+
 // ---- arguments the CPU library rejects ----------------------------------------------------------------
 
 TEST(Blas3Errors, InvalidArgumentsStayWithTheCpuLibrary) {
