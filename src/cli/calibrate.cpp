@@ -63,7 +63,7 @@ struct Pass {
   bool ran = false, no_gpu = false;
   std::string no_gpu_reason, blas;
   double startup_s = -1, canary_s = 0;
-  int noisy = 0, remeasured = 0, skipped = 0;
+  int noisy = 0, remeasured = 0, skipped = 0, out_of_time = 0;
   std::vector<Point> points;
 };
 
@@ -178,6 +178,8 @@ Pass read_points(const std::string& path) {
     } else if (key == "noisy") {
       std::string w;
       ss >> p.noisy >> w >> p.remeasured >> w >> p.skipped;
+    } else if (key == "out_of_time") {
+      ss >> p.out_of_time;
     } else if (key == "end") {
       ended = true;
     }
@@ -414,6 +416,11 @@ int calibrate_command(const std::vector<std::string>& args) {
           " points waited in vain for a quiet machine, " + std::to_string(cpu.remeasured + gpu.remeasured) +
           " were measured again.",
   };
+  for (const Pass* pass : {&cpu, &gpu})
+    if (pass->out_of_time)
+      notes.push_back(std::string("the ") + (pass == &cpu ? "CPU" : "GPU") + " pass ran out of time: " +
+                      std::to_string(pass->out_of_time) +
+                      " operations were not measured at their largest sizes (their speed is taken as flat beyond the largest measured)");
   if (!gpu_measured) comment.push_back("No usable GPU (" + gpu.no_gpu_reason + "): the GPU lines are the built-in profile's.");
   for (const std::string& n : notes) comment.push_back(n);
   const std::string text = format_profile(p, comment);

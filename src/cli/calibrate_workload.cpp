@@ -5,9 +5,9 @@
 // repetitions of each point. The fit (calibrate.cpp) reads the durations from the trace.
 //
 // The canary: a small fixed job on every core, timed before and after each point. A point starts
-// only when the canary runs at its normal speed (the fastest seen), and is measured again when the
-// canary slowed down meanwhile: a multithreaded CPU library runs many times slower while other
-// programs take its cores.
+// only when the canary runs at its normal speed (the median of its recent runs), and is measured
+// again when the canary slowed down meanwhile: a multithreaded CPU library runs many times slower
+// while other programs take its cores.
 #include "cli/calibrate_workload.h"
 
 #include <dlfcn.h>
@@ -46,13 +46,16 @@ struct PlanLimits {
   int min_reps, max_reps;  // ... within these bounds (one repetition for a call over target_s)
   double canary_wait_s;    // how long a point waits for a quiet machine before it goes ahead
   int max_remeasure;
+  double pass_budget_s;    // a pass measures no new point after this long (see the loop)
 };
 
 PlanLimits limits(bool quick) {
-  if (quick) return {{64, 128, 256, 512, 1024}, 2e5, 0.08, 0.08, 3, 5, 0.15, 1};
-  // Full: sized for the H200 host (16 cores) to end both passes within about 10 minutes; the
-  // sizes are finest around the CPU/GPU crossover (n = 256 ... 2048).
-  return {{64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}, 3e5, 1.0, 0.2, 3, 7, 5.0, 2};
+  if (quick) return {{64, 128, 256, 512, 1024}, 2e5, 0.08, 0.08, 3, 5, 0.15, 1, 60};
+  // Full: the sizes are finest around the CPU/GPU crossover (n = 256 ... 2048). Each pass stops
+  // after 180 s, so that the whole run ends within about 7 minutes even on a slow machine; as the
+  // sizes are measured in rounds (every operation at one size, then the next size), what the
+  // budget cuts off is the largest sizes, whose speed the profile then takes as flat.
+  return {{64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}, 3e5, 0.6, 0.15, 3, 7, 1.0, 1, 180};
 }
 
 double now_s() {
@@ -89,18 +92,33 @@ double canary_once(int threads) {
 
 struct Canary {
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
-  double normal = 1e9;  // the fastest canary seen
+  double normal = 1e9;  // the canary's time on the quiet machine: the median at the start
   static constexpr double kSlow = 1.5;
+  static constexpr size_t kWindow = 15;
+  std::vector<double> recent;  // the last kWindow measurements
 
-  double measure() {
-    const double t = std::min(canary_once(threads), canary_once(threads));
-    normal = std::min(normal, t);
-    return t;
-  }
+  double measure() { return std::min(canary_once(threads), canary_once(threads)); }
+  // The median, not the fastest: one lucky run would make every later one look slow.
   void calibrate() {
-    for (int i = 0; i < 8; ++i) measure();
+    for (int i = 0; i < 9; ++i) recent.push_back(measure());
+    normal = median();
   }
-  bool quiet() { return measure() <= kSlow * normal; }
+  double median() const {
+    std::vector<double> t = recent;
+    std::nth_element(t.begin(), t.begin() + long(t.size() / 2), t.end());
+    return t[t.size() / 2];
+  }
+  // Quiet: no slower than 1.5 x the median of the recent measurements. Recent, not the start's: a
+  // multithreaded CPU library's threads keep spinning for a while after each of its calls, which
+  // slows the canary down for the whole pass without anything else running. What the canary
+  // catches is a change: another program starting while a point is measured.
+  bool quiet() {
+    const double t = measure();
+    const double ref = median();
+    recent.push_back(t);
+    if (recent.size() > kWindow) recent.erase(recent.begin());
+    return t <= kSlow * ref;
+  }
   // Waits up to max_wait_s for a quiet machine; false when it stayed noisy.
   bool wait_quiet(double max_wait_s) {
     const double end = now_s() + max_wait_s;
@@ -675,38 +693,61 @@ int calibrate_workload(const WorkloadOptions& o) {
     for (int n : lim.sizes)
       if (plan_flops(items[i], n) >= lim.min_flops) plan[i].push_back(n);
   double scale = 1.0, measured_s = 0, predicted_done_s = 0;
-  auto remaining = [&](size_t from_item, size_t from_size) {
+  // Per operation: the last size measured, and whether it has reached its largest size.
+  struct State {
+    double last_call_s = -1, last_flops = 0;
+    bool done = false;
+  };
+  std::vector<State> st(items.size());
+  // What is left after point (item, size index k) of the rounds: later items at size k, every
+  // item at the larger sizes, each up to the call-time limit.
+  auto remaining = [&](size_t item, size_t k) {
     double total = 0;
-    for (size_t i = from_item; i < items.size(); ++i)
-      for (size_t k = (i == from_item ? from_size : 0); k < plan[i].size(); ++k) {
-        const double t = predicted_call(items[i], plan[i][k]) * scale;
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (st[i].done) continue;
+      for (size_t kk = (i <= item ? k + 1 : k); kk < plan[i].size(); ++kk) {
+        const double t = predicted_call(items[i], plan[i][kk]) * scale;
         if (t > lim.max_call_s) break;
         total += point_cost(t);
       }
+    }
     return total;
   };
 
   Progress progress;
   progress.pass = o.gpu ? "GPU pass" : "CPU pass";
-  int noisy = 0, remeasured = 0, skipped = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Item& it = items[i];
-    double last_call_s = -1, last_flops = 0;
-    for (size_t k = 0; k < plan[i].size(); ++k) {
+  const double deadline = progress.start + lim.pass_budget_s;
+  int noisy = 0, remeasured = 0, skipped = 0, out_of_time = 0;
+  size_t rounds = 0;
+  for (const auto& p : plan) rounds = std::max(rounds, p.size());
+  for (size_t k = 0; k < rounds; ++k) {
+    for (size_t i = 0; i < items.size(); ++i) {
+      const Item& it = items[i];
+      State& s = st[i];
+      if (s.done || k >= plan[i].size()) continue;
       const int n = plan[i][k];
       const double f = plan_flops(it, n);
       // Grow while the previous size predicts a call within the limit (speed only grows with size).
-      if (last_call_s > 0 && last_call_s * f / last_flops > lim.max_call_s) break;
-      if (last_call_s < 0 && predicted_call(it, n) * scale > 20 * lim.max_call_s) break;
-      const double left = remaining(i, k);
+      if ((s.last_call_s > 0 && s.last_call_s * f / s.last_flops > lim.max_call_s) ||
+          (s.last_call_s < 0 && predicted_call(it, n) * scale > 20 * lim.max_call_s)) {
+        s.done = true;
+        continue;
+      }
+      if (now_s() > deadline) {  // out of time: this size and the larger ones stay unmeasured
+        s.done = true;
+        ++out_of_time;
+        continue;
+      }
       const double elapsed = now_s() - progress.start;
+      const double left = std::min(remaining(i, k), std::max(0.0, deadline - now_s()));
       progress.show(elapsed / std::max(elapsed + left, 1e-9), it.op + " n=" + std::to_string(n), left);
 
       Prepared pr = prepare(it, n, rng);
       if (!pr.call) {
         fprintf(out, "skip %s no symbol\n", it.op.c_str());
         ++skipped;
-        break;
+        s.done = true;
+        continue;
       }
       const double t_point0 = now_s();
       uint64_t w0 = 0, w1 = 0;  // the accepted repetitions started inside [w0, w1]
@@ -744,12 +785,13 @@ int calibrate_workload(const WorkloadOptions& o) {
       measured_s += now_s() - t_point0;
       predicted_done_s += point_cost(predicted_call(it, n));
       if (predicted_done_s > 0) scale = std::clamp(measured_s / predicted_done_s, 0.01, 1000.0);
-      last_call_s = call_s;
-      last_flops = f;
+      s.last_call_s = call_s;
+      s.last_flops = f;
     }
   }
   progress.done();
   fprintf(out, "noisy %d remeasured %d skipped %d\n", noisy, remeasured, skipped);
+  fprintf(out, "out_of_time %d\n", out_of_time);
   fprintf(out, "end\n");
   fclose(out);
   return 0;

@@ -203,9 +203,13 @@ CPU, then every call forced to the GPU. From the two traces it fits the machine 
     calls whose copies are known exactly (gemm with beta != 0, trsm, potrf, getrf);
   - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once.
 A canary (a small fixed job on every core) is timed before and after each point: a point
-starts only when the canary runs at its normal speed and is measured again when it slowed
-meanwhile. Each point uses the lower quartile of its repetitions; LAPACK calls with info != 0
-are left out. A progress line shows what is measured and the time left.
+starts only when the canary runs at its normal speed (the median of its recent runs) and is
+measured again when it slowed meanwhile. Each point uses the lower quartile of its
+repetitions; LAPACK calls with info != 0 are left out. Sizes are measured in rounds (every
+routine at one size, then the next size); each pass stops starting new points after 180 s (60 s
+with --quick), so a slow machine loses only its largest sizes, and the profile holds the speed
+flat beyond them. The full run takes about 7 minutes at most. A progress line shows what is
+measured and the time left.
 
 Without a usable GPU only the CPU side is calibrated (it says so); the GPU part of the profile
 written is the built-in one's.
