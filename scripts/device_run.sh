@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
-# Usage: scripts/device_run.sh [tests] [fault] [numpy] [numpy-quick] [nvblas] [overhead]
+# Usage: scripts/device_run.sh [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
+#                              [nvblas] [copytune] [calibrate] [overhead]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -26,9 +27,11 @@ export GOFL_TEST_OPENBLAS64
 
 if has tests; then
   echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" > "$OUT/gpu_tests.log" 2>&1
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" \
+    --gtest_filter="${GPU_TESTS_FILTER:-*}" > "$OUT/gpu_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
+  grep -E "^\[       OK \]" "$OUT/gpu_tests.log" | sort -t'(' -k2 -n -r | head -5
   echo "== memory gate: GPU_OFFLOAD_MEMORY_RESERVE=1024G (larger than the card)"
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
     "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
@@ -73,14 +76,29 @@ if has numpy-quick; then
   echo "== NumPy benchmark (quick)"; timeout 200 "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has numpy; then
-  echo "== NumPy benchmark"; "$PY" bench/numpy_bench.py --build "$B" --reps 3 --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
+  echo "== NumPy benchmark"; timeout ${NUMPY_TIMEOUT:-400} "$PY" bench/numpy_bench.py --build "$B" --reps ${NUMPY_REPS:-3} --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
+fi
+if has sweep; then
+  echo "== --device auto against the better device per call (bench/auto_sweep.py)"
+  timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
+fi
+if has small; then
+  echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"
+  timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" 2>&1 | tee "$OUT/small_numpy.log"
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
 fi
 if has copytune; then
-  echo "== dgemm_ n=8192 under gpu-offload with 16 copy threads and 64 MB staging buffers (default: 8, 32 MB)"
-  GPU_OFFLOAD_COPY_THREADS=16 GPU_OFFLOAD_STAGING_MB=64 timeout 60 bench/nvblas_bench.sh "$B" 8192 2>&1 | tail -1
+  echo "== NumPy a @ b (quick) with plain memcpy instead of streaming stores (GPU_OFFLOAD_COPY_NT=0)"
+  GPU_OFFLOAD_COPY_NT=0 timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
+fi
+if has calibrate; then
+  echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"
+  /usr/bin/time -f "calibrate took %e s" timeout ${CALIBRATE_TIMEOUT:-500} "$B/bin/gpu-offload" calibrate \
+    --output "$OUT/h200.profile" --traces "$OUT/caltraces" > "$OUT/calibrate.log" 2>&1
+  echo "exit $?"; tr '\r' '\n' < "$OUT/calibrate.log" | grep -v "^ *\[" | tail -130
+  tar czf "$OUT/caltraces.tgz" -C "$OUT" caltraces && rm -rf "$OUT/caltraces"
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
