@@ -38,6 +38,9 @@ program fortran_client
 
   ! a symmetric matrix for dsyevd, a general one for dgesv
   call fill(s, size(s))
+  ! The rows past ns (ld gap) must stay as they are: set them, or they would hold whatever the
+  ! stack held before the program started, which differs with the library's start-up work.
+  h = -7.0_dp
   do j = 1, ns
     do i = 1, j
       h(i, j) = s(i, j) + s(j, i)
