@@ -36,6 +36,7 @@
 extern char** environ;
 
 namespace gofl::cli {
+const char* gpu_status_name(int status);  // report_model.cpp
 namespace {
 
 const std::vector<OptionSpec> kCalibrateOptions = {
@@ -56,6 +57,8 @@ struct Point {
   uint64_t w0 = 0, w1 = 0;
   int reps = 0, bad = 0;
   std::vector<double> seconds, compute, copy_in, copy_out;
+  int elsewhere = 0;        // calls of the point that ran on the other device (GPU pass: on the CPU)
+  std::string why_elsewhere;  // the reason of the last of them
   double flops = 0, bytes_in = 0, bytes_out = 0;
 };
 
@@ -116,7 +119,9 @@ int run_pass(const std::string& exe, const std::string& lib, bool gpu, bool quic
   env.push_back("GPU_OFFLOAD_TRACE=" + dir);
   env.push_back("GPU_OFFLOAD_VERIFY=0");
   env.push_back("GPU_OFFLOAD_SUMMARY=0");
-  if (const char* p = getenv("GPU_OFFLOAD_PROFILE")) env.push_back(std::string("GPU_OFFLOAD_PROFILE=") + p);
+  // Kept: which profile plans the sizes, and which GPU backend the library loads.
+  for (const char* keep : {"GPU_OFFLOAD_PROFILE", "GPU_OFFLOAD_BACKEND"})
+    if (const char* v = getenv(keep)) env.push_back(std::string(keep) + "=" + v);
   std::vector<std::string> args = {exe, "calibrate", "--workload", gpu ? "gpu" : "cpu", "--points", dir + "/points.txt",
                                    "--blas", blas};
   if (quick) args.push_back("--quick");
@@ -205,8 +210,12 @@ void read_trace(const std::string& dir, bool gpu, Pass& pass) {
       if (it == pass.points.begin()) continue;
       Point& pt = *(it - 1);
       if (c.t_start_ns > pt.w1 || c.op != pt.op_id) continue;
-      if (gpu && c.device != GOFL_DEV_GPU) continue;  // a variant the GPU did not run
-      if (!gpu && c.device != GOFL_DEV_CPU) continue;
+      if ((gpu && c.device != GOFL_DEV_GPU) || (!gpu && c.device != GOFL_DEV_CPU)) {
+        ++pt.elsewhere;  // e.g. a variant or a failure the GPU did not run
+        pt.why_elsewhere = gofl_reason_name(c.reason);
+        if (c.reason == GOFL_R_GPU_FAILED) pt.why_elsewhere += std::string(" (") + gpu_status_name(c.gpu_status) + ")";
+        continue;
+      }
       pt.flops = c.flops;
       pt.seconds.push_back(double(c.duration_ns) * 1e-9);
       if (gpu) {
@@ -368,7 +377,15 @@ int calibrate_command(const std::vector<std::string>& args) {
     if (t > 0 && pt.flops > 0) cpu_pts[pt.op_id].push_back({pt.flops, pt.flops / t});
   }
   std::vector<std::pair<double, double>> h2d, d2h;
+  std::map<int, std::pair<int, std::string>> gpu_elsewhere;  // op -> calls not run on the GPU, a reason
   for (const Point& pt : gpu.points) {
+    if (pt.elsewhere) {
+      auto& e = gpu_elsewhere[pt.op_id];
+      e.first += pt.elsewhere;
+      e.second = pt.why_elsewhere;
+    }
+    // A point is the GPU's only when most of its calls ran there.
+    if (pt.compute.empty() || 2 * pt.elsewhere > int(pt.compute.size())) continue;
     const double t = lower_quartile(pt.compute);
     if (t > 0 && pt.flops > 0) gpu_pts[pt.op_id].push_back({pt.flops, pt.flops / t});
     if (exact_copies(pt.op_id) && !pt.copy_in.empty()) {
@@ -377,8 +394,17 @@ int calibrate_command(const std::vector<std::string>& args) {
     }
   }
   for (auto& [op, pts] : cpu_pts) p.curves[kCpu][op] = curve_from_points(pts);
-  for (auto& [op, pts] : gpu_pts) p.curves[kGpu][op] = curve_from_points(pts);
   std::vector<std::string> notes;
+  for (auto& [op, pts] : gpu_pts) {
+    SpeedCurve c = curve_from_points(pts);
+    // A single size says nothing about how the speed grows: such an operation falls back on its
+    // precision's gemm (efficiency lines), as one without a curve does.
+    if (c.points.size() >= 2) p.curves[kGpu][op] = c;
+    else notes.push_back(std::string("GPU ") + gofl_ops[op].name + ": measured at one size only; its speed comes from gemm's");
+  }
+  for (const auto& [op, e] : gpu_elsewhere)
+    notes.push_back(std::string("GPU ") + gofl_ops[op].name + ": " + std::to_string(e.first) +
+                    " calls of the GPU pass ran on the CPU (" + e.second + ")");
   if (gpu_measured) {
     std::string why;
     if (!fit_copy_cost(h2d, &p.h2d, &why)) {
