@@ -370,7 +370,7 @@ int main(int argc, char** argv) {
   // The header records the run's settings: device gpu for the known-answer traces, auto for the demo.
   gofl::trace_configure(argv[1],
                         gofl::TraceInfo{is_demo ? 5 : 7, is_demo ? 2 : 1,
-                                        is_demo ? "built-in (provisional)" : "test <profile> & \"synthetic\""});
+                                        is_demo ? "built-in" : "test <profile> & \"synthetic\""});
   if (what == "avoidable") avoidable();
   else if (what == "mixed") mixed();
   else if (is_demo) demo();

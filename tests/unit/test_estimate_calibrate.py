@@ -115,7 +115,7 @@ def test_malformed_profile_is_reported_once_with_its_line_and_the_run_goes_on(tm
     msg = f"gpu-offload: the profile {bad} line 5: '1e6:fast' is not a FLOPS:RATE point"
     assert p.stderr.count(msg) == 1, p.stderr
     assert "using the built-in profile" in p.stderr
-    assert "profile built-in (provisional)" in p.stderr
+    assert "profile built-in" in p.stderr
     assert len(top_level(dump(trace), "dgemm")) == 4
     # The estimate names the line too, and refuses a profile it was asked to use.
     e = cli("estimate", "--profile", bad, trace)

@@ -200,7 +200,7 @@ def test_profile_crossover_from_the_builtin_profile(tmp_path):
     calls' sizes (policy/model.h), not from the trace's predictions."""
     out = cli("report", make_trace(tmp_path, "demo")).stdout
     cross = section(out, "Predicted CPU/GPU crossover")
-    assert "(profile built-in (provisional), at the traced calls' sizes)" in cross[0]
+    assert "(profile built-in, at the traced calls' sizes)" in cross[0]
     assert row(cross, "dgemm")[1] == "123"
 
 

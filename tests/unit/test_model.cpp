@@ -114,16 +114,17 @@ int run(AutoPolicy& p, FakeGpu& g, gofl_call c, double seconds = -1) {
 
 // ---- the profile ------------------------------------------------------------------------------
 
-TEST(Profile, BuiltInParsesAndIsMarkedProvisional) {
+TEST(Profile, BuiltInParsesAndIsTheCalibratedOne) {
   const Profile& p = builtin_profile();
   EXPECT_EQ(p.name, "built-in");
-  EXPECT_TRUE(p.provisional);
-  EXPECT_NE(p.source.find("provisional"), std::string::npos);
+  EXPECT_FALSE(p.provisional);  // written by gpu-offload calibrate on the H200 host
+  EXPECT_NE(p.source.find("gpu-offload calibrate"), std::string::npos);
   EXPECT_FALSE(p.curves[kCpu][op("dgemm")].empty());
   EXPECT_FALSE(p.curves[kGpu][op("dgemm")].empty());
   EXPECT_GT(p.gpu_startup_s, 0.1);
-  EXPECT_GT(p.h2d.bytes_per_s, p.d2h.bytes_per_s);
-  EXPECT_EQ(profile_label(p), "built-in (provisional)");
+  EXPECT_GT(p.h2d.bytes_per_s, 1e10);
+  EXPECT_GT(p.d2h.bytes_per_s, 1e10);
+  EXPECT_EQ(profile_label(p), "built-in");
   // The text is the one compiled in, readable.
   EXPECT_EQ(std::string(builtin_profile_text()).rfind("gpu-offload profile 1\n", 0), 0u);
 }
@@ -132,11 +133,16 @@ TEST(Profile, BuiltInPredictsTheMeasuredH200Numbers) {
   Model m(builtin_profile());
   const int dgemm = op("dgemm");
   const double n = 4096, f = 2 * n * n * n, mat = n * n * 8;
-  // CPU 16 threads: 0.25-0.27 s; GPU incl. copies: about 26 ms per call.
-  EXPECT_NEAR(m.cpu_seconds(dgemm, f), 0.26, 0.03);
-  EXPECT_NEAR(m.gpu_seconds(dgemm, f, 3 * mat, mat), 0.026, 0.006);
-  // n = 8192: 1.9 s on the CPU.
-  EXPECT_NEAR(m.cpu_seconds(dgemm, 8 * f), 1.9, 0.1);
+  // Measured on the H200 host (bench/numpy_bench.py, 2026-11-29): NumPy float64 a @ b at n = 4096
+  // took 0.22-0.23 s on the CPU (16 OpenBLAS threads) and 13.5-13.8 ms in the dgemm call under
+  // --device gpu (A and B in, C out).
+  EXPECT_NEAR(m.cpu_seconds(dgemm, f), 0.25, 0.05);
+  EXPECT_NEAR(m.gpu_seconds(dgemm, f, 2 * mat, mat), 0.0135, 0.004);
+  // n = 8192, dgemm_ from a C program (bench/nvblas_bench.sh): 1.71 s on the CPU. The calibration
+  // measured the CPU up to n = 3072 within its time budget and holds the speed flat beyond, so it
+  // predicts about 30% more: pessimistic for the CPU, where the GPU is 30x faster anyway.
+  EXPECT_GT(m.cpu_seconds(dgemm, 8 * f), 1.71 * 0.9);
+  EXPECT_LT(m.cpu_seconds(dgemm, 8 * f), 1.71 * 1.35);
 }
 
 TEST(Profile, RoundTripsThroughTheWriter) {
