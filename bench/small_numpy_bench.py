@@ -2,7 +2,7 @@
 """A short NumPy script with only small matrices, with and without gpu-offload (--device auto):
 wall time of the whole process, best and median of repeated runs, and whether CUDA got loaded.
 
-    python3 bench/small_numpy_bench.py [--build build] [--runs 15]
+    python3 bench/small_numpy_bench.py [--build build] [--runs 15] [--profile FILE]
 """
 import argparse
 import os
@@ -32,10 +32,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build"))
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--profile", help="machine profile (default: the user's, else the built-in one)")
     a = ap.parse_args()
     lib = os.path.join(a.build, "lib", "libgpuoffload.so")
     plain_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
     pre_env = dict(plain_env, LD_PRELOAD=lib, GPU_OFFLOAD_DEVICE="auto")
+    if a.profile:
+        pre_env["GPU_OFFLOAD_PROFILE"] = os.path.abspath(a.profile)
     cmd = [sys.executable, "-c", SCRIPT]
     plain, pre, cuda = [], [], set()
     for _ in range(a.runs):  # interleaved, so drifts in machine load hit both alike
