@@ -80,11 +80,12 @@ if has numpy; then
 fi
 if has sweep; then
   echo "== --device auto against the better device per call (bench/auto_sweep.py)"
-  timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
+  timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} ${PROFILE:+--profile "$PROFILE"} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"
-  timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" 2>&1 | tee "$OUT/small_numpy.log"
+  timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" ${PROFILE:+--profile "$PROFILE"} 2>&1 | tee "$OUT/small_numpy.log"
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
@@ -96,9 +97,8 @@ fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"
   /usr/bin/time -f "calibrate took %e s" timeout ${CALIBRATE_TIMEOUT:-500} "$B/bin/gpu-offload" calibrate \
-    --output "$OUT/h200.profile" --traces "$OUT/caltraces" > "$OUT/calibrate.log" 2>&1
+    --output "$OUT/h200.profile" > "$OUT/calibrate.log" 2>&1
   echo "exit $?"; tr '\r' '\n' < "$OUT/calibrate.log" | grep -v "^ *\[" | tail -130
-  tar czf "$OUT/caltraces.tgz" -C "$OUT" caltraces && rm -rf "$OUT/caltraces"
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
