@@ -16,7 +16,9 @@ extern "C" {
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
 // Why a GPU attempt did not produce the result (0: it did). The trace keeps the code; the summary
-// counts them. Every code but COPY_OUT_FAILED leaves the program's buffers untouched.
+// counts them. Every code but COPY_OUT_FAILED leaves the program's buffers as the CPU library needs
+// them to run the call itself: untouched, or (a routine that declared itself rerunnable, gemm with
+// beta = 0) partly written outputs that the CPU library overwrites without reading.
 enum gofl_gpu_status {
   GOFL_GPU_OK = 0,
   GOFL_GPU_UNSUPPORTED = 1,     // this variant is not implemented on the GPU (the CPU runs it)

@@ -162,7 +162,7 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
   const int64_t w = (g.n + panels - 1) / panels;
   struct Panel {
-    int64_t j0, cols;
+    int64_t j0 = 0, cols = 0;
     Event in, start, end;
     Panel() : in(false), start(true), end(true) {}
   };
@@ -204,7 +204,17 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
     e.add_compute(double(ms) * 1e-3);
   };
   if (out_only) {
-    e.set_rerunnable();
+    // Only when C shares no byte with A or B (BLAS forbids it, but a C or Fortran caller may do it
+    // anyway): otherwise the panels written would change the inputs a CPU rerun reads.
+    auto bytes = [](const T* p, int64_t rows, int64_t cols, int64_t ld) {
+      const auto b = reinterpret_cast<uintptr_t>(p);
+      return std::make_pair(b, b + (uint64_t((cols - 1) * ld + rows)) * sizeof(T));
+    };
+    const auto c = bytes(g.C, g.m, g.n, g.ldc), x = bytes(g.A, g.ar(), g.ac(), g.lda), y = bytes(g.B, g.br(), g.bc(), g.ldb);
+    auto overlap = [](std::pair<uintptr_t, uintptr_t> u, std::pair<uintptr_t, uintptr_t> v) {
+      return u.first < v.second && v.first < u.second;
+    };
+    if (!overlap(c, x) && !overlap(c, y)) e.set_rerunnable();
     for (Panel& P : ps) {
       if (P.cols <= 0) break;
       panel_done(P);

@@ -462,7 +462,8 @@ DevMem Engine::alloc(size_t bytes) {
 void Engine::release(void* p, size_t /*bytes*/) {
   if (!impl_ || !p) return;
   // Back to the cache, not cudaFree: work queued on stream() may still use it, and every later
-  // use of the block is queued on the same stream after that work.
+  // use of the block is queued on the same stream after that work. (A pipelined routine's side
+  // streams are idle when it returns: it waits for them on success, recover() on failure.)
   std::lock_guard<std::mutex> lk(impl_->pool_m);
   auto it = impl_->capacity.find(p);
   if (it == impl_->capacity.end()) return;
@@ -490,8 +491,9 @@ void Engine::release_cached(uint64_t keep) {
     }
   }
   if (to_free.empty()) return;
-  // Blocks freed here may still be read by queued work.
-  if (cudaStreamSynchronize(stream_) != cudaSuccess) (void)cudaGetLastError();
+  // Blocks freed here may still be read by queued work, on any of the engine's streams.
+  for (cudaStream_t s : {stream_, side_[0], side_[1]})
+    if (s && cudaStreamSynchronize(s) != cudaSuccess) (void)cudaGetLastError();
   for (void* p : to_free)
     if (cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
 }
@@ -681,8 +683,9 @@ void Engine::fill_result(gofl_gpu_result* r) {
 
 void Engine::recover() {
   if (!impl_) return;
-  // A failed call may leave copies or kernels queued and a pending error; wait, then clear it.
-  (void)cudaStreamSynchronize(stream_);
+  // A failed call may leave copies or kernels queued, on any of the engine's streams, and a
+  // pending error; wait for all of them, then clear it.
+  (void)cudaDeviceSynchronize();
   (void)cudaGetLastError();
   // A sticky error (illegal address, device lost) survives the clearing: the context is unusable.
   if (cudaStreamSynchronize(stream_) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) impl_->lost = true;
