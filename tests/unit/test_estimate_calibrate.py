@@ -211,6 +211,21 @@ def test_calibrate_quick_cpu_side(tmp_path):
     assert re.search(r"^cpu dgemm ", user.read_text(), re.M) and not re.search(r"^cpu dpotrf ", user.read_text(), re.M)
 
 
+def test_calibrate_out_of_time_keeps_every_routine(tmp_path):
+    # Sizes go in rounds (every routine at one size, then the next), and the budget never cuts the
+    # first: a pass cut short still has every routine, only without its larger sizes, and says so.
+    out = tmp_path / "profile"
+    env = {"OPENBLAS_NUM_THREADS": "2", "GOFL_CALIBRATE_PASS_S": "0.001"}
+    p = subprocess.run([str(CLI), "calibrate", "--quick", "--only", "gemm,potrf,heevd", "--output", str(out)],
+                       capture_output=True, text=True, env=base_env(env), timeout=300)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "the CPU pass ran out of time: 10 operations were not measured at their largest sizes" in p.stdout, p.stdout
+    text = out.read_text()
+    assert "# the CPU pass ran out of time" in text
+    for op in ("sgemm", "dgemm", "cgemm", "zgemm", "spotrf", "dpotrf", "cpotrf", "zpotrf", "cheevd", "zheevd"):
+        assert re.search(rf"^cpu {op} \S+$", text, re.M), op  # one point: the first round only
+
+
 def test_calibrate_usage_errors(tmp_path):
     assert cli("calibrate", "--only", "gemv").returncode == 2
     assert cli("calibrate", "extra").returncode == 2
