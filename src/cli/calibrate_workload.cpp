@@ -95,8 +95,8 @@ struct Canary {
   int threads = int(std::max(1u, std::thread::hardware_concurrency()));
   double normal = 1e9;  // the canary's time on the quiet machine: the median at the start
   static constexpr double kSlow = 1.5;
-  static constexpr size_t kWindow = 15;
-  std::vector<double> recent;  // the last kWindow measurements
+  static constexpr size_t kWindow = 31;
+  std::vector<double> recent;  // the last kWindow measurements taken before and after points
 
   double measure() { return std::min(canary_once(threads), canary_once(threads)); }
   // The median, not the fastest: one lucky run would make every later one look slow.
@@ -111,22 +111,27 @@ struct Canary {
   }
   // Quiet: no slower than 1.5 x the median of the recent measurements. Recent, not the start's: a
   // multithreaded CPU library's threads keep spinning for a while after each of its calls, which
-  // slows the canary down for the whole pass without anything else running. What the canary
-  // catches is a change: another program starting while a point is measured.
-  bool quiet() {
+  // slows the canary down for the whole pass without anything else running (on the H200 host every
+  // point then waited in vain). What the canary catches is a change: another program taking cores.
+  // Only the checks before and after a point join the window, never the polls while waiting, so
+  // an episode of several seconds (about 15 points) does not become the new normal.
+  bool quiet(bool record = true) {
     const double t = measure();
-    const double ref = median();
-    recent.push_back(t);
-    if (recent.size() > kWindow) recent.erase(recent.begin());
-    return t <= kSlow * ref;
+    const bool ok = t <= kSlow * median();
+    if (record) {
+      recent.push_back(t);
+      if (recent.size() > kWindow) recent.erase(recent.begin());
+    }
+    return ok;
   }
   // Waits up to max_wait_s for a quiet machine; false when it stayed noisy.
   bool wait_quiet(double max_wait_s) {
+    if (quiet()) return true;
     const double end = now_s() + max_wait_s;
-    while (!quiet()) {
+    do {
       if (now_s() > end) return false;
       usleep(20000);
-    }
+    } while (!quiet(false));
     return true;
   }
 };
