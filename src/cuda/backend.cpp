@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 
+#include "common/nvml.h"
 #include "cuda/backend_abi.h"
 #include "cuda/engine.h"
 #include "cuda/prefault.h"
@@ -46,60 +47,17 @@ const Routine* routine_of(const gofl_call* c) {
   return r->run ? r : nullptr;
 }
 
-// ---- NVML, through dlopen so that the backend does not need it to load -------------------------------
+// ---- NVML (common/nvml.cpp) ---------------------------------------------------------------------------
 
-struct Nvml {
-  using Init = int (*)();
-  using ByIndex = int (*)(unsigned, void**);
-  using ByString = int (*)(const char*, void**);
-  struct Utilization { unsigned gpu, memory; };
-  using GetUtil = int (*)(void*, Utilization*);
-  GetUtil get_util = nullptr;
-  void* dev = nullptr;
-  bool by_bus_id = false;  // the handle was matched to the CUDA device, not guessed
-};
-
-std::mutex nvml_m;
-Nvml nvml;
-bool nvml_tried = false;
-
-// Before start() the device is guessed from CUDA_VISIBLE_DEVICES (NVML counts all GPUs); after it,
-// the handle is matched by PCI bus id.
-void nvml_open() {
-  if (!nvml_tried) {
-    nvml_tried = true;
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return;
-    auto init = reinterpret_cast<Nvml::Init>(dlsym(lib, "nvmlInit_v2"));
-    nvml.get_util = reinterpret_cast<Nvml::GetUtil>(dlsym(lib, "nvmlDeviceGetUtilizationRates"));
-    if (!init || !nvml.get_util || init() != 0) {
-      nvml.get_util = nullptr;
-      return;
-    }
-    auto by_index = reinterpret_cast<Nvml::ByIndex>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-    auto by_uuid = reinterpret_cast<Nvml::ByString>(dlsym(lib, "nvmlDeviceGetHandleByUUID"));
-    unsigned index = 0;
-    const char* vis = std::getenv("CUDA_VISIBLE_DEVICES");
-    if (vis && std::strncmp(vis, "GPU-", 4) == 0 && by_uuid) {
-      char uuid[96];
-      std::snprintf(uuid, sizeof uuid, "%s", vis);
-      if (char* comma = std::strchr(uuid, ',')) *comma = '\0';
-      if (by_uuid(uuid, &nvml.dev) == 0) return;
-      nvml.dev = nullptr;
-    } else if (vis && *vis >= '0' && *vis <= '9') {
-      index = unsigned(std::strtoul(vis, nullptr, 10));
-    }
-    if (by_index && by_index(index, &nvml.dev) != 0) nvml.dev = nullptr;
-  }
-  if (!nvml.by_bus_id && nvml.get_util && Engine::get().started()) {
-    nvml.by_bus_id = true;
-    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    auto by_bus = lib ? reinterpret_cast<Nvml::ByString>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2")) : nullptr;
+// After start() the NVML handle is matched to the CUDA device by PCI bus id, once.
+void nvml_match_once() {
+  static std::once_flag once;
+  if (!Engine::get().started()) return;
+  std::call_once(once, [] {
     char bus[32];
-    void* dev = nullptr;
-    if (by_bus && cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess && by_bus(bus, &dev) == 0) nvml.dev = dev;
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess) nvml_match_bus_id(bus);
     (void)cudaGetLastError();
-  }
+  });
 }
 
 // ---- the interface ----------------------------------------------------------------------------------
@@ -211,12 +169,8 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
 }
 
 int b_utilization() {
-  std::lock_guard<std::mutex> lk(nvml_m);
-  nvml_open();
-  if (!nvml.get_util || !nvml.dev) return -1;
-  Nvml::Utilization u{0, 0};
-  if (nvml.get_util(nvml.dev, &u) != 0) return -1;
-  return int(u.gpu);
+  nvml_match_once();
+  return nvml_utilization();
 }
 
 void b_trim() {

@@ -78,6 +78,24 @@ PolicyStats AutoPolicy::stats() const {
   return stats_;
 }
 
+// NVML's reading, at most kUtilizationMaxAge old. Called without mu_ held (a first reading opens
+// NVML, which takes a while).
+int AutoPolicy::utilization(GpuEnv& env, double now) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (now - util_read_at_ < kUtilizationMaxAge) return util_value_;
+  }
+  return read_utilization(env, now);
+}
+
+int AutoPolicy::read_utilization(GpuEnv& env, double now) {
+  const int util = env.utilization();
+  std::lock_guard<std::mutex> lk(mu_);
+  util_value_ = util;
+  util_read_at_ = now;
+  return util;
+}
+
 void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.device = GOFL_DEV_CPU;
   c.pred_cpu_s = c.pred_gpu_s = 0;
@@ -115,6 +133,16 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       c.reason = GOFL_R_NOT_STARTED;
       return;
     }
+    // Starting is justified, unless other programs load the GPU beyond the level's limit: then the
+    // start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has not
+    // used the GPU, so the reading is all theirs).
+    lk.unlock();
+    const int util = utilization(env, env.now());
+    lk.lock();
+    if (util >= 0 && util > level_.busy_limit * 100.0 + 1e-6) {
+      c.reason = GOFL_R_GPU_BUSY;
+      return;
+    }
     const uint64_t call_no = stats_.decided;
     lk.unlock();  // starting takes a while and loads foreign code: never under our lock
     const bool ok = env.start();
@@ -145,21 +173,9 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   const double now = env.now();
   lk.lock();
   const bool idle = gpu_inflight_ == 0 && now - last_gpu_activity_ >= kIdleForUtilization;
-  const bool fresh = now - util_read_at_ < kUtilizationMaxAge;
   lk.unlock();
   if (idle) {
-    int util;
-    if (fresh) {
-      lk.lock();
-      util = util_value_;
-      lk.unlock();
-    } else {
-      util = env.utilization();
-      lk.lock();
-      util_value_ = util;
-      util_read_at_ = now;
-      lk.unlock();
-    }
+    const int util = utilization(env, now);
     if (util >= 0 && util > level_.busy_limit * 100.0 + 1e-6) {
       c.reason = GOFL_R_GPU_BUSY;
       return;

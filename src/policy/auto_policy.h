@@ -47,7 +47,7 @@ class GpuEnv {
   virtual bool unavailable() = 0;  // a start was tried and failed (or the GPU was lost by fork)
   virtual bool start() = 0;        // load and start the backend; true when it runs
   virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
-  virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown
+  virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
   virtual uint64_t device_bytes(const gofl_call& c) = 0;
   virtual double now() = 0;        // seconds, monotonic
@@ -120,6 +120,8 @@ class AutoPolicy {
   bool start_failed_ = false;
   int gpu_inflight_ = 0;
   double last_gpu_activity_ = -1e300;
+  int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)
+  int read_utilization(GpuEnv& env, double now);  // a new reading (without mu_ held)
   double util_read_at_ = -1e300;
   int util_value_ = -1;
 };

@@ -1,5 +1,7 @@
 #include "policy/decide.h"
 
+#include "common/nvml.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -33,9 +35,12 @@ class LibraryGpu final : public GpuEnv {
     const gofl_backend* b = running();
     return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
   }
+  // Before the start, NVML straight from here (no CUDA library is loaded for it); after it, the
+  // backend's reading, whose NVML device is matched to the CUDA device by PCI bus id.
   int utilization() override {
     const gofl_backend* b = running();
-    return b && b->utilization ? b->utilization() : -1;
+    if (b && b->utilization) return b->utilization();
+    return nvml_utilization();
   }
   bool memory(uint64_t* free_b, uint64_t* total_b) override {
     const gofl_backend* b = running();

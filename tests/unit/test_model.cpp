@@ -86,8 +86,7 @@ struct FakeGpu final : GpuEnv {
     if (!is_started) ++asked_started_gpu;
     return support;
   }
-  int utilization() override {
-    if (!is_started) ++asked_started_gpu;
+  int utilization() override {  // NVML: allowed before the start (it loads no CUDA library)
     ++util_reads;
     return util;
   }
@@ -561,10 +560,40 @@ TEST(SkiRental, SmallOrUnprofitableWorkNeverStartsTheGpu) {
   for (int i = 0; i < 50; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e7)), GOFL_R_NOT_STARTED);
   EXPECT_EQ(g.starts, 0);
   EXPECT_EQ(g.asked_started_gpu, 0);
+  EXPECT_EQ(g.util_reads, 0);  // not even NVML is opened
   // The GPU is slower: never a reason to start.
   AutoPolicy q(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});
   for (int i = 0; i < 100; ++i) EXPECT_EQ(run(q, g, make_call("dgemm", 1e11)), GOFL_R_PREDICTED_SLOWER);
   EXPECT_EQ(g.starts, 0);
+}
+
+TEST(SkiRental, TheGpuIsNotStartedWhileOtherProgramsLoadItBeyondTheLimit) {
+  for (int level : {1, 5, 10}) {
+    const int limit = int(lround(level_row(level).busy_limit * 100));
+    AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{level});  // start-up free: start at once
+    FakeGpu g;
+    g.util = limit + 1;
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_GPU_BUSY) << level;
+    EXPECT_EQ(g.starts, 0);
+    EXPECT_EQ(g.util_reads, 1);
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_GPU_BUSY) << level;
+    EXPECT_EQ(g.util_reads, 1);  // 0.1 s later: the reading still serves
+    g.t += kUtilizationMaxAge;
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_GPU_BUSY) << level;
+    EXPECT_EQ(g.util_reads, 2);
+    EXPECT_FALSE(p.stats().started);
+    g.util = limit;  // at the limit: room enough
+    g.t += 1;
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << level;
+    EXPECT_EQ(g.starts, 1);
+    EXPECT_TRUE(p.stats().started);
+  }
+  // Unknown load (no NVML): no objection.
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
+  FakeGpu h;
+  h.util = -1;
+  EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(h.starts, 1);
 }
 
 TEST(SkiRental, AFailedStartIsNotRetried) {
