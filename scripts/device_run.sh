@@ -88,7 +88,7 @@ if has small; then
   timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" ${PROFILE:+--profile "$PROFILE"} 2>&1 | tee "$OUT/small_numpy.log"
 fi
 if has busy; then
-  echo "== NVML gate: PyTorch keeps the GPU busy; NumPy a @ b (n = 4096) x 6 under --device auto, level 5 (limit 59%)"
+  echo "== NVML gate: PyTorch keeps the GPU busy; NumPy a @ b (n = 4096) x 15 under --device auto, level 5 (limit 59%)"
   "$PY" -c '
 import time, torch
 a = torch.randn(8192, 8192, device="cuda"); t = time.time()
@@ -98,13 +98,13 @@ while time.time() - t < 25: a @ a; torch.cuda.synchronize()' &
   "$B/bin/gpu-offload" run --summary -- "$PY" -c '
 import numpy as np
 r = np.random.default_rng(0); a = r.standard_normal((4096, 4096)); b = r.standard_normal((4096, 4096))
-for i in range(6): c = a @ b' 2>&1 | tail -12
+for i in range(15): c = a @ b' 2>&1 | tail -12
   wait $hog
   echo "== the same with the GPU free"
   "$B/bin/gpu-offload" run --summary -- "$PY" -c '
 import numpy as np
 r = np.random.default_rng(0); a = r.standard_normal((4096, 4096)); b = r.standard_normal((4096, 4096))
-for i in range(6): c = a @ b' 2>&1 | tail -12
+for i in range(15): c = a @ b' 2>&1 | tail -12
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
