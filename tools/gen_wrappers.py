@@ -267,9 +267,10 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append(f"extern \"C\" GOFL_EXPORT void {name}({', '.join(params)}) {{\n")
     L.extend(norm)
     L.append(flops)
-    L.append(f"  const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::g_real[{ident(name)}].load(std::memory_order_acquire));\n")
-    L.append("  if (__builtin_expect(gofl_real != nullptr && gofl_flops < gofl::g_fast_limit, 1)) {\n")
-    L.append(f"    return gofl_real({', '.join(call_args)});\n  }}\n")
+    # The cached real function serves this caller (its module's scope gave it, or the global one).
+    L.append(f"  const gofl::RealEntry* const gofl_e = gofl::g_real[{ident(name)}].load(std::memory_order_acquire);\n")
+    L.append("  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {\n")
+    L.append(f"    return reinterpret_cast<{fn_t}>(gofl_e->fn)({', '.join(call_args)});\n  }}\n")
     # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
     # The slow path also resolves the real function on first use.
     L.append("  gofl::t_site = __builtin_return_address(0);\n")

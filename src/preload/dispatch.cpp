@@ -19,6 +19,7 @@
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"
 #include "preload/summary.h"
+#include "preload/resolve.h"
 #include "preload/wrapper_support.h"
 #include "trace/writer.h"
 
@@ -49,6 +50,7 @@ int tid() {
 
 void at_fork_child() {
   t_tid = 0;
+  resolve_fork_child();
   gpu_fork_child();
   trace_fork_child();
   summary_reset();

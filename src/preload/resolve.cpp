@@ -1,11 +1,19 @@
-// Finding the function the program would have called without us: the calling module and its
-// dependencies, then the global scope after us, then every loaded object; never one of our wrappers.
+// Finding the function the program would have called without us, as the dynamic linker binds it:
+// the global scope after us, else the calling module's own dependencies (a library it loaded with
+// RTLD_LOCAL, such as NumPy's OpenBLAS), else any loaded object; never one of our wrappers. An
+// answer from a module's own dependencies serves that module's calls only: two plugins with two
+// private BLAS libraries each reach their own.
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <sched.h>
+#include <stdint.h>
+
+#include <algorithm>
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -14,7 +22,7 @@
 
 namespace gofl {
 
-std::atomic<void*> g_real[GOFL_N_SYMS];
+std::atomic<const RealEntry*> g_real[GOFL_N_SYMS];
 
 // Defined only by libgpuoffload.so: an object exporting it is a copy of us, never the real library.
 extern "C" GOFL_EXPORT const char gpu_offload_library_marker[] = "gpu-offload";
@@ -79,24 +87,89 @@ int collect_path(struct dl_phdr_info* info, size_t, void* data) {
 
 }  // namespace
 
-void* find_real(const char* name, const void* caller) {
-  // 1. The calling module's own scope: reaches private (RTLD_LOCAL) libraries such as NumPy's OpenBLAS.
+namespace {
+
+struct Found {
+  void* fn = nullptr;
+  bool global = true;      // the same answer for every caller
+  uintptr_t lo = 0, hi = 0;  // else: the calling module's code, where the answer holds
+};
+
+struct RangeQuery {
+  uintptr_t addr, lo = 0, hi = 0;
+};
+
+int find_range(struct dl_phdr_info* info, size_t, void* data) {
+  auto* q = static_cast<RangeQuery*>(data);
+  uintptr_t lo = UINTPTR_MAX, hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    lo = std::min<uintptr_t>(lo, info->dlpi_addr + ph.p_vaddr);
+    hi = std::max<uintptr_t>(hi, info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
+  }
+  if (q->addr >= lo && q->addr < hi) {
+    q->lo = lo;
+    q->hi = hi;
+    return 1;
+  }
+  return 0;
+}
+
+Found find(const char* name, const void* caller) {
+  Found f;
+  // 1. The global scope after us: what every caller is bound to.
+  if (void* p = dlsym(RTLD_NEXT, name)) {
+    if (!is_ours(p)) {
+      f.fn = p;
+      return f;
+    }
+  }
+  // What follows holds for the calling module only (when it is known).
+  RangeQuery q{reinterpret_cast<uintptr_t>(caller)};
+  if (caller) dl_iterate_phdr(find_range, &q);
+  auto for_caller = [&](void* p) {
+    f.fn = p;
+    if (q.hi > q.lo) {
+      f.global = false;
+      f.lo = q.lo;
+      f.hi = q.hi;
+    }
+    return f;
+  };
+  // 2. The calling module's own scope: private (RTLD_LOCAL) libraries such as NumPy's OpenBLAS.
   Dl_info di{};
   if (caller && dladdr(caller, &di) && di.dli_fbase != own_base()) {
-    if (void* p = lookup_in(di.dli_fname, name)) return p;
-  }
-  // 2. The global scope after us.
-  if (void* p = dlsym(RTLD_NEXT, name)) {
-    if (!is_ours(p)) return p;
+    if (void* p = lookup_in(di.dli_fname, name)) return for_caller(p);
   }
   // 3. Every loaded object, in load order.
   std::vector<std::string> paths;
   dl_iterate_phdr(collect_path, &paths);
   for (const auto& path : paths) {
-    if (void* p = lookup_in(path.c_str(), name)) return p;
+    if (void* p = lookup_in(path.c_str(), name)) return for_caller(p);
   }
-  return nullptr;
+  return f;
 }
+
+// Answers for callers the published entries do not serve (a third module, a different function).
+struct Extra {
+  int sym;
+  void* fn;
+  uintptr_t lo, hi;
+};
+std::atomic_flag g_resolve_lock = ATOMIC_FLAG_INIT;
+std::vector<Extra>* g_extra = nullptr;
+
+struct ResolveLock {
+  ResolveLock() {
+    while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+  }
+  ~ResolveLock() { g_resolve_lock.clear(std::memory_order_release); }
+};
+
+}  // namespace
+
+void* find_real(const char* name, const void* caller) { return find(name, caller).fn; }
 
 void* find_real_or_exit(const char* name, const void* caller) {
   void* p = find_real(name, caller);
@@ -105,11 +178,41 @@ void* find_real_or_exit(const char* name, const void* caller) {
 }
 
 void* resolve_real(int sym, const void* caller) {
-  void* p = find_real_or_exit(gofl_syms[sym].name, caller);
-  void* expected = nullptr;
-  // Keep the first answer if two threads raced; both found a real function.
-  if (!g_real[sym].compare_exchange_strong(expected, p, std::memory_order_acq_rel)) return expected;
-  return p;
+  {
+    ResolveLock lk;
+    const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
+    if (e && serves(e, caller)) return e->fn;
+    if (g_extra)
+      for (const Extra& x : *g_extra)
+        if (x.sym == sym && reinterpret_cast<uintptr_t>(caller) - x.lo < x.hi - x.lo) return x.fn;
+  }
+  // Outside the lock: the search calls dlopen/dladdr, which take the loader's lock.
+  const Found f = find(gofl_syms[sym].name, caller);
+  if (!f.fn) missing(gofl_syms[sym].name, caller);
+  ResolveLock lk;
+  const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
+  if (e && serves(e, caller)) return e->fn;  // another thread got here first
+  // Entries are never freed: a reader may still hold an older one.
+  if (f.global) {
+    if (!e) {
+      g_real[sym].store(new RealEntry{f.fn, 1, {0}, {UINTPTR_MAX}}, std::memory_order_release);
+      return f.fn;
+    }
+  } else if (!e || (e->fn == f.fn && e->n < 4 && e->span[0] != UINTPTR_MAX)) {
+    auto* w = new RealEntry{f.fn, 0, {}, {}};
+    if (e) *w = *e;
+    w->lo[w->n] = f.lo;
+    w->span[w->n] = f.hi - f.lo;
+    ++w->n;
+    g_real[sym].store(w, std::memory_order_release);
+    return f.fn;
+  }
+  // A caller the published entry cannot take in: found again here on each of its calls.
+  if (!g_extra) g_extra = new std::vector<Extra>;
+  if (!f.global) g_extra->push_back({sym, f.fn, f.lo, f.hi});
+  return f.fn;
 }
+
+void resolve_fork_child() { g_resolve_lock.clear(std::memory_order_release); }
 
 }  // namespace gofl

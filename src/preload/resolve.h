@@ -3,9 +3,12 @@
 
 namespace gofl {
 
-// The first definition of `name` outside this library, searched from `caller`'s module; nullptr if none.
+// The definition of `name` outside this library that `caller` would be bound to (the global scope,
+// else the caller's own dependencies, else any loaded object); nullptr if none.
 void* find_real(const char* name, const void* caller);
 // find_real, or the dynamic linker's "undefined symbol" message and exit status 127.
 void* find_real_or_exit(const char* name, const void* caller);
+// In a forked child: the resolver's lock may have been held by a thread the child does not have.
+void resolve_fork_child();
 
 }  // namespace gofl

@@ -27,15 +27,33 @@ namespace gofl {
 // decision threshold, +inf when nothing is traced and everything stays on the CPU.
 extern double g_fast_limit;
 
-extern std::atomic<void*> g_real[GOFL_N_SYMS];
+// The real function behind a symbol and the callers it serves: every caller when the global scope
+// defines it (lo 0, span all), else the code of the modules whose own libraries define it (the
+// dynamic linker's rule: global scope first, then the caller's own dependencies). Published once,
+// never changed or freed; a wider one replaces it.
+struct RealEntry {
+  void* fn;
+  uint32_t n;
+  uintptr_t lo[4], span[4];
+};
+inline bool serves(const RealEntry* e, const void* caller) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(caller);
+  if (__builtin_expect(a - e->lo[0] < e->span[0], 1)) return true;
+  for (uint32_t i = 1; i < e->n; ++i)
+    if (a - e->lo[i] < e->span[i]) return true;
+  return false;
+}
+
+extern std::atomic<const RealEntry*> g_real[GOFL_N_SYMS];
 // The application's call site, handed from a wrapper to its out-of-line slow path.
 extern __thread const void* t_site __attribute__((tls_model("initial-exec")));
-// Finds the real function for `sym`, caching it; never returns (exits like ld.so) when none exists.
+// Finds the real function for `sym` as seen from `caller`, caching it; never returns (exits like
+// ld.so) when none exists.
 [[gnu::cold, gnu::noinline]] void* resolve_real(int sym, const void* caller);
 
 inline void* real_fn(int sym, const void* caller) {
-  void* p = g_real[sym].load(std::memory_order_acquire);
-  return __builtin_expect(p != nullptr, 1) ? p : resolve_real(sym, caller);
+  const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
+  return __builtin_expect(e != nullptr && serves(e, caller), 1) ? e->fn : resolve_real(sym, caller);
 }
 
 // Dispatcher: enter() returns true when the CPU library must run the call; leave() records it.

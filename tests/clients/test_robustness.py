@@ -296,3 +296,25 @@ def test_arguments_lapack_does_not_read_may_be_null(libs, trace_dir):
         assert p.stdout == plain.stdout, extra
     ops = {r["op"] for r in top_level(dump(trace_dir))}
     assert {"dsyevr", "zheevr"} <= ops
+
+
+# ------------------------------------------------------------------------------------------ symbol scopes
+@pytest.mark.parametrize("program,expected", [
+    ("scope_client", "module1 -> 1, module2 -> 2"),
+    ("scope_client_global", "module1 -> 1, module2 -> 1"),
+])
+def test_each_caller_reaches_the_library_the_dynamic_linker_would_bind(program, expected, trace_dir):
+    """Two plugins loaded with RTLD_LOCAL, each linked against its own BLAS with the same plain dgemm_
+    (scope_client.c), called in turn. The dynamic linker binds a call to the global scope first, else
+    to the caller's own libraries: without a global dgemm_ each plugin reaches its own; with one (the
+    program linked against library 1) every caller reaches that. Under the library the outputs must be
+    the same, on the fast path (not tracing) and on the slow one (tracing)."""
+    exe = client(program)
+    plain = run([exe, CLIENTS], preload=False)
+    assert plain.stdout.splitlines()[:3] == [expected] * 3, plain.stdout
+    fast = run([exe, CLIENTS])
+    traced = run([exe, CLIENTS], trace_dir=trace_dir)
+    assert fast.stdout == plain.stdout
+    assert traced.stdout == plain.stdout
+    sites = {Path(r["site_module"]).name for r in top_level(dump(trace_dir))}
+    assert {"libgofl_scope_module1.so", "libgofl_scope_module2.so"} <= sites, sites

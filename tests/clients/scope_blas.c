@@ -1,0 +1,11 @@
+/* A one-routine BLAS whose dgemm_ marks C with SCOPE_MARK: tells which library a call reached
+ * (scope_client.c builds two of them, 1 and 2). */
+#include <stddef.h>
+
+void dgemm_(const char* ta, const char* tb, const int* m, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+            const int* ldc, size_t lta, size_t ltb) {
+  (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda, (void)b, (void)ldb, (void)beta;
+  (void)ldc, (void)lta, (void)ltb;
+  c[0] = SCOPE_MARK;
+}
