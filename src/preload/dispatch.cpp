@@ -48,6 +48,16 @@ int tid() {
   return t_tid;
 }
 
+void at_fork_prepare() {
+  trace_fork_prepare();
+  resolve_fork_prepare();
+}
+
+void at_fork_parent() {
+  resolve_fork_parent();
+  trace_fork_parent();
+}
+
 void at_fork_child() {
   t_tid = 0;
   resolve_fork_child();
@@ -64,7 +74,7 @@ void init_once() {
     trace_configure(s.trace_dir.c_str(), TraceInfo{s.level, int(s.device), profile.c_str()});
   }
   g_record = !s.trace_dir.empty() || s.summary;
-  pthread_atfork(trace_fork_prepare, trace_fork_parent, at_fork_child);
+  pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
   double limit;
   if (g_record || s.device == DeviceMode::Gpu) limit = -1.0;  // every call is described
   else if (s.device == DeviceMode::Cpu) limit = std::numeric_limits<double>::infinity();

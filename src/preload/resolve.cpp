@@ -91,8 +91,9 @@ namespace {
 
 struct Found {
   void* fn = nullptr;
-  bool global = true;      // the same answer for every caller
-  uintptr_t lo = 0, hi = 0;  // else: the calling module's code, where the answer holds
+  bool global = true;        // from the global scope: the same answer for every caller
+  bool cacheable = true;     // false: a caller outside every module (JIT code): not remembered
+  uintptr_t lo = 0, hi = 0;  // not global: the calling module's code, where the answer holds
 };
 
 struct RangeQuery {
@@ -130,11 +131,10 @@ Found find(const char* name, const void* caller) {
   if (caller) dl_iterate_phdr(find_range, &q);
   auto for_caller = [&](void* p) {
     f.fn = p;
-    if (q.hi > q.lo) {
-      f.global = false;
-      f.lo = q.lo;
-      f.hi = q.hi;
-    }
+    f.global = false;
+    f.lo = q.lo;
+    f.hi = q.hi;
+    f.cacheable = q.hi > q.lo;
     return f;
   };
   // 2. The calling module's own scope: private (RTLD_LOCAL) libraries such as NumPy's OpenBLAS.
@@ -182,13 +182,28 @@ void* resolve_real(int sym, const void* caller) {
     ResolveLock lk;
     const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
     if (e && serves(e, caller)) return e->fn;
-    if (g_extra)
-      for (const Extra& x : *g_extra)
-        if (x.sym == sym && reinterpret_cast<uintptr_t>(caller) - x.lo < x.hi - x.lo) return x.fn;
+    if (g_extra) {
+      const Extra* any = nullptr;
+      for (const Extra& x : *g_extra) {
+        if (x.sym != sym) continue;
+        if (x.hi == UINTPTR_MAX && x.lo == 0) any = &x;  // a global answer: after the callers' own
+        else if (reinterpret_cast<uintptr_t>(caller) - x.lo < x.hi - x.lo) return x.fn;
+      }
+      if (any) return any->fn;
+    }
   }
   // Outside the lock: the search calls dlopen/dladdr, which take the loader's lock.
   const Found f = find(gofl_syms[sym].name, caller);
   if (!f.fn) missing(gofl_syms[sym].name, caller);
+  if (!f.cacheable) return f.fn;
+  if (!f.global) {
+    // Remembered for the caller's module: neither it nor the library may be unloaded and their
+    // addresses reused while the answer stands.
+    for (const void* a : {static_cast<const void*>(f.fn), caller}) {
+      Dl_info di{};
+      if (dladdr(a, &di) && di.dli_fname && *di.dli_fname) dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+    }
+  }
   ResolveLock lk;
   const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
   if (e && serves(e, caller)) return e->fn;  // another thread got here first
@@ -207,12 +222,20 @@ void* resolve_real(int sym, const void* caller) {
     g_real[sym].store(w, std::memory_order_release);
     return f.fn;
   }
-  // A caller the published entry cannot take in: found again here on each of its calls.
+  // A caller the published entry cannot take in: found here, under the lock, on each of its calls
+  // (a global answer that appeared later, RTLD_GLOBAL, serves every such caller).
   if (!g_extra) g_extra = new std::vector<Extra>;
-  if (!f.global) g_extra->push_back({sym, f.fn, f.lo, f.hi});
+  if (f.global) g_extra->push_back({sym, f.fn, 0, UINTPTR_MAX});
+  else g_extra->push_back({sym, f.fn, f.lo, f.hi});
   return f.fn;
 }
 
+// fork(): the lock is taken before and released after in both processes, so the child never sees
+// the overflow list half-changed (it is never held across a loader call).
+void resolve_fork_prepare() {
+  while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+}
+void resolve_fork_parent() { g_resolve_lock.clear(std::memory_order_release); }
 void resolve_fork_child() { g_resolve_lock.clear(std::memory_order_release); }
 
 }  // namespace gofl

@@ -8,7 +8,9 @@ namespace gofl {
 void* find_real(const char* name, const void* caller);
 // find_real, or the dynamic linker's "undefined symbol" message and exit status 127.
 void* find_real_or_exit(const char* name, const void* caller);
-// In a forked child: the resolver's lock may have been held by a thread the child does not have.
+// fork() handlers: the resolver's lock is held across fork().
+void resolve_fork_prepare();
+void resolve_fork_parent();
 void resolve_fork_child();
 
 }  // namespace gofl
