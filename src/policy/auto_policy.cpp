@@ -88,6 +88,9 @@ int AutoPolicy::utilization(GpuEnv& env, double now) {
   return read_utilization(env, now);
 }
 
+// Other programs load the GPU beyond the level's limit (an unknown reading, -1, is no objection).
+bool AutoPolicy::too_busy(int util) const { return util >= 0 && util > level_.busy_limit * 100.0 + 1e-6; }
+
 int AutoPolicy::read_utilization(GpuEnv& env, double now) {
   const int util = env.utilization();
   std::lock_guard<std::mutex> lk(mu_);
@@ -139,7 +142,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
     lk.unlock();
     const int util = utilization(env, env.now());
     lk.lock();
-    if (util >= 0 && util > level_.busy_limit * 100.0 + 1e-6) {
+    if (too_busy(util)) {
       c.reason = GOFL_R_GPU_BUSY;
       return;
     }
@@ -175,8 +178,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   const bool idle = gpu_inflight_ == 0 && now - last_gpu_activity_ >= kIdleForUtilization;
   lk.unlock();
   if (idle) {
-    const int util = utilization(env, now);
-    if (util >= 0 && util > level_.busy_limit * 100.0 + 1e-6) {
+    if (too_busy(utilization(env, now))) {
       c.reason = GOFL_R_GPU_BUSY;
       return;
     }

@@ -122,6 +122,7 @@ class AutoPolicy {
   double last_gpu_activity_ = -1e300;
   int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)
   int read_utilization(GpuEnv& env, double now);  // a new reading (without mu_ held)
+  bool too_busy(int util) const;
   double util_read_at_ = -1e300;
   int util_value_ = -1;
 };
