@@ -109,6 +109,8 @@ template <class T> struct Gemm {
   int64_t ac() const { return ta == 'N' ? k : m; }
   int64_t br() const { return tb == 'N' ? k : n; }
   int64_t bc() const { return tb == 'N' ? n : k; }
+  // B is A, stored alike (a @ a): one device copy serves both.
+  bool b_is_a() const { return A == B && ar() == br() && ac() == bc() && lda == ldb; }
 
   explicit Gemm(const CallArgs& a) {
     using P = args::gemm_r;
@@ -153,7 +155,7 @@ template <class T> int gemm_panels(const Gemm<T>& g) {
 }
 
 template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels) {
-  const bool same = g.A == g.B && g.ar() == g.br() && g.ac() == g.bc() && g.lda == g.ldb;
+  const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
   DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
@@ -239,7 +241,7 @@ template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, g, panels);
   DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
   // a @ a: one copy of the shared operand.
-  const bool same = g.A == g.B && g.ar() == g.br() && g.ac() == g.bc() && g.lda == g.ldb;
+  const bool same = g.b_is_a();
   DevMem dB = same ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   const T* pB = same ? dA.get<T>() : dB.get<T>();
