@@ -152,19 +152,23 @@ Found find(const char* name, const void* caller) {
 }
 
 // Answers for callers the published entries do not serve (a third module, a different function).
+// Ranges as RealEntry holds them: callers at lo ... lo + span; span UINTPTR_MAX: every caller.
 struct Extra {
   int sym;
   void* fn;
-  uintptr_t lo, hi;
+  uintptr_t lo, span;
 };
 std::atomic_flag g_resolve_lock = ATOMIC_FLAG_INIT;
 std::vector<Extra>* g_extra = nullptr;
 
+void lock_resolver() {
+  while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
+}
+void unlock_resolver() { g_resolve_lock.clear(std::memory_order_release); }
+
 struct ResolveLock {
-  ResolveLock() {
-    while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
-  }
-  ~ResolveLock() { g_resolve_lock.clear(std::memory_order_release); }
+  ResolveLock() { lock_resolver(); }
+  ~ResolveLock() { unlock_resolver(); }
 };
 
 }  // namespace
@@ -186,8 +190,8 @@ void* resolve_real(int sym, const void* caller) {
       const Extra* any = nullptr;
       for (const Extra& x : *g_extra) {
         if (x.sym != sym) continue;
-        if (x.hi == UINTPTR_MAX && x.lo == 0) any = &x;  // a global answer: after the callers' own
-        else if (reinterpret_cast<uintptr_t>(caller) - x.lo < x.hi - x.lo) return x.fn;
+        if (x.span == UINTPTR_MAX) any = &x;  // a global answer: after the callers' own
+        else if (reinterpret_cast<uintptr_t>(caller) - x.lo < x.span) return x.fn;
       }
       if (any) return any->fn;
     }
@@ -226,16 +230,14 @@ void* resolve_real(int sym, const void* caller) {
   // (a global answer that appeared later, RTLD_GLOBAL, serves every such caller).
   if (!g_extra) g_extra = new std::vector<Extra>;
   if (f.global) g_extra->push_back({sym, f.fn, 0, UINTPTR_MAX});
-  else g_extra->push_back({sym, f.fn, f.lo, f.hi});
+  else g_extra->push_back({sym, f.fn, f.lo, f.hi - f.lo});
   return f.fn;
 }
 
 // fork(): the lock is taken before and released after in both processes, so the child never sees
 // the overflow list half-changed (it is never held across a loader call).
-void resolve_fork_prepare() {
-  while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
-}
-void resolve_fork_parent() { g_resolve_lock.clear(std::memory_order_release); }
-void resolve_fork_child() { g_resolve_lock.clear(std::memory_order_release); }
+void resolve_fork_prepare() { lock_resolver(); }
+void resolve_fork_parent() { unlock_resolver(); }
+void resolve_fork_child() { unlock_resolver(); }
 
 }  // namespace gofl
