@@ -83,7 +83,8 @@ ROUTINE = {"a @ b": "gemm", "solve": "gesv", "cholesky": "potrf", "eigh": "syevd
 
 def trace_stats(cli, trace_dir, routine):
     """From the trace: the median duration of the case's own routine on the GPU (the library's time,
-    without NumPy's copies around it), and the copy rates in and out over all GPU calls."""
+    without NumPy's copies around it), and the copy rates in and out over the GPU calls after the
+    warm-up."""
     p = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True)
     if p.returncode != 0:
         return None, None, None, 0
@@ -95,6 +96,10 @@ def trace_stats(cli, trace_dir, routine):
     main = sorted((r for r in rows if r["routine"] == routine), key=lambda r: int(r["t_start_ns"]))
     # The first is the warm-up call, which also paid the GPU's start-up.
     lib = statistics.median(int(r["duration_ns"]) / 1e9 for r in (main[1:] or main)) if main else None
+    # Copy rates leave the warm-up out too: its copies also paid the first touch of the pinned
+    # staging buffers and of the device pool.
+    if len(main) > 1:
+        rows = [r for r in rows if int(r["t_start_ns"]) >= int(main[1]["t_start_ns"])]
     b_in = b_out = t_in = t_out = 0.0
     for r in rows:
         for o in (o.split(":") for o in r["operands"].split(";") if o):

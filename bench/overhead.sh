@@ -12,3 +12,11 @@ LD_PRELOAD="$lib" "$bin" "$iters" > "$bin.preload"
 echo "gpu-offload overhead below the threshold (best of 7 runs of $iters calls; $(nproc) cores; BLAS: $(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3))"
 paste "$bin.plain" "$bin.preload" | awk -F'\t' 'NR==1 { printf "%-28s %12s %14s %10s\n", "call", "plain ns", "preloaded ns", "added ns"; next }
   { label=substr($1,1,28); p=substr($1,29)+0; q=substr($2,29)+0; printf "%-28s %12.2f %14.2f %10.2f\n", label, p, q, q-p }'
+# What the calls reach: a LAPACK of its own (reference dgetrf calls dgetrf2, dtrsm_ and dgemm_ back
+# through the exported names, each once more through the library) or the BLAS's own getrf.
+echo "LAPACK: $(readlink -f /usr/lib/x86_64-linux-gnu/liblapack.so.3)"
+cli="$build/bin/gpu-offload"
+if [ -x "$cli" ]; then
+  echo "the calls of a run of 1000 iterations, nested ones included (with --summary every call is counted):"
+  "$cli" run --device cpu --summary -- "$bin" 1000 2>&1 >/dev/null | grep -vE '^\s*$' | head -12
+fi

@@ -19,6 +19,7 @@ fi
 if ! ninja -C "$B" -j16 > "$OUT/build.log" 2>&1; then
   grep -E "error|FAILED" -A4 "$OUT/build.log" | head -80; exit 1
 fi
+echo "== transparent huge pages: $(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null), defrag $(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null)"
 echo "== built in $(( $(date +%s) - t0 )) s"
 export OPENBLAS_NUM_THREADS=16
 # NumPy's bundled ILP64 OpenBLAS: the CPU reference for the GPU tests of the 64-bit-integer names.
@@ -110,8 +111,10 @@ if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
 fi
 if has copytune; then
-  echo "== NumPy a @ b (quick) with plain memcpy instead of streaming stores (GPU_OFFLOAD_COPY_NT=0)"
-  GPU_OFFLOAD_COPY_NT=0 timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
+  # COPYTUNE: the copy setting to compare with the defaults, e.g. GPU_OFFLOAD_PREFAULT_THREADS=2.
+  tune=${COPYTUNE:-GPU_OFFLOAD_COPY_NT=0}
+  echo "== NumPy a @ b (quick) with $tune"
+  env "$tune" timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
 fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -17,7 +18,25 @@ namespace cuda {
 
 namespace {
 constexpr size_t kMinBytes = size_t(8) << 20;    // below this a thread costs more than it saves
-constexpr size_t kPerThread = size_t(64) << 20;  // one populating thread per 64 MiB, at most 4
+constexpr size_t kPerThread = size_t(16) << 20;  // one populating thread per 16 MiB
+
+// How many threads may populate at once: the kernel zeroes each new page in the faulting thread,
+// at a few GB/s per thread, and a 4096 x 4096 double result (128 MiB) has to be ready within the
+// few milliseconds of its product's copy-in and compute. Half the cores, at most 8;
+// GPU_OFFLOAD_PREFAULT_THREADS overrides (0 turns the prefault off, for measuring).
+size_t max_threads() {
+  static const size_t n = [] {
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long v = std::clamp<long>(cores / 2, 1, 8);
+    if (const char* e = std::getenv("GPU_OFFLOAD_PREFAULT_THREADS")) {
+      char* end = nullptr;
+      const long x = std::strtol(e, &end, 10);
+      if (end != e && *end == 0) v = std::clamp<long>(x, 0, 64);
+    }
+    return size_t(v);
+  }();
+  return n;
+}
 }  // namespace
 
 struct OutputPrefault::Impl {
@@ -36,9 +55,9 @@ OutputPrefault::OutputPrefault(const gofl_call& c) {
     ranges.emplace_back(begin, end - begin);
     total += end - begin;
   }
-  if (total < kMinBytes) return;
+  if (total < kMinBytes || max_threads() == 0) return;
   // Split the ranges into pieces, one list per thread.
-  const size_t nthreads = std::min<size_t>(4, (total + kPerThread - 1) / kPerThread);
+  const size_t nthreads = std::min<size_t>(max_threads(), (total + kPerThread - 1) / kPerThread);
   const size_t share = ((total / nthreads) + page - 1) & ~(page - 1);
   std::vector<std::vector<std::pair<uintptr_t, size_t>>> work(nthreads);
   size_t t = 0, filled = 0;
