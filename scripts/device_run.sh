@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [calibrate] [overhead]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -115,6 +115,10 @@ if has copytune; then
   tune=${COPYTUNE:-GPU_OFFLOAD_COPY_NT=0}
   echo "== NumPy a @ b (quick) with $tune"
   env "$tune" timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
+fi
+if has copies; then
+  echo "== where the copy time of a @ b goes, setting by setting (bench/copy_tune.py)"
+  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} 2>&1 | tee "$OUT/copy_tune.log"
 fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""Where the copy time of NumPy `a @ b` goes, setting by setting (on the GPU machine).
+
+    python3 bench/copy_tune.py [--build build] [--sizes 4096,8192] [--reps 4] [--dtype float64]
+
+For each copy setting (the GPU_OFFLOAD_* variables of src/cuda/engine.cpp and prefault.cpp) and
+size, one process runs `a @ b` under `gpu-offload run --device gpu --trace` a few times after a
+warm-up, and the trace gives the call's time and its copy rates. Two kinds of result matrix:
+  fresh  c = a @ b: NumPy allocates c each time, so the copy-out writes pages the kernel has not
+         yet given the process (each first touch faults and zeroes the page);
+  reused np.matmul(a, b, out=c) into one array touched before: the copy-out's upper bound.
+The difference between the two is what the output's page faults cost.
+"""
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+spec = importlib.util.spec_from_file_location("numpy_bench", os.path.join(HERE, "numpy_bench.py"))
+nb = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(nb)
+
+WORKER = r"""
+import json, sys, time
+import numpy as np
+mode, dtype, n, reps = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+rng = np.random.default_rng(1)
+a = rng.standard_normal((n, n)).astype(dtype); b = rng.standard_normal((n, n)).astype(dtype)
+c = np.ones((n, n), dtype=dtype)
+fn = (lambda: a @ b) if mode == "fresh" else (lambda: np.matmul(a, b, out=c))
+fn()
+times = []
+for _ in range(reps):
+    t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)
+print(json.dumps({"times": times}))
+"""
+
+SETTINGS = [
+    ("defaults", {}),
+    ("no prefault", {"GPU_OFFLOAD_PREFAULT_THREADS": "0"}),
+    ("prefault 2 threads", {"GPU_OFFLOAD_PREFAULT_THREADS": "2"}),
+    ("staging 8 x 8 MB", {"GPU_OFFLOAD_STAGING_MB": "8", "GPU_OFFLOAD_STAGING_BUFFERS": "8"}),
+    ("staging 4 x 64 MB", {"GPU_OFFLOAD_STAGING_MB": "64", "GPU_OFFLOAD_STAGING_BUFFERS": "4"}),
+    ("copy threads 4", {"GPU_OFFLOAD_COPY_THREADS": "4"}),
+    ("copy threads 12", {"GPU_OFFLOAD_COPY_THREADS": "12"}),
+    ("plain memcpy", {"GPU_OFFLOAD_COPY_NT": "0"}),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--sizes", default="4096,8192")
+    ap.add_argument("--reps", type=int, default=4)
+    ap.add_argument("--dtype", default="float64")
+    ap.add_argument("--settings", default="", help="comma-separated setting names (default: all)")
+    a = ap.parse_args()
+    cli = os.path.join(a.build, "bin", "gpu-offload")
+    itemsize = {"float32": 4, "float64": 8, "complex128": 16}[a.dtype]
+    flop_factor = 8.0 if a.dtype.startswith("complex") else 2.0
+    ceil = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "ceilings.py")], capture_output=True,
+                                     text=True).stdout or "{}")
+    pinned = ceil.get("pinned_gbs", 50.0)
+    tflops = ceil.get("tflops", {}).get({"float32": "s", "float64": "d", "complex128": "z"}[a.dtype], 60.0)
+    print(f"pinned copies {pinned:.1f} GB/s, GPU {tflops:.1f} TFLOP/s; {a.dtype} a @ b, median of {a.reps} after a warm-up")
+    hdr = f"{'setting':<20} {'result':<7} {'n':>6} {'in call s':>9} {'/limit':>6} {'in GB/s':>7} {'out GB/s':>8} {'out/pinned':>10}"
+    print(hdr)
+    print("-" * len(hdr), flush=True)
+    chosen = set(x.strip() for x in a.settings.split(",") if x.strip())
+    worker = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
+    worker.write(WORKER)
+    worker.close()
+    try:
+        for label, extra in SETTINGS:
+            if chosen and label not in chosen:
+                continue
+            for n in (int(x) for x in a.sizes.split(",")):
+                for mode in ("fresh", "reused"):
+                    env = dict(os.environ)
+                    env.pop("LD_PRELOAD", None)
+                    env.update(extra)
+                    with tempfile.TemporaryDirectory() as td:
+                        p = subprocess.run([cli, "run", "--device", "gpu", "--trace", td, "--", sys.executable,
+                                            worker.name, mode, a.dtype, str(n), str(a.reps)],
+                                           capture_output=True, text=True, env=env, timeout=600)
+                        if p.returncode != 0:
+                            print(f"{label:<20} {mode:<7} {n:>6} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+                            continue
+                        lib, gb_in, gb_out, _ = nb.trace_stats(cli, td, "gemm")
+                    limit = 3 * n * n * itemsize / (pinned * 1e9) + flop_factor * n**3 / (tflops * 1e12)
+                    f = lambda x, w, q: f"{x:>{w}.{q}f}" if x else f"{'-':>{w}}"
+                    print(f"{label:<20} {mode:<7} {n:>6} {f(lib, 9, 4)} {f(lib / limit if lib else None, 6, 2)} "
+                          f"{f(gb_in, 7, 1)} {f(gb_out, 8, 1)} {f(gb_out / pinned if gb_out else None, 10, 2)}",
+                          flush=True)
+    finally:
+        os.unlink(worker.name)
+
+
+if __name__ == "__main__":
+    main()
