@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 #include <utility>
@@ -19,15 +20,15 @@ namespace cuda {
 namespace {
 constexpr size_t kMinBytes = size_t(8) << 20;    // below this a thread costs more than it saves
 constexpr size_t kPerThread = size_t(16) << 20;  // one populating thread per 16 MiB
+constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a time, in copy-out order
 
-// How many threads may populate at once: the kernel zeroes each new page in the faulting thread,
-// at a few GB/s per thread, and a 4096 x 4096 double result (128 MiB) has to be ready within the
-// few milliseconds of its product's copy-in and compute. Half the cores, at most 8;
+// How many threads populate at once. On the H200 host (a VM) first-touch faults run at about
+// 10 GB/s in total whatever the thread count, and 8 threads were slower than 2 (they contend for
+// the same page tables, and take memory bandwidth from the copy-in): bench/copy_tune.py.
 // GPU_OFFLOAD_PREFAULT_THREADS overrides (0 turns the prefault off, for measuring).
 size_t max_threads() {
   static const size_t n = [] {
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long v = std::clamp<long>(cores / 2, 1, 8);
+    long v = 2;
     if (const char* e = std::getenv("GPU_OFFLOAD_PREFAULT_THREADS")) {
       char* end = nullptr;
       const long x = std::strtol(e, &end, 10);
@@ -40,44 +41,46 @@ size_t max_threads() {
 }  // namespace
 
 struct OutputPrefault::Impl {
+  std::vector<std::pair<uintptr_t, size_t>> pieces;  // in the order the copy-out writes them
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
   std::vector<std::thread> threads;
+
+  void work() {
+    for (;;) {
+      if (stop.load(std::memory_order_relaxed)) return;
+      const size_t i = next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= pieces.size()) return;
+      madvise(reinterpret_cast<void*>(pieces[i].first), pieces[i].second, MADV_POPULATE_WRITE);  // errors: no gain, no harm
+    }
+  }
 };
 
 OutputPrefault::OutputPrefault(const gofl_call& c) {
+  if (max_threads() == 0) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
-  std::vector<std::pair<uintptr_t, size_t>> ranges;  // page-aligned
+  std::vector<std::pair<uintptr_t, size_t>> pieces;
   size_t total = 0;
   for (int i = 0; i < c.n_operands; ++i) {
     const gofl_call_operand& o = c.operands[i];
     if (o.role == GOFL_IN || !o.ptr || o.elems <= 0) continue;
     const uintptr_t begin = reinterpret_cast<uintptr_t>(o.ptr) & ~(page - 1);
     const uintptr_t end = (reinterpret_cast<uintptr_t>(o.ptr) + size_t(o.elems) * o.elem_size + page - 1) & ~(page - 1);
-    ranges.emplace_back(begin, end - begin);
+    for (uintptr_t b = begin; b < end;) {
+      // Piece ends on 2 MiB boundaries, so that a huge page is populated by one thread.
+      const uintptr_t e = std::min(end, (b + kPiece) & ~(kPiece - 1));
+      pieces.emplace_back(b, e - b);
+      b = e;
+    }
     total += end - begin;
   }
-  if (total < kMinBytes || max_threads() == 0) return;
-  // Split the ranges into pieces, one list per thread.
+  if (total < kMinBytes) return;
   const size_t nthreads = std::min<size_t>(max_threads(), (total + kPerThread - 1) / kPerThread);
-  const size_t share = ((total / nthreads) + page - 1) & ~(page - 1);
-  std::vector<std::vector<std::pair<uintptr_t, size_t>>> work(nthreads);
-  size_t t = 0, filled = 0;
-  for (auto [b, len] : ranges) {
-    while (len > 0) {
-      const size_t take = std::min(len, share - filled);
-      work[t].emplace_back(b, take);
-      b += take;
-      len -= take;
-      filled += take;
-      if (filled == share && t + 1 < nthreads) { ++t; filled = 0; }
-    }
-  }
   impl_ = new Impl;
-  impl_->threads.reserve(work.size());
+  impl_->pieces = std::move(pieces);
+  impl_->threads.reserve(nthreads);
   try {
-    for (auto& w : work)
-      impl_->threads.emplace_back([w] {
-        for (auto [b, len] : w) madvise(reinterpret_cast<void*>(b), len, MADV_POPULATE_WRITE);  // errors: no gain, no harm
-      });
+    for (size_t t = 0; t < nthreads; ++t) impl_->threads.emplace_back([im = impl_] { im->work(); });
   } catch (...) {
     // No thread to be had (a process limit): the copy-out faults the pages in itself.
   }
@@ -85,6 +88,8 @@ OutputPrefault::OutputPrefault(const gofl_call& c) {
 
 OutputPrefault::~OutputPrefault() {
   if (!impl_) return;
+  // By now the copy-out has written (so faulted in) every page it needed: what is left is no gain.
+  impl_->stop.store(true, std::memory_order_relaxed);
   for (auto& th : impl_->threads) th.join();
   delete impl_;
 }

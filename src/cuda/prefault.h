@@ -12,7 +12,7 @@ namespace cuda {
 class OutputPrefault {
  public:
   explicit OutputPrefault(const gofl_call& c);
-  ~OutputPrefault();  // waits for the population to finish
+  ~OutputPrefault();  // stops what is left of the population (the copy-out is done) and waits for it
   OutputPrefault(const OutputPrefault&) = delete;
   OutputPrefault& operator=(const OutputPrefault&) = delete;
 

@@ -502,7 +502,7 @@ template <class T> void tri_all(const char* routine, uint64_t seed) {
 TYPED_TEST(Blas3, Trmm) { tri_all<TypeParam>("trmm", 900); }
 TYPED_TEST(Blas3, Trsm) { tri_all<TypeParam>("trsm", 1000); }
 
-// Sizes that need several staging chunks (32 MB each by default): the pinned ring wraps around,
+// Sizes that need several staging chunks (8 MB each by default): the pinned ring wraps around,
 // columns straddle chunks, one column is larger than a chunk, and triangles span chunks.
 TEST(Blas3Large, MultiChunkCopies) {
   const Api& f = kApis[0];
