@@ -22,13 +22,15 @@ constexpr size_t kMinBytes = size_t(8) << 20;    // below this a thread costs mo
 constexpr size_t kPerThread = size_t(16) << 20;  // one populating thread per 16 MiB
 constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a time, in copy-out order
 
-// How many threads populate at once. On the H200 host (a VM) first-touch faults run at about
-// 10 GB/s in total whatever the thread count, and 8 threads were slower than 2 (they contend for
-// the same page tables, and take memory bandwidth from the copy-in): bench/copy_tune.py.
+// How many threads populate at once: a quarter of the cores, at most 4. On the H200 host (a VM)
+// first-touch faults ran at about 10 GB/s in all, and 8 threads that went on to the end of the
+// call made a fresh 4096 x 4096 result's call twice as slow as a reused one's; 4 threads that
+// stop with the call hid nearly all of it (bench/copy_tune.py: 0.0125 s fresh, 0.0123 s reused).
 // GPU_OFFLOAD_PREFAULT_THREADS overrides (0 turns the prefault off, for measuring).
 size_t max_threads() {
   static const size_t n = [] {
-    long v = 2;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long v = std::clamp<long>(cores / 4, 1, 4);
     if (const char* e = std::getenv("GPU_OFFLOAD_PREFAULT_THREADS")) {
       char* end = nullptr;
       const long x = std::strtol(e, &end, 10);
