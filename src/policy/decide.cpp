@@ -142,7 +142,14 @@ void decide_fork_child() {
 std::string active_profile_label() { return profile_label(active_profile()); }
 
 std::string decide_summary() {
-  if (!auto_mode()) return "";
+  if (!auto_mode()) {
+    // --device gpu (or verify): the start-up is not part of any call's time, so say what it cost.
+    if (!gpu_started()) return "";
+    char line[160];
+    snprintf(line, sizeof line, "  GPU start-up: paid %s, before the first GPU call (not in the calls' times)\n",
+             fmt_s(gpu_startup_seconds()).c_str());
+    return line;
+  }
   const PolicyStats st = policy().stats();
   if (st.decided == 0) return "";
   std::string out;
