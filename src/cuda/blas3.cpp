@@ -217,14 +217,20 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
       return u.first < v.second && v.first < u.second;
     };
     if (!overlap(c, x) && !overlap(c, y)) e.set_rerunnable();
-    for (Panel& P : ps) {
-      if (P.cols <= 0) break;
-      panel_done(P);
-      if (P.j0 == 0 && e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
-      check(cudaStreamWaitEvent(down, P.end.get(), 0), "cudaStreamWaitEvent (panel out)");
-      e.download(g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), down);
+    // The first panel must have computed before anything is written (a failure there leaves the
+    // program's C untouched); then every panel comes back in one copy pipeline, each after its
+    // kernel, the next panel's DMAs running while the host copies out the previous one.
+    check(cudaEventSynchronize(ps[0].end.get()), "cudaEventSynchronize (panel)");
+    if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
+    std::vector<Engine::OutPart> outs;
+    for (Panel& P : ps)
+      if (P.cols > 0)
+        outs.push_back({g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
+    e.download_parts(outs, down, [&](size_t) {
       if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
-    }
+    });
+    for (Panel& P : ps)
+      if (P.cols > 0) panel_done(P);
     e.end_pipeline();
   } else {
     for (Panel& P : ps)

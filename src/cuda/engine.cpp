@@ -249,31 +249,63 @@ struct Engine::Impl {
     });
   }
 
-  // Copy-out shared by download() and download_triangle(): DMA packed chunks into the pinned ring,
-  // nbuf ahead, and copy each chunk's part of the host matrix out as soon as its DMA is done.
-  void download(cudaStream_t stream, const HostView& v, const char* dev) {
-    const size_t total = v.total();
-    const size_t nchunks = (total + chunk - 1) / chunk;
+  // One part of a copy-out: a host view and its packed device data; `ready` (may be null) is the
+  // event after which the device data is complete.
+  struct Part {
+    HostView v;
+    const char* dev;
+    cudaEvent_t ready;
+  };
+
+  // Copy-out shared by download(), download_triangle() and download_parts(): DMA packed chunks into
+  // the pinned ring, nbuf ahead, and copy each chunk's part of the host matrix out as soon as its
+  // DMA is done. One pipeline runs across all parts, so the DMAs of part i + 1 proceed while the
+  // host copies out the end of part i. done(i) runs when part i is in host memory. Returns the
+  // seconds spent waiting for parts to become ready (their computation, not copy time).
+  double download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(size_t)>& done) {
+    struct Chunk {
+      size_t part, off, n;
+    };
+    std::vector<Chunk> chunks;
+    for (size_t p = 0; p < parts.size(); ++p) {
+      const size_t total = parts[p].v.total();
+      for (size_t off = 0; off < total; off += chunk) chunks.push_back({p, off, std::min(chunk, total - off)});
+    }
     const size_t first = size_t(ring);
     auto buf = [&](size_t i) { return (first + i) % size_t(nbuf); };
     auto issue = [&](size_t i) {
-      const size_t off = i * chunk, n = std::min(chunk, total - off);
+      const Chunk& c = chunks[i];
+      const Part& part = parts[c.part];
       const size_t b = buf(i);
+      if (c.off == 0 && part.ready) check(cudaStreamWaitEvent(stream, part.ready, 0), "cudaStreamWaitEvent (part)");
       // After the last DMA that used buffer b, whichever stream carried it.
       check(cudaStreamWaitEvent(stream, ev[b], 0), "cudaStreamWaitEvent (d2h)");
-      check(cudaMemcpyAsync(pinned + b * chunk, dev + off, n, cudaMemcpyDeviceToHost, stream), "cudaMemcpyAsync (d2h)");
+      check(cudaMemcpyAsync(pinned + b * chunk, part.dev + c.off, c.n, cudaMemcpyDeviceToHost, stream),
+            "cudaMemcpyAsync (d2h)");
       check(cudaEventRecord(ev[b], stream), "cudaEventRecord (d2h)");
     };
-    for (size_t i = 0; i < std::min(nchunks, size_t(nbuf)); ++i) issue(i);
-    for (size_t i = 0; i < nchunks; ++i) {
+    double waited = 0;
+    for (size_t i = 0; i < std::min(chunks.size(), size_t(nbuf)); ++i) issue(i);
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      const Chunk& c = chunks[i];
+      const Part& part = parts[c.part];
+      if (c.off == 0 && part.ready) {
+        const auto t0 = Clock::now();
+        check(cudaEventSynchronize(part.ready), "cudaEventSynchronize (part)");
+        waited += seconds_since(t0);
+      }
       const size_t b = buf(i);
-      const size_t off = i * chunk, n = std::min(chunk, total - off);
       check(cudaEventSynchronize(ev[b]), "cudaEventSynchronize (d2h)");
       written = true;
-      host_copy(v, pinned + b * chunk, off, off + n, true);
-      if (i + size_t(nbuf) < nchunks) issue(i + size_t(nbuf));
+      host_copy(part.v, pinned + b * chunk, c.off, c.off + c.n, true);
+      if (i + size_t(nbuf) < chunks.size()) issue(i + size_t(nbuf));
+      if (done && (i + 1 == chunks.size() || chunks[i + 1].part != c.part)) {
+        ring = int((first + i + 1) % size_t(nbuf));  // where the next transfer starts if this part's end fails
+        done(c.part);
+      }
     }
-    ring = int((first + nchunks) % size_t(nbuf));
+    ring = int((first + chunks.size()) % size_t(nbuf));
+    return waited;
   }
 };
 
@@ -604,7 +636,7 @@ void Engine::download(void* host, const void* dev, int64_t rows, int64_t cols, i
   const auto t0 = Clock::now();
   HostView v{static_cast<char*>(host), rows, cols, std::max(ld, rows), elem, 0};
   if (cols == 1 || ld == rows) v = HostView{v.base, rows * cols, 1, rows * cols, elem, 0};
-  impl_->download(on ? on : stream_, v, static_cast<const char*>(dev));
+  impl_->download(on ? on : stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr}}, nullptr);
   // download_vec (elem 1) carries no numbers of the call's precision: never corrupted.
   if (corrupt_result() && !impl_->corrupt_done && elem > 1) {
     impl_->corrupt_done = true;
@@ -621,13 +653,46 @@ void Engine::download_triangle(void* host, const void* dev, int64_t n, int64_t l
   const auto t0 = Clock::now();
   HostView v{static_cast<char*>(host), n, n, std::max(ld, n), elem, uplo == 'U' || uplo == 'u' ? 'U' : 'L'};
   // Whole columns cross the link (one DMA per chunk); only the triangle reaches the program.
-  impl_->download(stream_, v, static_cast<const char*>(dev));
+  impl_->download(stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr}}, nullptr);
   if (corrupt_result() && !impl_->corrupt_done) {
     impl_->corrupt_done = true;
     corrupt_first(host, elem, impl_->precision);  // (0,0) is in both triangles
   }
   impl_->bytes_out += v.total();
   impl_->copy_out += seconds_since(t0);
+}
+
+void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, const std::function<void(size_t)>& done) {
+  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "download before start");
+  if (fault("d2h-before") && !impl_->written) fail(GOFL_GPU_INJECTED, "d2h (injected)");
+  const auto t0 = Clock::now();
+  std::vector<Impl::Part> ps;
+  ps.reserve(parts.size());
+  uint64_t bytes = 0;
+  for (const OutPart& p : parts) {
+    if (p.rows <= 0 || p.cols <= 0 || p.elem == 0) continue;
+    HostView v{static_cast<char*>(p.host), p.rows, p.cols, std::max(p.ld, p.rows), p.elem, 0};
+    if (p.cols == 1 || p.ld == p.rows) v = HostView{v.base, p.rows * p.cols, 1, p.rows * p.cols, p.elem, 0};
+    ps.push_back(Impl::Part{v, static_cast<const char*>(p.dev), p.ready});
+    bytes += v.total();
+  }
+  double waited = 0;
+  // Counted as it happens: a part that failed after others were written still shows in the stats.
+  auto part_done = [&](size_t i) {
+    if (i == 0 && corrupt_result() && !impl_->corrupt_done && ps[0].v.elem > 1) {
+      impl_->corrupt_done = true;
+      corrupt_first(ps[0].v.base, ps[0].v.elem, impl_->precision);
+    }
+    if (done) done(i);
+  };
+  try {
+    waited = impl_->download(on ? on : stream_, ps, part_done);
+  } catch (...) {
+    impl_->copy_out += seconds_since(t0);
+    throw;
+  }
+  impl_->bytes_out += bytes;
+  impl_->copy_out += std::max(0.0, seconds_since(t0) - waited);
 }
 
 // ---- per call -----------------------------------------------------------------------------------------

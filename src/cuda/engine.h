@@ -9,9 +9,11 @@
 #include <cusolverDn.h>
 
 #include <complex>
+#include <functional>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "common/call.h"
 #include "cuda/backend_abi.h"
@@ -124,6 +126,19 @@ class Engine {
   // Copy-out of one triangle ('U' or 'L', diagonal included) of a packed n x n device matrix: the
   // other triangle and the ld gaps of the host matrix are never touched (syrk/herk, potrf, ...).
   void download_triangle(void* host, const void* dev, int64_t n, int64_t ld, size_t elem, char uplo);
+  // Copy-out of several packed device matrices, each after its event (a column panel of C after the
+  // kernel that wrote it; null: no wait): one pipeline of chunks runs across all of them, so the
+  // DMAs of the next part proceed while the host copies out the previous one. done(i) runs when
+  // part i (counting the parts that are not empty) is in host memory; it may throw to stop.
+  // Synchronous like download(); the time spent waiting for the events is not counted as copy-out.
+  struct OutPart {
+    void* host;
+    const void* dev;
+    int64_t rows, cols, ld;
+    size_t elem;
+    cudaEvent_t ready;
+  };
+  void download_parts(const std::vector<OutPart>& parts, cudaStream_t on, const std::function<void(size_t)>& done);
   // Pipelines (copies overlapped with the computation): the side streams for uploads (0) and
   // downloads (1), and the phase accounting such a routine does itself: copy_in/copy_out still
   // accumulate the time spent in upload()/download(); add_compute() adds the computation's own
