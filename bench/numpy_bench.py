@@ -27,7 +27,7 @@ CASES = [
     # a @ b: A and B in, C out (NumPy passes beta = 0, so C is not copied in).
     ("a @ b", "float32", [1024, 2048, 4096, 8192, 16384], lambda n: 2.0 * n**3, lambda n, s: 3 * n * n * s),
     ("a @ b", "float64", [1024, 2048, 4096, 8192, 16384], lambda n: 2.0 * n**3, lambda n, s: 3 * n * n * s),
-    ("a @ b", "complex128", [1024, 2048, 4096, 8192], lambda n: 8.0 * n**3, lambda n, s: 3 * n * n * s),
+    ("a @ b", "complex128", [1024, 2048, 4096, 8192, 16384], lambda n: 8.0 * n**3, lambda n, s: 3 * n * n * s),
     ("solve", "float64", [1024, 2048, 4096, 8192], lambda n: 2.0 / 3 * n**3 + 2.0 * n**2 * n, lambda n, s: 4 * n * n * s),
     ("cholesky", "float64", [1024, 2048, 4096, 8192], lambda n: n**3 / 3.0, lambda n, s: 2 * n * n * s),
     ("eigh", "float64", [1024, 2048, 4096, 8192], lambda n: 9.0 * n**3, lambda n, s: 2 * n * n * s),
