@@ -226,11 +226,10 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
     for (Panel& P : ps)
       if (P.cols > 0)
         outs.push_back({g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
-    e.download_parts(outs, down, [&](size_t) {
+    e.download_parts(outs, down, [&](size_t i) {
+      panel_done(ps[i]);  // its kernel is done: its columns are in host memory
       if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
     });
-    for (Panel& P : ps)
-      if (P.cols > 0) panel_done(P);
     e.end_pipeline();
   } else {
     for (Panel& P : ps)

@@ -255,14 +255,16 @@ struct Engine::Impl {
     HostView v;
     const char* dev;
     cudaEvent_t ready;
+    size_t index;  // what done() is told
   };
 
   // Copy-out shared by download(), download_triangle() and download_parts(): DMA packed chunks into
   // the pinned ring, nbuf ahead, and copy each chunk's part of the host matrix out as soon as its
   // DMA is done. One pipeline runs across all parts, so the DMAs of part i + 1 proceed while the
-  // host copies out the end of part i. done(i) runs when part i is in host memory. Returns the
-  // seconds spent waiting for parts to become ready (their computation, not copy time).
-  double download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(size_t)>& done) {
+  // host copies out the end of part i. done(index) runs when a part is in host memory. `waited`
+  // gains the seconds spent waiting for parts to become ready (their computation, not copy time).
+  void download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(size_t)>& done,
+                double& waited) {
     struct Chunk {
       size_t part, off, n;
     };
@@ -284,7 +286,6 @@ struct Engine::Impl {
             "cudaMemcpyAsync (d2h)");
       check(cudaEventRecord(ev[b], stream), "cudaEventRecord (d2h)");
     };
-    double waited = 0;
     for (size_t i = 0; i < std::min(chunks.size(), size_t(nbuf)); ++i) issue(i);
     for (size_t i = 0; i < chunks.size(); ++i) {
       const Chunk& c = chunks[i];
@@ -299,13 +300,11 @@ struct Engine::Impl {
       written = true;
       host_copy(part.v, pinned + b * chunk, c.off, c.off + c.n, true);
       if (i + size_t(nbuf) < chunks.size()) issue(i + size_t(nbuf));
-      if (done && (i + 1 == chunks.size() || chunks[i + 1].part != c.part)) {
-        ring = int((first + i + 1) % size_t(nbuf));  // where the next transfer starts if this part's end fails
-        done(c.part);
-      }
+      // (If done() throws, DMAs already issued stay queued until recover(); ring is then left as it
+      // was, which is safe: every use of a buffer waits for its event first.)
+      if (done && (i + 1 == chunks.size() || chunks[i + 1].part != c.part)) done(part.index);
     }
     ring = int((first + chunks.size()) % size_t(nbuf));
-    return waited;
   }
 };
 
@@ -636,7 +635,8 @@ void Engine::download(void* host, const void* dev, int64_t rows, int64_t cols, i
   const auto t0 = Clock::now();
   HostView v{static_cast<char*>(host), rows, cols, std::max(ld, rows), elem, 0};
   if (cols == 1 || ld == rows) v = HostView{v.base, rows * cols, 1, rows * cols, elem, 0};
-  impl_->download(on ? on : stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr}}, nullptr);
+  double waited = 0;
+  impl_->download(on ? on : stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr, 0}}, nullptr, waited);
   // download_vec (elem 1) carries no numbers of the call's precision: never corrupted.
   if (corrupt_result() && !impl_->corrupt_done && elem > 1) {
     impl_->corrupt_done = true;
@@ -653,7 +653,8 @@ void Engine::download_triangle(void* host, const void* dev, int64_t n, int64_t l
   const auto t0 = Clock::now();
   HostView v{static_cast<char*>(host), n, n, std::max(ld, n), elem, uplo == 'U' || uplo == 'u' ? 'U' : 'L'};
   // Whole columns cross the link (one DMA per chunk); only the triangle reaches the program.
-  impl_->download(stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr}}, nullptr);
+  double waited = 0;
+  impl_->download(stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr, 0}}, nullptr, waited);
   if (corrupt_result() && !impl_->corrupt_done) {
     impl_->corrupt_done = true;
     corrupt_first(host, elem, impl_->precision);  // (0,0) is in both triangles
@@ -668,31 +669,35 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   const auto t0 = Clock::now();
   std::vector<Impl::Part> ps;
   ps.reserve(parts.size());
-  uint64_t bytes = 0;
-  for (const OutPart& p : parts) {
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const OutPart& p = parts[i];
     if (p.rows <= 0 || p.cols <= 0 || p.elem == 0) continue;
     HostView v{static_cast<char*>(p.host), p.rows, p.cols, std::max(p.ld, p.rows), p.elem, 0};
     if (p.cols == 1 || p.ld == p.rows) v = HostView{v.base, p.rows * p.cols, 1, p.rows * p.cols, p.elem, 0};
-    ps.push_back(Impl::Part{v, static_cast<const char*>(p.dev), p.ready});
-    bytes += v.total();
+    ps.push_back(Impl::Part{v, static_cast<const char*>(p.dev), p.ready, i});
   }
+  // Bytes are counted part by part, so that a call that failed after some parts were written still
+  // reports them; so is the time (less the waits for the parts' kernels), on success or failure.
   double waited = 0;
-  // Counted as it happens: a part that failed after others were written still shows in the stats.
-  auto part_done = [&](size_t i) {
-    if (i == 0 && corrupt_result() && !impl_->corrupt_done && ps[0].v.elem > 1) {
+  bool first = true;
+  auto part_done = [&](size_t index) {
+    const Impl::Part& part = *std::find_if(ps.begin(), ps.end(), [&](const Impl::Part& x) { return x.index == index; });
+    if (first && corrupt_result() && !impl_->corrupt_done && part.v.elem > 1) {
       impl_->corrupt_done = true;
-      corrupt_first(ps[0].v.base, ps[0].v.elem, impl_->precision);
+      corrupt_first(part.v.base, part.v.elem, impl_->precision);
     }
-    if (done) done(i);
+    first = false;
+    impl_->bytes_out += part.v.total();
+    if (done) done(index);
   };
+  auto account = [&] { impl_->copy_out += std::max(0.0, seconds_since(t0) - waited); };
   try {
-    waited = impl_->download(on ? on : stream_, ps, part_done);
+    impl_->download(on ? on : stream_, ps, part_done, waited);
   } catch (...) {
-    impl_->copy_out += seconds_since(t0);
+    account();
     throw;
   }
-  impl_->bytes_out += bytes;
-  impl_->copy_out += std::max(0.0, seconds_since(t0) - waited);
+  account();
 }
 
 // ---- per call -----------------------------------------------------------------------------------------

@@ -9,9 +9,9 @@
 #include <cusolverDn.h>
 
 #include <complex>
-#include <functional>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <type_traits>
 #include <vector>
 
@@ -129,8 +129,10 @@ class Engine {
   // Copy-out of several packed device matrices, each after its event (a column panel of C after the
   // kernel that wrote it; null: no wait): one pipeline of chunks runs across all of them, so the
   // DMAs of the next part proceed while the host copies out the previous one. done(i) runs when
-  // part i (counting the parts that are not empty) is in host memory; it may throw to stop.
-  // Synchronous like download(); the time spent waiting for the events is not counted as copy-out.
+  // parts[i] is in host memory (empty parts are skipped); it may throw to stop, and must not copy
+  // (later parts' DMAs into the staging buffers may be in flight; after a throw they stay queued
+  // until recover()). Synchronous like download(); the time spent waiting for the events is not
+  // counted as copy-out.
   struct OutPart {
     void* host;
     const void* dev;

@@ -569,6 +569,27 @@ TEST(Blas3Large, FailureBetweenPanelsGivesTheCpuResult) {
   }
 }
 
+// The verify-mode switch on a panelled product: exactly C(0,0) is changed, once, and the rest of
+// C is the product (the panels come back in one copy pipeline; the switch acts on the first).
+TEST(Blas3Large, CorruptSwitchChangesOnlyTheFirstElementOfPanelledProducts) {
+  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+  const int m = 1500, n = 4096, k = 300;
+  const double alpha = 1, beta = 0;
+  const auto A = gpu_test::random_matrix<double>(m, k, m, 1230);
+  const auto B = gpu_test::random_matrix<double>(k, n, k, 1231);
+  std::vector<double> Cg(size_t(m) * n, 1.0), Cc = Cg;
+  gpu_test::set_fault("corrupt");
+  gpu_test::intercepted<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cg.data(), &m, 1, 1);
+  const auto lc = gpu_test::last_call();
+  gpu_test::set_fault(nullptr);
+  gpu_test::cpu<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cc.data(), &m, 1, 1);
+  EXPECT_GPU(lc);
+  EXPECT_GT(std::fabs(Cg[0] - Cc[0]), 0.5) << "C(0,0) not corrupted";
+  Cg[0] = Cc[0];
+  EXPECT_LE(gpu_test::rel_diff(Cg.data(), Cc.data(), m, n, m), tolerance<double>()) << "more than C(0,0) changed";
+}
+
 // ---- arguments the CPU library rejects ----------------------------------------------------------------
 
 TEST(Blas3Errors, InvalidArgumentsStayWithTheCpuLibrary) {
