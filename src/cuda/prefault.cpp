@@ -80,8 +80,8 @@ OutputPrefault::OutputPrefault(const gofl_call& c) {
   const size_t nthreads = std::min<size_t>(max_threads(), (total + kPerThread - 1) / kPerThread);
   impl_ = new Impl;
   impl_->pieces = std::move(pieces);
-  impl_->threads.reserve(nthreads);
   try {
+    impl_->threads.reserve(nthreads);
     for (size_t t = 0; t < nthreads; ++t) impl_->threads.emplace_back([im = impl_] { im->work(); });
   } catch (...) {
     // No thread to be had (a process limit): the copy-out faults the pages in itself.
