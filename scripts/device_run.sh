@@ -77,7 +77,7 @@ if has numpy-quick; then
   echo "== NumPy benchmark (quick)"; timeout 200 "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has numpy; then
-  echo "== NumPy benchmark"; timeout ${NUMPY_TIMEOUT:-400} "$PY" bench/numpy_bench.py --build "$B" --reps ${NUMPY_REPS:-3} --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
+  echo "== NumPy benchmark"; timeout ${NUMPY_TIMEOUT:-480} "$PY" bench/numpy_bench.py --build "$B" --reps ${NUMPY_REPS:-3} --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has sweep; then
   echo "== --device auto against the better device per call (bench/auto_sweep.py)"
