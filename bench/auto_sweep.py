@@ -3,7 +3,7 @@
 the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
-                               [--profile FILE]
+                               [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -60,14 +60,14 @@ for dt in ("float32", "float64", "complex128"):
 """
 
 
-def traced_calls(cli, trace_dir):
-    p = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True, check=True)
-    rows = [r for r in csv.DictReader(io.StringIO(p.stdout)) if r["nested"] == "0" and r["query"] == "0"]
+def traced_calls(csv_text):
+    rows = [r for r in csv.DictReader(io.StringIO(csv_text)) if r["nested"] == "0" and r["query"] == "0"]
     rows.sort(key=lambda r: int(r["t_start_ns"]))
     return rows  # the first is the warm-up dgemm
 
 
 def run_mode(cli, mode, sizes, limits, level, env, profile=None):
+    """Runs the worker under --device MODE; returns its trace as CSV text and its summary."""
     with tempfile.TemporaryDirectory() as td:
         worker = os.path.join(td, "worker.py")
         with open(worker, "w") as f:
@@ -81,7 +81,8 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
         p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
-        return traced_calls(cli, trace), startup_paid(p.stderr)
+        d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True)
+        return d.stdout, p.stderr
 
 
 def startup_paid(summary):
@@ -99,6 +100,11 @@ def main():
     ap.add_argument("--level", type=int, default=5)
     ap.add_argument("--complex-max", type=int, default=8192, help="largest n for complex128 (slow on the CPU)")
     ap.add_argument("--profile", help="machine profile (default: the user's, else the built-in one)")
+    ap.add_argument("--modes", default="cpu,gpu,auto",
+                    help="the runs to make now; with --load the others come from earlier ones (the three "
+                         "runs of a sweep to n = 16384 take longer than one device call allows)")
+    ap.add_argument("--save", help="folder to keep each run's trace (MODE.csv) and summary (MODE.summary) in")
+    ap.add_argument("--load", help="folder of an earlier --save: the runs not made now come from it")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n
@@ -108,7 +114,26 @@ def main():
               "potrf": min(top, 8192), "syevd": min(top, 4096), "gesdd": min(top, 2048),
               "complex": min(top, a.complex_max)}
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
-    runs = {m: run_mode(cli, m, sizes, limits, a.level, env, a.profile) for m in ("cpu", "gpu", "auto")}
+    modes = [m for m in a.modes.split(",") if m]
+    if not set(modes) <= {"cpu", "gpu", "auto"}:
+        raise SystemExit(f"--modes: cpu, gpu and auto only, not {a.modes}")
+    print(f"sizes {sizes}; limits {limits}", flush=True)
+    raw = {}
+    for m in ("cpu", "gpu", "auto"):
+        if m in modes:
+            raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
+            if a.save:
+                os.makedirs(a.save, exist_ok=True)
+                for ext, text in zip(("csv", "summary"), raw[m]):
+                    with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
+                        f.write(text)
+            print(f"{m} run done", flush=True)
+        elif a.load and os.path.exists(os.path.join(a.load, f"{m}.csv")):
+            raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read() for ext in ("csv", "summary"))
+    if len(raw) < 3:
+        print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
+        return
+    runs = {m: (traced_calls(t), startup_paid(summary)) for m, (t, summary) in raw.items()}
     # What auto paid to start the GPU (its summary; the traced durations leave it out), and what a
     # start costs on this machine (the --device gpu run starts it at the warm-up call).
     auto_start = runs["auto"][1]
