@@ -145,6 +145,8 @@ def main():
     print(f"{'op':<8} {'n':>6} {'cpu s':>9} {'gpu s':>9} {'auto s':>9} {'auto ran':>8} {'reason':<22} {'auto/best':>9}")
     total_auto = total_best = total_cpu = 0.0
     worst = (0.0, "")
+    by_reason = {}  # auto's reason -> [calls, seconds over the per-call best]
+    losses = []
     for i in range(n_calls):
         c, g, au = runs["cpu"][i], runs["gpu"][i], runs["auto"][i]
         if not (c["op"] == g["op"] == au["op"] and c["m"] == g["m"] == au["m"]):
@@ -161,6 +163,15 @@ def main():
         if best >= NOISE_FLOOR_S and ratio > worst[0]:
             worst = (ratio, f"{c['op']} n={c['m']}")
         print(f"{c['op']:<8} {c['m']:>6} {tc:>9.5f} {tg:>9.5f} {ta:>9.5f} {au['device']:>8} {au['reason']:<22} {ratio:>9.2f}")
+        slot = by_reason.setdefault(au["reason"], [0, 0.0])
+        slot[0] += 1
+        slot[1] += ta - best
+        losses.append((ta - best, f"{c['op']} n={c['m']} ({au['device']}, {au['reason']}: {ta:.4f} s, best {best:.4f} s)"))
+    print("\nauto's time over the per-call best, by the reason auto gave:")
+    for reason, (count, sec) in sorted(by_reason.items(), key=lambda x: -x[1][1]):
+        print(f"  {reason:<24} {count:>5} calls {sec:>+9.3f} s")
+    print(f"  {'GPU start-up':<24} {'':>11} {auto_start:>+9.3f} s")
+    print("the five calls that lost most: " + "; ".join(t for _, t in sorted(losses, reverse=True)[:5]))
     total_auto_all = total_auto + auto_start
     print(f"\ntotal: auto {total_auto:.3f} s in its calls + {auto_start:.3f} s GPU start-up = {total_auto_all:.3f} s; "
           f"per-call best {total_best:.3f} s; ratio {total_auto_all / total_best:.3f} (goal <= 1.05); "
