@@ -88,6 +88,27 @@ template <class T> struct WorkOut {
   }
 };
 
+// A workspace query's answer (work[0]) for the routine whose argument positions are P; a failed
+// query leaves the call to the CPU library.
+template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0) {
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
+  WorkOut<T> q;
+  q.work_pos = P::work;
+  q.work0 = w0;
+  return q;
+}
+// The same with iwork[0] and, for complex T, rwork[0].
+template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0, int64_t iw, real_t<T> rw0) {
+  WorkOut<T> q = query_answer<P>(info, w0);
+  q.iwork_pos = P::iwork;
+  q.iwork0 = iw;
+  if constexpr (cplx_v<T>) {
+    q.rwork_pos = P::rwork;
+    q.rwork0 = rw0;
+  }
+  return q;
+}
+
 // ---- device scratch ----------------------------------------------------------------------------------
 // A cuSOLVER call's device and host workspace; lives until the end of the routine because the
 // stream may still be using it.
@@ -300,17 +321,7 @@ template <class T, class I> WorkOut<T> query_syevd_as(const CallArgs& c) {
     call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
              &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  q.iwork_pos = P::iwork;
-  q.iwork0 = int64_t(iw);
-  if constexpr (cplx_v<T>) {
-    q.rwork_pos = P::rwork;
-    q.rwork0 = rw0;
-  }
-  return q;
+  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
 }
 
 template <class T, class I> WorkOut<T> query_syev_as(const CallArgs& c) {
@@ -326,11 +337,7 @@ template <class T, class I> WorkOut<T> query_syev_as(const CallArgs& c) {
     call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
              &m1, rw0, &info, kLen, kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  return q;
+  return query_answer<P>(int64_t(info), w0);
 }
 
 // LAPACK scales when the largest entry of the triangle lies outside [sqrt(smlnum), sqrt(bignum)].
@@ -479,17 +486,7 @@ template <class T, class I> WorkOut<T> query_syevr_as(const CallArgs& c) {
              arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu), arg(c, P::abstol), &m, arg(c, P::w),
              arg(c, P::z), arg(c, P::ldz), isuppz, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  q.iwork_pos = P::iwork;
-  q.iwork0 = int64_t(iw);
-  if constexpr (cplx_v<T>) {
-    q.rwork_pos = P::rwork;
-    q.rwork0 = rw0;
-  }
-  return q;
+  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
 }
 
 // First and last nonzero row (1-based) of each of the m columns of z.
@@ -632,11 +629,7 @@ template <class T, class I> WorkOut<T> query_geev_as(const CallArgs& c) {
     call_cpu(c, arg(c, P::jobvl), arg(c, P::jobvr), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w),
              arg(c, P::vl), arg(c, P::ldvl), arg(c, P::vr), arg(c, P::ldvr), &w0, &m1, rw0, &info, kLen, kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  return q;
+  return query_answer<P>(int64_t(info), w0);
 }
 
 // Euclidean norm without overflow for vectors of any scale (LAPACK's dnrm2 guarantee).
@@ -927,11 +920,7 @@ template <class T, class I> WorkOut<T> query_gesvd_as(const CallArgs& c) {
              arg(c, P::s), arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, rw0, &info, kLen,
              kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  return q;
+  return query_answer<P>(int64_t(info), w0);
 }
 
 template <class T, class I> WorkOut<T> query_gesdd_as(const CallArgs& c) {
@@ -947,11 +936,7 @@ template <class T, class I> WorkOut<T> query_gesdd_as(const CallArgs& c) {
     call_cpu(c, arg(c, P::jobz), arg(c, P::m), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::s),
              arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, rw0, iw, &info, kLen);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  return q;
+  return query_answer<P>(int64_t(info), w0);
 }
 
 template <class T>
@@ -1164,17 +1149,7 @@ template <class T, class I> WorkOut<T> query_gelsd_as(const CallArgs& c) {
     call_cpu(c, arg(c, P::m), arg(c, P::n), arg(c, P::nrhs), arg(c, P::a), arg(c, P::lda), arg(c, P::b),
              arg(c, P::ldb), arg(c, P::s), arg(c, P::rcond), &rank, &w0, &m1, &rw0, &iw, &info);
   }
-  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
-  WorkOut<T> q;
-  q.work_pos = P::work;
-  q.work0 = w0;
-  q.iwork_pos = P::iwork;
-  q.iwork0 = int64_t(iw);
-  if constexpr (cplx_v<T>) {
-    q.rwork_pos = P::rwork;
-    q.rwork0 = rw0;
-  }
-  return q;
+  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
 }
 
 template <class T> cublasStatus_t blas_tpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const T* ap, T* a, int lda) {
