@@ -176,6 +176,12 @@ struct HostView {
   size_t elem;
   char tri;  // 0, 'U' or 'L'
 
+  // A whole rows x cols matrix; contiguous data (one column, or ld == rows) is one byte range.
+  static HostView matrix(char* base, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+    if (cols == 1 || ld == rows) return HostView{base, rows * cols, 1, rows * cols, elem, 0};
+    return HostView{base, rows, cols, std::max(ld, rows), elem, 0};
+  }
+
   size_t col_bytes() const { return size_t(rows) * elem; }
   size_t total() const { return col_bytes() * size_t(cols); }
 
@@ -555,8 +561,7 @@ void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int
   if (rows <= 0 || cols <= 0 || elem == 0) return;
   const auto t0 = Clock::now();
   Impl& im = *impl_;
-  HostView v{static_cast<char*>(const_cast<void*>(host)), rows, cols, std::max(ld, rows), elem, 0};
-  if (cols == 1 || ld == rows) v = HostView{v.base, rows * cols, 1, rows * cols, elem, 0};  // one byte range
+  const HostView v = HostView::matrix(static_cast<char*>(const_cast<void*>(host)), rows, cols, ld, elem);
   const size_t total = v.total();
   char* d = static_cast<char*>(dev);
   for (size_t off = 0; off < total; off += im.chunk) {
@@ -629,38 +634,13 @@ void corrupt_first(void* host, size_t elem, char precision) {
 }  // namespace
 
 void Engine::download(void* host, const void* dev, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
-  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "download before start");
-  if (fault("d2h-before") && !impl_->written) fail(GOFL_GPU_INJECTED, "d2h (injected)");
-  if (rows <= 0 || cols <= 0 || elem == 0) return;
-  const auto t0 = Clock::now();
-  HostView v{static_cast<char*>(host), rows, cols, std::max(ld, rows), elem, 0};
-  if (cols == 1 || ld == rows) v = HostView{v.base, rows * cols, 1, rows * cols, elem, 0};
-  double waited = 0;
-  impl_->download(on ? on : stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr, 0}}, nullptr, waited);
-  // download_vec (elem 1) carries no numbers of the call's precision: never corrupted.
-  if (corrupt_result() && !impl_->corrupt_done && elem > 1) {
-    impl_->corrupt_done = true;
-    corrupt_first(host, elem, impl_->precision);
-  }
-  impl_->bytes_out += v.total();
-  impl_->copy_out += seconds_since(t0);
+  download_parts({OutPart{host, dev, rows, cols, ld, elem, nullptr}}, on, nullptr);
 }
 
 void Engine::download_triangle(void* host, const void* dev, int64_t n, int64_t ld, size_t elem, char uplo) {
-  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "download before start");
-  if (fault("d2h-before") && !impl_->written) fail(GOFL_GPU_INJECTED, "d2h (injected)");
-  if (n <= 0 || elem == 0) return;
-  const auto t0 = Clock::now();
-  HostView v{static_cast<char*>(host), n, n, std::max(ld, n), elem, uplo == 'U' || uplo == 'u' ? 'U' : 'L'};
   // Whole columns cross the link (one DMA per chunk); only the triangle reaches the program.
-  double waited = 0;
-  impl_->download(stream_, {Impl::Part{v, static_cast<const char*>(dev), nullptr, 0}}, nullptr, waited);
-  if (corrupt_result() && !impl_->corrupt_done) {
-    impl_->corrupt_done = true;
-    corrupt_first(host, elem, impl_->precision);  // (0,0) is in both triangles
-  }
-  impl_->bytes_out += v.total();
-  impl_->copy_out += seconds_since(t0);
+  download_parts({OutPart{host, dev, n, n, ld, elem, nullptr, uplo == 'U' || uplo == 'u' ? 'U' : 'L'}}, nullptr,
+                 nullptr);
 }
 
 void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, const std::function<void(size_t)>& done) {
@@ -672,8 +652,9 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   for (size_t i = 0; i < parts.size(); ++i) {
     const OutPart& p = parts[i];
     if (p.rows <= 0 || p.cols <= 0 || p.elem == 0) continue;
-    HostView v{static_cast<char*>(p.host), p.rows, p.cols, std::max(p.ld, p.rows), p.elem, 0};
-    if (p.cols == 1 || p.ld == p.rows) v = HostView{v.base, p.rows * p.cols, 1, p.rows * p.cols, p.elem, 0};
+    char* const base = static_cast<char*>(p.host);
+    const HostView v = p.uplo ? HostView{base, p.rows, p.cols, std::max(p.ld, p.rows), p.elem, p.uplo}
+                              : HostView::matrix(base, p.rows, p.cols, p.ld, p.elem);
     ps.push_back(Impl::Part{v, static_cast<const char*>(p.dev), p.ready, i});
   }
   // Bytes are counted part by part, so that a call that failed after some parts were written still
@@ -682,6 +663,8 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   bool first = true;
   auto part_done = [&](size_t index) {
     const Impl::Part& part = *std::find_if(ps.begin(), ps.end(), [&](const Impl::Part& x) { return x.index == index; });
+    // download_vec (elem 1) carries no numbers of the call's precision: never corrupted. (0,0) is
+    // in both triangles.
     if (first && corrupt_result() && !impl_->corrupt_done && part.v.elem > 1) {
       impl_->corrupt_done = true;
       corrupt_first(part.v.base, part.v.elem, impl_->precision);

@@ -139,6 +139,7 @@ class Engine {
     int64_t rows, cols, ld;
     size_t elem;
     cudaEvent_t ready;
+    char uplo = 0;  // 'U' or 'L': only that triangle (diagonal included) of a square part is written
   };
   void download_parts(const std::vector<OutPart>& parts, cudaStream_t on, const std::function<void(size_t)>& done);
   // Pipelines (copies overlapped with the computation): the side streams for uploads (0) and
