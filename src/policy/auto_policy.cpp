@@ -195,21 +195,20 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
 
   lk.lock();
   if (!trigger) {
-    bool probe = false;
-    if (!st.cpu_seen && !st.probed_after_start) {
-      st.probed_after_start = true;  // once after the start, for an operation never seen on the CPU
-      probe = true;
-    } else if (st.since_cpu >= uint32_t(kProbeEvery)) {
-      probe = true;
-    }
-    if (probe) {
+    // Due once after the start, for an operation never seen on the CPU, and after 16 offloaded
+    // calls; taken by the first call whose predicted loss the GPU time since pays for.
+    const bool due = (!st.cpu_seen && !st.probed_after_start) || st.since_cpu >= uint32_t(kProbeEvery);
+    if (due && t_cpu - t_gpu <= kProbeShare * st.gpu_s_since_cpu) {
+      if (!st.cpu_seen) st.probed_after_start = true;
       st.since_cpu = 0;
+      st.gpu_s_since_cpu = 0;
       ++stats_.probes;
       c.reason = GOFL_R_PROBE;
       return;
     }
   }
   ++st.since_cpu;
+  st.gpu_s_since_cpu += t_gpu;
   ++gpu_inflight_;
   last_gpu_activity_ = now;
   c.device = GOFL_DEV_GPU;
@@ -244,6 +243,7 @@ void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
   if (d == kCpu) {
     st.cpu_seen = true;
     st.since_cpu = 0;
+    st.gpu_s_since_cpu = 0;
   } else if (!st.gpu_warm) {
     st.gpu_warm = true;  // the first GPU call of an operation pays one-off costs: not a speed
     return;
