@@ -45,9 +45,11 @@ print(json.dumps({"times": times}))
 
 # The defaults (src/cuda/engine.cpp, prefault.cpp): 8 staging buffers of 8 MB, three quarters of
 # the cores copying (at most 12), a quarter (at most 4) faulting in the result's pages, streaming
-# stores at copy-out only.
+# stores at copy-out only, the first and last pieces of each transfer half a buffer.
 SETTINGS = [
     ("defaults", {}),
+    ("no ramp", {"GPU_OFFLOAD_RAMP_KB": "0"}),
+    ("ramp 1 MB", {"GPU_OFFLOAD_RAMP_KB": "1024"}),
     ("staging 4 x 32 MB", {"GPU_OFFLOAD_STAGING_MB": "32", "GPU_OFFLOAD_STAGING_BUFFERS": "4"}),
     ("staging 16 x 4 MB", {"GPU_OFFLOAD_STAGING_MB": "4", "GPU_OFFLOAD_STAGING_BUFFERS": "16"}),
     ("staging 8 x 16 MB", {"GPU_OFFLOAD_STAGING_MB": "16", "GPU_OFFLOAD_STAGING_BUFFERS": "8"}),
@@ -66,6 +68,9 @@ def main():
     ap.add_argument("--reps", type=int, default=4)
     ap.add_argument("--dtype", default="float64")
     ap.add_argument("--settings", default="", help="comma-separated setting names (default: all)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="go through the settings this many times, interleaved, and end with their medians "
+                         "(runs vary by 10-30%%: one round can mislead)")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     itemsize = {"float32": 4, "float64": 8, "complex128": 16}[a.dtype]
@@ -82,30 +87,48 @@ def main():
     worker = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
     worker.write(WORKER)
     worker.close()
+    f = lambda x, w, q: f"{x:>{w}.{q}f}" if x else f"{'-':>{w}}"
+
+    def measure(label, extra, n, mode):
+        """One process, one setting: prints its row and returns (in call s, out GB/s) or None."""
+        env = dict(os.environ)
+        env.pop("LD_PRELOAD", None)
+        env.update(extra)
+        with tempfile.TemporaryDirectory() as td:
+            p = subprocess.run([cli, "run", "--device", "gpu", "--trace", td, "--", sys.executable,
+                                worker.name, mode, a.dtype, str(n), str(a.reps)],
+                               capture_output=True, text=True, env=env, timeout=600)
+            if p.returncode != 0:
+                print(f"{label:<20} {mode:<7} {n:>6} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
+                return None
+            lib, gb_in, gb_out, _ = nb.trace_stats(cli, td, "gemm")
+        limit = 3 * n * n * itemsize / (pinned * 1e9) + flop_factor * n**3 / (tflops * 1e12)
+        print(f"{label:<20} {mode:<7} {n:>6} {f(lib, 9, 4)} {f(lib / limit if lib else None, 6, 2)} "
+              f"{f(gb_in, 7, 1)} {f(gb_out, 8, 1)} {f(gb_out / pinned if gb_out else None, 10, 2)}", flush=True)
+        return (lib, gb_out) if lib and gb_out else None
+
+    results = {}  # (label, mode, n) -> [(in call s, out GB/s)], one per round
     try:
-        for label, extra in SETTINGS:
-            if chosen and label not in chosen:
-                continue
-            for n in (int(x) for x in a.sizes.split(",")):
-                for mode in ("fresh", "reused"):
-                    env = dict(os.environ)
-                    env.pop("LD_PRELOAD", None)
-                    env.update(extra)
-                    with tempfile.TemporaryDirectory() as td:
-                        p = subprocess.run([cli, "run", "--device", "gpu", "--trace", td, "--", sys.executable,
-                                            worker.name, mode, a.dtype, str(n), str(a.reps)],
-                                           capture_output=True, text=True, env=env, timeout=600)
-                        if p.returncode != 0:
-                            print(f"{label:<20} {mode:<7} {n:>6} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
-                            continue
-                        lib, gb_in, gb_out, _ = nb.trace_stats(cli, td, "gemm")
-                    limit = 3 * n * n * itemsize / (pinned * 1e9) + flop_factor * n**3 / (tflops * 1e12)
-                    f = lambda x, w, q: f"{x:>{w}.{q}f}" if x else f"{'-':>{w}}"
-                    print(f"{label:<20} {mode:<7} {n:>6} {f(lib, 9, 4)} {f(lib / limit if lib else None, 6, 2)} "
-                          f"{f(gb_in, 7, 1)} {f(gb_out, 8, 1)} {f(gb_out / pinned if gb_out else None, 10, 2)}",
-                          flush=True)
+        for rnd in range(a.rounds):
+            if a.rounds > 1:
+                print(f"round {rnd + 1} of {a.rounds}", flush=True)
+            for label, extra in SETTINGS:
+                if chosen and label not in chosen:
+                    continue
+                for n in (int(x) for x in a.sizes.split(",")):
+                    for mode in ("fresh", "reused"):
+                        r = measure(label, extra, n, mode)
+                        if r:
+                            results.setdefault((label, mode, n), []).append(r)
     finally:
         os.unlink(worker.name)
+    if a.rounds > 1:
+        print(f"\nmedians over {a.rounds} rounds")
+        print(f"{'setting':<20} {'result':<7} {'n':>6} {'in call s':>9} {'out GB/s':>8} {'out/pinned':>10}")
+        for (label, mode, n), xs in results.items():
+            lib = statistics.median(x[0] for x in xs)
+            out = statistics.median(x[1] for x in xs)
+            print(f"{label:<20} {mode:<7} {n:>6} {lib:>9.4f} {out:>8.1f} {out / pinned:>10.2f}")
 
 
 if __name__ == "__main__":

@@ -121,7 +121,7 @@ if has copytune; then
 fi
 if has copies; then
   echo "== where the copy time of a @ b goes, setting by setting (bench/copy_tune.py)"
-  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
+  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} --rounds ${COPIES_ROUNDS:-1} --dtype ${COPIES_DTYPE:-float64} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
 fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"
