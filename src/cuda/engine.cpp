@@ -2,6 +2,7 @@
 // copies (host threads copy pageable<->pinned while the DMA engine moves the previous chunk), phase
 // timing and the test-only fault switch.
 #include "cuda/engine.h"
+#include "cuda/pieces.h"
 
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -256,27 +257,7 @@ struct Engine::Impl {
     });
   }
 
-  // How a transfer of `total` bytes is cut into pieces of at most `chunk`, as (offset, size). The
-  // pieces ramp up from ramp_from, doubling, and back down at the end: a pipeline spends one
-  // piece's DMA before the host has anything to copy and one piece's host copy after the last DMA,
-  // so smaller end pieces shorten both. With whole 8 MB chunks a 16 MB panel of C (float32 a @ b,
-  // n = 4096, four panels) came back at 66% of the pinned rate: three steps for two chunks' work.
-  std::vector<std::pair<size_t, size_t>> pieces(size_t total) const {
-    std::vector<std::pair<size_t, size_t>> head, tail;
-    size_t left = 0, right = total, s = ramp_from ? std::min(ramp_from, chunk) : chunk;
-    while (left < right) {
-      const size_t a = std::min(s, right - left);
-      head.emplace_back(left, a);
-      left += a;
-      if (left == right) break;
-      const size_t z = std::min(s, right - left);
-      right -= z;
-      tail.emplace_back(right, z);
-      s = std::min(2 * s, chunk);
-    }
-    head.insert(head.end(), tail.rbegin(), tail.rend());
-    return head;
-  }
+  std::vector<std::pair<size_t, size_t>> pieces(size_t total) const { return transfer_pieces(total, chunk, ramp_from); }
 
   // One part of a copy-out: a host view and its packed device data; `ready` (may be null) is the
   // event after which the device data is complete.
@@ -461,8 +442,12 @@ int Engine::start(char* msg, size_t len) {
   // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns
   // the ramp off (every piece a whole buffer).
   {
-    const char* r = std::getenv("GPU_OFFLOAD_RAMP_KB");
-    const long kb = (r && std::strcmp(r, "0") == 0) ? 0 : env_long("GPU_OFFLOAD_RAMP_KB", long(chunk >> 11));
+    long kb = long(chunk >> 11);
+    if (const char* r = std::getenv("GPU_OFFLOAD_RAMP_KB"); r && *r) {
+      char* end = nullptr;
+      const long v = std::strtol(r, &end, 10);
+      if (end && *end == '\0' && v >= 0) kb = std::min(v, long(chunk >> 10));  // else the default
+    }
     im->ramp_from = kb == 0 ? 0 : std::max<size_t>(size_t(kb) << 10, size_t(64) << 10);
   }
   im->ev.resize(size_t(im->nbuf), nullptr);
@@ -489,9 +474,9 @@ int Engine::start(char* msg, size_t len) {
     std::snprintf(prop.name, sizeof prop.name, "CUDA device 0");
   }
   std::snprintf(description_, sizeof description_,
-                "%.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging %dx%zu MB, %d copy threads",
+                "%.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging %dx%zu MB (ends %zu KB), %d copy threads",
                 prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / double(1ull << 30), rt / 1000,
-                (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, im->nbuf, chunk >> 20, im->pool.threads());
+                (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, im->nbuf, chunk >> 20, im->ramp_from >> 10, im->pool.threads());
   impl_ = im;
   return report(GOFL_GPU_OK, description_);
 }

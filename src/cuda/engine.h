@@ -197,7 +197,7 @@ class Engine {
   cublasHandle_t blas_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;
   cusolverDnParams_t params_ = nullptr;
-  char description_[160] = "";
+  char description_[192] = "";
   char fault_[32] = "";
   friend class DevMem;
   void release(void* p, size_t bytes);

@@ -1,5 +1,6 @@
 // Unit tests of the pieces every wrapper relies on: settings parsing, operand extents, CBLAS flag
-// mapping, fingerprints, the generated table and the trace format's fixed layout.
+// mapping, fingerprints, the generated table, the trace format's fixed layout and how the GPU
+// backend cuts a transfer into pieces.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "common/table.h"
+#include "cuda/pieces.h"
 #include "policy/settings.h"
 #include "preload/fingerprint.h"
 #include "preload/wrapper_support.h"
@@ -144,4 +146,39 @@ TEST(TraceFormat, LayoutIsFixed) {
   EXPECT_EQ(sizeof(gofl_file_header), 512u);
   EXPECT_EQ(offsetof(gofl_record, u), 8u);
   EXPECT_EQ(std::strlen(GOFL_TRACE_MAGIC), 8u);
+}
+
+// ---- the pieces of a staged transfer (src/cuda/pieces.h) ---------------------------------------
+
+TEST(TransferPieces, CoverEveryByteOnceInOrderWithinABuffer) {
+  const size_t MB = size_t(1) << 20;
+  for (size_t chunk : {8 * MB, 3 * MB, 768 * size_t(1024)})
+    for (size_t ramp : {size_t(0), 64 * size_t(1024), MB, 4 * MB, chunk, 2 * chunk})
+      for (size_t total : {size_t(0), size_t(8), MB - 16, MB, 5 * MB + 24, 16 * MB, 16 * MB + 8, 40 * MB + 16}) {
+        const auto ps = gofl::transfer_pieces(total, chunk, ramp);
+        size_t at = 0;
+        for (const auto& [off, n] : ps) {
+          EXPECT_EQ(off, at) << chunk << " " << ramp << " " << total;
+          EXPECT_GT(n, 0u);
+          EXPECT_LE(n, chunk);
+          at += n;
+        }
+        EXPECT_EQ(at, total) << chunk << " " << ramp << " " << total;
+      }
+}
+
+TEST(TransferPieces, RampUpAndDownAtTheEnds) {
+  const size_t MB = size_t(1) << 20;
+  using P = std::vector<std::pair<size_t, size_t>>;
+  // A 16 MB panel with 8 MB buffers and 4 MB ends: 4, 8, 4 (three steps, two of them half-size).
+  EXPECT_EQ(gofl::transfer_pieces(16 * MB, 8 * MB, 4 * MB), (P{{0, 4 * MB}, {4 * MB, 8 * MB}, {12 * MB, 4 * MB}}));
+  // 1 MB ends double towards the buffer size and shrink again.
+  EXPECT_EQ(gofl::transfer_pieces(32 * MB, 8 * MB, MB),
+            (P{{0, MB}, {MB, 2 * MB}, {3 * MB, 4 * MB}, {7 * MB, 8 * MB}, {15 * MB, 2 * MB},
+               {17 * MB, 8 * MB}, {25 * MB, 4 * MB}, {29 * MB, 2 * MB}, {31 * MB, MB}}));
+  // No ramp: whole buffers from both ends, the rest between them.
+  EXPECT_EQ(gofl::transfer_pieces(20 * MB, 8 * MB, 0), (P{{0, 8 * MB}, {8 * MB, 4 * MB}, {12 * MB, 8 * MB}}));
+  // Smaller than the first piece: one piece.
+  EXPECT_EQ(gofl::transfer_pieces(100, 8 * MB, 4 * MB), (P{{0, 100}}));
+  EXPECT_TRUE(gofl::transfer_pieces(0, 8 * MB, 4 * MB).empty());
 }
