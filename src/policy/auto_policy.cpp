@@ -196,9 +196,13 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   lk.lock();
   if (!trigger) {
     // Due once after the start, for an operation never seen on the CPU, and after 16 offloaded
-    // calls; taken by the first call whose predicted loss the GPU time since pays for.
+    // calls; taken by the first call whose predicted loss the GPU time since pays for. The loss is
+    // counted with the CPU correction at most 1: one slow CPU observation (OpenBLAS's first getrf
+    // of a size has taken 30x its usual time) would otherwise make probes rarer by the same
+    // factor, just when the CPU most needs looking at again.
+    const double probe_loss = raw_cpu * std::min(st.correction[kCpu], 1.0) - t_gpu;
     const bool due = (!st.cpu_seen && !st.probed_after_start) || st.since_cpu >= uint32_t(kProbeEvery);
-    if (due && t_cpu - t_gpu <= kProbeShare * st.gpu_s_since_cpu) {
+    if (due && probe_loss <= kProbeShare * st.gpu_s_since_cpu) {
       if (!st.cpu_seen) st.probed_after_start = true;
       st.since_cpu = 0;
       st.gpu_s_since_cpu = 0;

@@ -19,14 +19,16 @@
 //   - CPU probe: when the operation's CPU speed was not observed for 16 calls that went to the GPU,
 //     or once after the GPU started if it was never observed, a probe is due, and the first call
 //     of the operation that can afford it runs on the CPU (PROBE). A call affords it when its
-//     predicted extra time on the CPU (T_cpu - T_gpu) is at most kProbeShare of the GPU time the
-//     operation was predicted to use since its last CPU observation. So probes never cost more
-//     than 3% of the time on the GPU: where the GPU is 1.5x faster a probe still comes every 17th
-//     call, as the spec has it; where it is 45x faster (a zgemm of n = 4096 on the H200: 0.99 s on
-//     the CPU, 0.022 s on the GPU) only after ~1,500 calls, or at the next smaller call of the
-//     operation. The spec's "the next call" cost the n = 16384 sweep 1.8 s in two probes, and a
-//     loop of such calls would have run 3x longer than on the GPU alone; a CPU that much faster
-//     than its profile would be noticed just as well on a cheaper call of the same operation;
+//     predicted extra time on the CPU (T_cpu - T_gpu, with the CPU correction at most 1) is at
+//     most kProbeShare (3%) of the GPU time the operation was predicted to use since its last CPU
+//     observation. So probes never cost more than 3% of the predicted GPU time. Where the GPU is
+//     less than 1.48x faster a probe still comes every 17th call, as the spec has it (1.5x: every
+//     18th); the probe after the start waits for (speedup - 1) / 0.03 offloaded calls. Where the
+//     GPU is 45x faster (a zgemm of n = 4096 on the H200: 0.99 s on the CPU, 0.022 s on the GPU),
+//     a probe comes after ~1,500 such calls, or earlier on a call of the operation about 90x
+//     smaller. The spec's "the next call" cost the n = 16384 sweep 1.8 s in two probes, and a loop
+//     of such calls would have run 3x longer than on the GPU alone; a CPU that much faster than
+//     its profile would be noticed just as well on a cheaper call of the same operation;
 //   - otherwise the GPU (OFFLOADED).
 //
 // Learning: after each decided call, observe() gets its duration. The correction of the operation

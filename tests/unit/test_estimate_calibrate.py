@@ -137,8 +137,8 @@ def test_per_user_profile_location(tmp_path):
 def test_estimate_replays_the_decision(numpy_trace, tmp_path):
     trace, _ = numpy_trace
     # GPU 100x faster, start-up 1 ms: the first decided call pays for the start and runs there. dgemm
-    # was never seen on the CPU, so a probe is due, but one would lose 99 ms where the GPU time so far
-    # (a few ms) pays for 3% of that: every call goes to the GPU, dgesv's too.
+    # was never seen on the CPU, so a probe is due, but one would lose 99 ms, and 3% of the GPU time
+    # so far (a few ms) is far less: every call goes to the GPU, dgesv's too.
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
     e = cli("estimate", "--profile", fast, trace)
     assert e.returncode == 0, e.stderr

@@ -733,6 +733,69 @@ TEST(Probes, AProbeThatWouldCostMuchWaitsForACheaperCallOfTheOperation) {
   EXPECT_EQ(s.p.stats().probes, 1u);
 }
 
+TEST(Probes, AnOperationFirstSeenAfterTheStartIsProbedOnceTheGpuTimePaysForIt) {
+  const std::string both = flat_profile(1e10, kModest * 1e10, 0.0) + "cpu sgemm 1e3:1e10 1e15:1e10\n" +
+                           "gpu sgemm 1e3:" + std::to_string(kModest * 1e10) + " 1e15:" + std::to_string(kModest * 1e10) + "\n";
+  AutoPolicy p(parse(both), PolicyConfig{});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);  // starts the GPU
+  // sgemm was never seen on the CPU: due at once, affordable after kAffordAfter of its own calls
+  // (dgemm's GPU time pays for nothing of sgemm's).
+  for (int i = 0; i < kAffordAfter; ++i) EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_PROBE);
+  for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(p, g, make_call("sgemm", 1e9)), GOFL_R_PROBE);
+}
+
+TEST(Probes, ACpuObservationForAnyReasonAlsoEmptiesTheBudget) {
+  Started s(5);  // the GPU 100x faster
+  for (int i = 0; i < 3 * kProbeEvery; ++i) EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << i;
+  s.g.util = 100;
+  s.g.t += 5;
+  EXPECT_EQ(s.next(), GOFL_R_GPU_BUSY);  // observed on the CPU: the 48 ms of GPU time pay for nothing later
+  s.g.util = 0;
+  s.g.t += 5;
+  for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(run(s.p, s.g, make_call("dgemm", 1e6)), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(s.p, s.g, make_call("dgemm", 1e6)), GOFL_R_OFFLOADED);  // due, not affordable
+  EXPECT_EQ(s.p.stats().probes, 0u);
+}
+
+TEST(Probes, AProbeThatFailsStillSpendsTheBudget) {
+  Started s(5);
+  for (int i = 0; i < 3 * kProbeEvery; ++i) EXPECT_EQ(s.next(), GOFL_R_OFFLOADED) << i;
+  gofl_call c = make_call("dgemm", 1e6);
+  s.p.decide(c, s.g);
+  ASSERT_EQ(c.reason, GOFL_R_PROBE);
+  c.flags |= GOFL_F_INFO_NONZERO;  // returns early: no observation
+  s.p.observe(c, c.pred_cpu_s, s.g.t += c.pred_cpu_s);
+  for (int i = 0; i < kProbeEvery; ++i) EXPECT_EQ(run(s.p, s.g, make_call("dgemm", 1e6)), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(s.p, s.g, make_call("dgemm", 1e6)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(s.p.stats().probes, 1u);
+}
+
+TEST(Probes, OneSlowCpuObservationDoesNotMakeProbesRarer) {
+  // The GPU 1.4x faster; one CPU call takes 30x its prediction (OpenBLAS's first getrf of a size
+  // has). The CPU correction jumps to sqrt(30) = 5.5, but the probe budget counts the CPU at the
+  // profile's speed: the next probe still comes after 16 offloaded calls, and teaches the truth.
+  AutoPolicy p(parse(flat_profile(1e10, kModest * 1e10, 0.3)), PolicyConfig{});
+  FakeGpu g;
+  gofl_call first = make_call("dgemm", 1e9);
+  p.decide(first, g);
+  ASSERT_EQ(first.reason, GOFL_R_NOT_STARTED);
+  p.observe(first, 30 * first.pred_cpu_s, g.t += 3);
+  EXPECT_NEAR(p.correction(op("dgemm"), kCpu), sqrt(30.0), 1e-6);
+  int reason;
+  do reason = run(p, g, make_call("dgemm", 1e9));
+  while (reason == GOFL_R_NOT_STARTED);
+  ASSERT_EQ(reason, GOFL_R_OFFLOADED);
+  for (int i = 0; i < kProbeEvery - 1; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << i;
+  gofl_call probe = make_call("dgemm", 1e9);
+  p.decide(probe, g);
+  EXPECT_EQ(probe.reason, GOFL_R_PROBE);
+  p.observe(probe, 1e9 / 1e10, g.t += 0.1);  // the CPU at its profiled speed
+  EXPECT_LT(p.correction(op("dgemm"), kCpu), 2.4);  // sqrt(5.5): on its way back
+}
+
 TEST(Probes, NeverCostMoreThanTheirShareOfTheGpuTime) {
   for (double speedup : {1.35, 2.0, 10.0, 100.0}) {
     AutoPolicy p(parse(flat_profile(1e10, speedup * 1e10, 0.0)), PolicyConfig{});
