@@ -3,12 +3,19 @@
 the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
-                               [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR]
+                               [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
 per-call durations from the traces (NumPy's copies around a call are not counted). Goal (issue 4):
 total chosen <= 1.05 x total best, and no call more than 1.5x its best device.
+
+--replay makes no auto run: the calls of the cpu and gpu runs (made now, or from --load) go through
+the current build's decision (bench/replay_policy.cpp), each taking its device's measured time, to
+see what a change of the policy would have done on a measured sweep without the GPU machine. It
+cannot see auto's own first uses of each routine on the GPU (the gpu run paid them at other
+sizes): on the H200 sweep of 2026-11-29 the replay of the policy then measured gave 13.85 s in the
+calls against 14.27 s measured.
 """
 
 import argparse
@@ -92,6 +99,42 @@ def startup_paid(summary):
     return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)] if m else 0.0
 
 
+def replay_lines(cpu_rows, gpu_rows):
+    """The replay's input (bench/replay_policy.cpp): one line per call, the warm-up left out."""
+    lines = []
+    for c, g in zip(cpu_rows[1:], gpu_rows[1:]):
+        if not (c["op"] == g["op"] and c["m"] == g["m"]):
+            raise SystemExit(f"the cpu and gpu runs differ at {c['op']} n={c['m']} / {g['op']} n={g['m']}")
+        tc = int(c["duration_ns"]) / 1e9
+        tg = int(g["duration_ns"]) / 1e9 if g["device"] == "gpu" else tc
+        ops = []
+        for o in filter(None, c["operands"].split(";")):
+            _, nbytes, fp_in, fp_out = o.split(":")
+            ops.append(f"{nbytes} {int(fp_in != '0')} {int(fp_out != '0')}")
+        lines.append(f"{c['op']} {c['flops']} {tc!r} {tg!r} {len(ops)} {' '.join(ops)}".rstrip())
+    return lines
+
+
+def replay(a, raw):
+    if not {"cpu", "gpu"} <= set(raw):
+        raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
+    cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), traced_calls(raw["gpu"][0])
+    startup = startup_paid(raw["gpu"][1])
+    with tempfile.NamedTemporaryFile("w", suffix=".calls", delete=False) as f:
+        f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
+    try:
+        cmd = [os.path.join(a.build, "bin", "replay_policy"), f.name, repr(startup), "--level", str(a.level)]
+        if a.profile:
+            cmd += ["--profile", os.path.abspath(a.profile)]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        sys.stdout.write(p.stdout)
+        sys.stderr.write(p.stderr)
+        if p.returncode != 0:
+            raise SystemExit(p.returncode)
+    finally:
+        os.unlink(f.name)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -100,11 +143,15 @@ def main():
     ap.add_argument("--level", type=int, default=5)
     ap.add_argument("--complex-max", type=int, default=8192, help="largest n for complex128 (slow on the CPU)")
     ap.add_argument("--profile", help="machine profile (default: the user's, else the built-in one)")
-    ap.add_argument("--modes", default="cpu,gpu,auto",
-                    help="the runs to make now; with --load the others come from earlier ones (the three "
-                         "runs of a sweep to n = 16384 take longer than one device call allows)")
+    ap.add_argument("--modes",
+                    help="the runs to make now (default: cpu, gpu and auto, less those --load has); with --load "
+                         "the others come from earlier ones (the three runs of a sweep to n = 16384 take longer "
+                         "than one device call allows)")
     ap.add_argument("--save", help="folder to keep each run's trace (MODE.csv) and summary (MODE.summary) in")
     ap.add_argument("--load", help="folder of an earlier --save: the runs not made now come from it")
+    ap.add_argument("--replay", action="store_true",
+                    help="no auto run: replay the cpu and gpu runs' calls through the current build's decision "
+                         "(bench/replay_policy.cpp) and print what auto would have taken")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n
@@ -114,12 +161,17 @@ def main():
               "potrf": min(top, 8192), "syevd": min(top, 4096), "gesdd": min(top, 2048),
               "complex": min(top, a.complex_max)}
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
+    if a.modes is None:
+        have = lambda m: a.load and os.path.exists(os.path.join(a.load, f"{m}.csv"))
+        a.modes = ",".join(m for m in ("cpu", "gpu", "auto") if not have(m))
     modes = [m for m in a.modes.split(",") if m]
     if not set(modes) <= {"cpu", "gpu", "auto"}:
         raise SystemExit(f"--modes: cpu, gpu and auto only, not {a.modes}")
     print(f"sizes {sizes}; limits {limits}", flush=True)
     raw = {}
     for m in ("cpu", "gpu", "auto"):
+        if a.replay and m == "auto":
+            continue
         if m in modes:
             raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
             if a.save:
@@ -130,6 +182,8 @@ def main():
             print(f"{m} run done", flush=True)
         elif a.load and os.path.exists(os.path.join(a.load, f"{m}.csv")):
             raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read() for ext in ("csv", "summary"))
+    if a.replay:
+        return replay(a, raw)
     if len(raw) < 3:
         print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
         return

@@ -81,11 +81,14 @@ if has numpy; then
 fi
 if has sweep; then
   echo "== --device auto against the better device per call (bench/auto_sweep.py)"
-  # SWEEP_MODES (default cpu,gpu,auto) and SWEEP_LOAD (a folder of an earlier call's $OUT/sweep,
+  # SWEEP_MODES (default: the runs SWEEP_LOAD lacks) and SWEEP_LOAD (a folder of an earlier call's $OUT/sweep,
   # carried in the working tree) split the three runs of a large sweep over two device calls.
   timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} ${PROFILE:+--profile "$PROFILE"} --modes ${SWEEP_MODES:-cpu,gpu,auto} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} ${PROFILE:+--profile "$PROFILE"} ${SWEEP_MODES:+--modes "$SWEEP_MODES"} \
     --save "$OUT/sweep" ${SWEEP_LOAD:+--load "$SWEEP_LOAD"} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
+  # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
+  # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
+  [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"

@@ -1,6 +1,7 @@
 """The cost model end to end: the library's --device auto decision with hand-made profiles (the
 predictions in the trace, the ski rental, the summary, a malformed profile), `gpu-offload estimate`
-replaying a trace through the same code, and `gpu-offload calibrate --quick` (its CPU side: CI has
+replaying a trace through the same code, `bench/auto_sweep.py --replay` (measured calls through the
+decision), and `gpu-offload calibrate --quick` (its CPU side: CI has
 no GPU, so the GPU pass says so and the built-in GPU numbers are kept)."""
 
 import os
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from conftest import CLI, LIB, base_env, dump, require, run, top_level  # noqa: E402
+from conftest import BUILD, CLI, LIB, ROOT, base_env, dump, require, run, top_level  # noqa: E402
 
 # numpy: 4 products of 500 x 500 (2.5e8 flops each), then 2 solves of 400 x 400 with 400 right-hand sides.
 SCRIPT = """
@@ -233,3 +234,45 @@ def test_calibrate_usage_errors(tmp_path):
     assert cli("calibrate", "extra").returncode == 2
     p = cli("calibrate", "--quick", "--only", "gemm", "--blas", "libnothing.so.9", "--output", tmp_path / "p")
     assert p.returncode == 1 and "libnothing.so.9" in p.stderr
+
+
+def sweep_csv(rows):
+    """A trace in `gpu-offload dump --csv`'s columns that auto_sweep reads: (op, n, device, seconds)."""
+    head = "op,m,nested,query,t_start_ns,duration_ns,device,flops,operands"
+    lines = [head]
+    for i, (op, n, device, secs) in enumerate(rows):
+        nbytes = n * n * 8
+        operands = f"0x1000:{nbytes}:7:0;0x2000:{nbytes}:9:0;0x3000:{nbytes}:0:5"  # A, B in; C out
+        lines.append(f"{op},{n},0,0,{1000 + i},{int(secs * 1e9)},{device},{2.0 * n ** 3},{operands}")
+    return "\n".join(lines) + "\n"
+
+
+def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
+    # Measured: the CPU 100 ms and the GPU 1 ms per dgemm of n = 1000 (a warm-up first); the GPU's
+    # start-up 2 ms. The profile agrees (1e10 and 1e12 flop/s, 1 ms start-up, free copies): level 5
+    # starts the GPU once 2 ms of savings were missed, so at the first call, which runs there; then
+    # a probe would lose 99 ms against 3% of the GPU time: all 20 on the GPU.
+    require(os.path.exists(BUILD / "bin" / "replay_policy"), "replay_policy not built")
+    calls = [("dgemm", 1000, "cpu", 0.1)] * 21
+    (tmp_path / "cpu.csv").write_text(sweep_csv(calls))
+    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
+    (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
+    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
+    fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
+                        str(tmp_path), "--replay", "--profile", fast], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"replayed 20 calls \(profile .*fast, level 5\): auto 0\.020 s in its calls \+ 0\.002 s "
+                     r"start-up = 0\.022 s; per-call best 0\.020 s; ratio 1\.100", r.stdout), r.stdout
+    assert re.search(r"offloaded\s+20 calls\s+\+0\.000 s", r.stdout), r.stdout
+    # A GPU slower than the CPU: nothing starts, every call stays where it is fastest.
+    slow = profile(tmp_path, 1e12, 1e10, 0.001, "slow")
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
+                        str(tmp_path), "--replay", "--profile", slow], capture_output=True, text=True)
+    assert "auto 2.000 s in its calls + 0.000 s start-up = 2.000 s" in r.stdout, r.stdout
+    assert re.search(r"predicted slower\s+20 calls\s+\+1\.980 s", r.stdout), r.stdout
+    # A malformed calls file is refused with its line.
+    bad = tmp_path / "bad.calls"
+    bad.write_text("dgemm 1e9 0.1 0.001 1 800\n")
+    r = subprocess.run([str(BUILD / "bin" / "replay_policy"), str(bad), "0.002"], capture_output=True, text=True)
+    assert r.returncode == 1 and "line 1: operand 1 incomplete" in r.stderr, r.stderr

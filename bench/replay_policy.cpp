@@ -1,0 +1,140 @@
+// Replays measured calls through --device auto's decision (src/policy/auto_policy.cpp, the
+// library's own code) to see what a change of the policy would have done on a measured sweep,
+// without the GPU machine: bench/auto_sweep.py --replay writes the calls from an earlier sweep's
+// cpu and gpu runs and reads this program's totals.
+//
+//   replay_policy CALLS STARTUP_S [--profile P] [--level L]
+//
+// CALLS: one call per line, in program order:
+//   OP FLOPS T_CPU T_GPU N_OPERANDS {BYTES IN OUT}...
+// with T_CPU and T_GPU its measured seconds on each device (the gpu run's time, which has paid its
+// own first uses at other sizes, not auto's). Each call runs where the decision sends it and takes
+// that device's measured time; starting the GPU costs STARTUP_S once. Prints one line of totals and
+// the count and extra time per reason.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "common/table.h"
+#include "cuda/backend_abi.h"
+#include "policy/auto_policy.h"
+#include "policy/model.h"
+#include "policy/profile.h"
+
+using namespace gofl;
+
+namespace {
+
+// The GPU as the replay sees it: always available, idle, with room; starting it costs start-up
+// seconds of the replay's clock.
+struct ReplayGpu : GpuEnv {
+  bool is_started = false;
+  double t = 0, startup_s = 0;
+  bool started() override { return is_started; }
+  bool unavailable() override { return false; }
+  bool start() override {
+    is_started = true;
+    t += startup_s;
+    return true;
+  }
+  int supports(const gofl_call&) override { return GOFL_GPU_OK; }
+  int utilization() override { return 0; }
+  bool memory(uint64_t* free_b, uint64_t* total_b) override {
+    *free_b = *total_b = uint64_t(1) << 40;
+    return true;
+  }
+  uint64_t device_bytes(const gofl_call&) override { return 0; }
+  double now() override { return t; }
+};
+
+const char* reason_name(int r) {
+  switch (r) {
+    case GOFL_R_BELOW_THRESHOLD: return "below threshold";
+    case GOFL_R_PREDICTED_SLOWER: return "predicted slower";
+    case GOFL_R_NOT_STARTED: return "GPU not started yet";
+    case GOFL_R_PROBE: return "CPU probe";
+    case GOFL_R_OFFLOADED: return "offloaded";
+    default: return "other";
+  }
+}
+
+int usage() {
+  fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) return usage();
+  std::string profile_path;
+  PolicyConfig cfg;
+  for (int i = 3; i < argc; ++i) {
+    if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_path = argv[++i];
+    else if (!strcmp(argv[i], "--level") && i + 1 < argc) cfg.level = atoi(argv[++i]);
+    else return usage();
+  }
+  if (cfg.level < 1 || cfg.level > 10) return usage();
+  std::string msg;
+  const Profile profile = load_profile(profile_path, [](const char*) -> const char* { return nullptr; }, &msg);
+  if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());
+  AutoPolicy policy(profile, cfg);
+  ReplayGpu gpu;
+  gpu.startup_s = atof(argv[2]);
+  std::ifstream in(argv[1]);
+  if (!in) {
+    fprintf(stderr, "replay_policy: cannot read %s\n", argv[1]);
+    return 1;
+  }
+  std::map<std::string, std::pair<int, double>> by_reason;  // reason -> calls, seconds over the best
+  double chosen = 0, best = 0;
+  int calls = 0, lineno = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++lineno;
+    std::istringstream ss(line);
+    std::string name;
+    double flops, t_cpu, t_gpu;
+    int n_ops;
+    if (!(ss >> name >> flops >> t_cpu >> t_gpu >> n_ops) || gofl_op_by_name(name.c_str()) < 0 || n_ops < 0) {
+      fprintf(stderr, "replay_policy: %s line %d: not a call\n", argv[1], lineno);
+      return 1;
+    }
+    gofl_call c{};
+    c.op = uint16_t(gofl_op_by_name(name.c_str()));
+    c.flops = flops;
+    for (int i = 0; i < n_ops; ++i) {
+      double bytes;
+      int is_in, is_out;
+      if (!(ss >> bytes >> is_in >> is_out)) {
+        fprintf(stderr, "replay_policy: %s line %d: operand %d incomplete\n", argv[1], lineno, i + 1);
+        return 1;
+      }
+      if ((!is_in && !is_out) || c.n_operands >= GOFL_MAX_OPERANDS) continue;
+      c.operands[c.n_operands++] = gofl_call_operand{
+          nullptr, int64_t(bytes), 1, uint16_t(is_in && is_out ? GOFL_INOUT : is_in ? GOFL_IN : GOFL_OUT), 0};
+    }
+    policy.decide(c, gpu);
+    const double t = c.device == GOFL_DEV_GPU ? t_gpu : t_cpu;
+    gpu.t += t;
+    policy.observe(c, t, gpu.t);
+    chosen += t;
+    best += std::min(t_cpu, t_gpu);
+    auto& slot = by_reason[reason_name(c.reason)];
+    slot.first += 1;
+    slot.second += t - std::min(t_cpu, t_gpu);
+    ++calls;
+  }
+  const double start = policy.stats().started ? gpu.startup_s : 0.0;
+  printf("replayed %d calls (profile %s, level %d): auto %.3f s in its calls + %.3f s start-up = %.3f s; "
+         "per-call best %.3f s; ratio %.3f\n",
+         calls, profile.name.c_str(), cfg.level, chosen, start, chosen + start, best, best > 0 ? (chosen + start) / best : 1.0);
+  for (const auto& [reason, v] : by_reason) printf("  %-24s %5d calls %+9.3f s\n", reason.c_str(), v.first, v.second);
+  return 0;
+}
