@@ -57,9 +57,30 @@ fn = {
 fn()  # warm-up: library loading, GPU start-up, workspace queries
 times = []
 for _ in range(reps):
-    t0 = time.perf_counter(); fn(); times.append(time.perf_counter() - t0)
-print(json.dumps({"times": times}))
+    t0 = time.perf_counter(); r = fn(); times.append(time.perf_counter() - t0)
+# Is the last result right? Its first and last rows or columns (where copies begin and end) and
+# two others against matrix-vector products, which the CPU library runs (gpu-offload leaves
+# level-2 shapes to it): the error relative to the largest value, as verify mode measures it.
+pick = [0, n - 1] + list(rng.choice(np.arange(1, n - 1), size=2, replace=False))
+rel = lambda d, ref: float(np.max(np.abs(d)) / max(np.max(np.abs(ref)), 1e-300))
+if name == "a @ b":
+    err = max(rel(r[i, :] - a[i, :] @ b, a[i, :] @ b) for i in pick)
+elif name == "solve":
+    err = max(rel(a @ r[:, j] - b[:, j], b[:, j]) / (np.abs(a).max() * np.abs(r[:, j]).sum() / np.abs(b[:, j]).max())
+              for j in pick)  # backward error
+elif name == "cholesky":
+    err = max(rel(r[i, :] @ r.conj().T - a[i, :], a[i, :]) for i in pick)
+elif name == "eigh":
+    w, v = r
+    err = max(rel(a @ v[:, j] - w[j] * v[:, j], np.abs(w).max() * np.ones(1)) for j in pick)
+else:
+    u, sv, vh = r
+    err = max(rel(a @ vh[j, :].conj() - sv[j] * u[:, j], sv[:1]) for j in pick)
+print(json.dumps({"times": times, "error": err}))
 """
+
+# The largest error a right result has (verify mode's tolerances, spec section 6).
+TOLERANCE = {"float32": 2e-3, "float64": 1e-8, "complex128": 1e-8}
 
 
 def run_case(cmd_prefix, name, dtype, n, reps, env):
@@ -73,8 +94,8 @@ def run_case(cmd_prefix, name, dtype, n, reps, env):
         os.unlink(worker)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ["failed"]
-    line = [l for l in p.stdout.splitlines() if l.startswith("{")][-1]
-    return statistics.median(json.loads(line)["times"]), p.stderr
+    line = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
+    return statistics.median(line["times"]), line["error"]
 
 
 # The routine each case is about (its library time is the one reported).
@@ -127,14 +148,16 @@ def main():
     print(f"ceilings: pinned copies {pinned:.1f} GB/s; GPU rates (TFLOP/s) {rates or 'from FACTS.md'}"
           f" [{ceil.get('source', 'FACTS.md')}]", flush=True)
     hdr = (f"{'operation':<10} {'dtype':<10} {'n':>6} {'CPU s':>8} {'gpu-offload s':>13} {'speedup':>7} "
-           f"{'in call s':>9} {'link limit s':>12} {'/limit':>6} {'in GB/s':>7} {'out GB/s':>8}")
+           f"{'in call s':>9} {'link limit s':>12} {'/limit':>6} {'in GB/s':>7} {'out GB/s':>8} {'GPU res':>8} {'CPU res':>8}")
     print("gpu-offload s: the NumPy call under --device gpu; in call s: the BLAS/LAPACK call itself (trace),\n"
-          "without NumPy's own copies around it; /limit: in call s over the link limit")
+          "without NumPy's own copies around it; /limit: in call s over the link limit; GPU res / CPU res: the\n"
+          "result checked against matrix-vector products the CPU library runs")
     print(hdr)
     print("-" * len(hdr), flush=True)
     reps = 1 if a.quick else a.reps
     only = set(x.strip() for x in a.only.split(",") if x.strip())
     fmt = lambda x, w, p: f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
+    bad = 0
     for name, dtype, sizes, flops, nbytes in CASES:
         if only and name not in only:
             continue
@@ -144,17 +167,29 @@ def main():
             itemsize = {"float32": 4, "float64": 8, "complex128": 16}[dtype]
             env = dict(os.environ)
             env.pop("LD_PRELOAD", None)
-            cpu = run_case([], name, dtype, n, reps, env)[0] if n <= a.max_cpu_n else None
+            cpu, cpu_err = run_case([], name, dtype, n, reps, env) if n <= a.max_cpu_n else (None, None)
             with tempfile.TemporaryDirectory() as td:
-                gpu, _ = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
+                gpu, gpu_err = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
                 lib, gb_in, gb_out, gpu_calls = trace_stats(cli, td, ROUTINE[name])
             rate_key = {"float32": "s", "float64": "d", "complex128": "z"}[dtype]
             tflops = rates.get(rate_key, {"s": 51.0, "d": 63.0, "z": 63.0}[rate_key])
             limit = nbytes(n, itemsize) / (pinned * 1e9) + flops(n) / (tflops * 1e12)
             print(f"{name:<10} {dtype:<10} {n:>6} {fmt(cpu, 8, 4)} {fmt(gpu, 13, 4)} "
                   f"{fmt(cpu / gpu if cpu and gpu else None, 7, 2)} {fmt(lib, 9, 4)} {limit:>12.4f} "
-                  f"{fmt(lib / limit if lib else None, 6, 2)} {fmt(gb_in, 7, 1)} {fmt(gb_out, 8, 1)}"
+                  f"{fmt(lib / limit if lib else None, 6, 2)} {fmt(gb_in, 7, 1)} {fmt(gb_out, 8, 1)} "
+                  f"{check(gpu_err, dtype):>8} {check(cpu_err, dtype):>8}"
                   + ("" if gpu_calls else "   (no call ran on the GPU)"), flush=True)
+            bad += any(check(e, dtype) == "WRONG" for e in (cpu_err, gpu_err))
+    if bad:
+        print(f"{bad} case(s) gave a WRONG result (error above {TOLERANCE})")
+        sys.exit(1)
+
+
+def check(err, dtype):
+    """ok, WRONG, or - (not run; a failed run's message instead of an error)."""
+    if not isinstance(err, float):
+        return "-"
+    return "ok" if err <= TOLERANCE[dtype] else "WRONG"
 
 
 if __name__ == "__main__":
