@@ -502,6 +502,33 @@ template <class T> void tri_all(const char* routine, uint64_t seed) {
 TYPED_TEST(Blas3, Trmm) { tri_all<TypeParam>("trmm", 900); }
 TYPED_TEST(Blas3, Trsm) { tri_all<TypeParam>("trsm", 1000); }
 
+// dgemm_ as the tests call it (Fortran, with the two hidden string lengths).
+using DgemmF = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                        const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+
+// One dgemm ("N", "N") through the wrapper and, with the same inputs, through the CPU library.
+struct DgemmShape {
+  int m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+};
+constexpr DgemmShape kSmallDgemm{129, 77, 65, 131, 66, 130, 1.25, -0.5};
+struct Pair {
+  std::vector<double> gpu, cpu;
+  gpu_test::LastCall lc;
+};
+Pair dgemm_pair(uint64_t seed, const DgemmShape& s = kSmallDgemm) {
+  const auto A = gpu_test::random_matrix<double>(s.m, s.k, s.lda, seed);
+  const auto B = gpu_test::random_matrix<double>(s.k, s.n, s.ldb, seed + 1);
+  const auto C = gpu_test::random_matrix<double>(s.m, s.n, s.ldc, seed + 2);
+  Pair p{C, C, {}};
+  gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &s.m, &s.n, &s.k, &s.alpha, A.data(), &s.lda, B.data(), &s.ldb,
+                                          &s.beta, p.gpu.data(), &s.ldc, 1, 1);
+  p.lc = gpu_test::last_call();
+  gpu_test::cpu<DgemmF>("dgemm_")("N", "N", &s.m, &s.n, &s.k, &s.alpha, A.data(), &s.lda, B.data(), &s.ldb, &s.beta,
+                                  p.cpu.data(), &s.ldc, 1, 1);
+  return p;
+}
+
 // Sizes that need several staging chunks (8 MB each by default): the pinned ring wraps around,
 // columns straddle chunks, one column is larger than a chunk, and triangles span chunks.
 TEST(Blas3Large, MultiChunkCopies) {
@@ -529,16 +556,15 @@ TEST(Blas3Large, PanelledProducts) {
   gemm_any<float>(row, GemmCase{'N', 'T', 2050, 3001, 400, 2}, 1203);
   gemm_any<cf>(row, GemmCase{'N', 'N', 1500, 2500, 260, 0, true}, 1204);
   for (char tb : {'N', 'T'}) {  // C = A op(A): the same memory as both operands
-    using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                       const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
     const int n = 2100, ld = 2103;
     const double alpha = 1, beta = 0;
     const auto A = gpu_test::random_matrix<double>(n, n, ld, 1210);
     std::vector<double> Cg(size_t(ld) * n, 5.0), Cc = Cg;
-    gpu_test::intercepted<F>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta, Cg.data(), &ld,
-                                       1, 1);
+    gpu_test::intercepted<DgemmF>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta,
+                                            Cg.data(), &ld, 1, 1);
     const auto lc = gpu_test::last_call();
-    gpu_test::cpu<F>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta, Cc.data(), &ld, 1, 1);
+    gpu_test::cpu<DgemmF>("dgemm_")("N", &tb, &n, &n, &n, &alpha, A.data(), &ld, A.data(), &ld, &beta, Cc.data(), &ld,
+                                    1, 1);
     EXPECT_GPU(lc);
     EXPECT_LE(gpu_test::rel_diff(Cg.data(), Cc.data(), n, n, ld), tolerance<double>()) << "a @ op(a), op " << tb;
     for (int j = 0; j < n; ++j)
@@ -546,56 +572,42 @@ TEST(Blas3Large, PanelledProducts) {
   }
 }
 
+// A product large enough for column panels, with beta = 0 (C is streamed back panel by panel).
+constexpr DgemmShape kPanelledDgemm{1500, 4096, 300, 1500, 300, 1500, 1.5, 0};
+
 // A failure after the first panels of C were written (beta = 0): the CPU library computes the
 // whole product again, so the program gets its result, not a mixture.
 TEST(Blas3Large, FailureBetweenPanelsGivesTheCpuResult) {
-  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
-  const int m = 1500, n = 4096, k = 300;
-  const double alpha = 1.5, beta = 0;
-  const auto A = gpu_test::random_matrix<double>(m, k, m, 1220);
-  const auto B = gpu_test::random_matrix<double>(k, n, k, 1221);
   for (const char* fault : {"panel", "compute", "d2h-before"}) {
-    std::vector<double> Cg(size_t(m) * n, 1.0), Cc = Cg;
     gpu_test::set_fault(fault);
-    gpu_test::intercepted<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cg.data(), &m, 1, 1);
-    const auto lc = gpu_test::last_call();
+    const Pair p = dgemm_pair(1220, kPanelledDgemm);
     gpu_test::set_fault(nullptr);
-    gpu_test::cpu<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cc.data(), &m, 1, 1);
-    EXPECT_EQ(lc.device, 0) << fault;
-    EXPECT_EQ(lc.reason, GOFL_R_GPU_FAILED) << fault;
-    EXPECT_EQ(lc.gpu_status, GOFL_GPU_INJECTED) << fault;
-    EXPECT_EQ(std::memcmp(Cg.data(), Cc.data(), Cc.size() * sizeof(double)), 0) << fault << ": not the CPU's result";
+    EXPECT_EQ(p.lc.device, 0) << fault;
+    EXPECT_EQ(p.lc.reason, GOFL_R_GPU_FAILED) << fault;
+    EXPECT_EQ(p.lc.gpu_status, GOFL_GPU_INJECTED) << fault;
+    EXPECT_EQ(std::memcmp(p.gpu.data(), p.cpu.data(), p.cpu.size() * sizeof(double)), 0)
+        << fault << ": not the CPU's result";
   }
 }
 
 // The verify-mode switch on a panelled product: exactly C(0,0) is changed, once, and the rest of
 // C is the product (the panels come back in one copy pipeline; the switch acts on the first).
 TEST(Blas3Large, CorruptSwitchChangesOnlyTheFirstElementOfPanelledProducts) {
-  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
-  const int m = 1500, n = 4096, k = 300;
-  const double alpha = 1, beta = 0;
-  const auto A = gpu_test::random_matrix<double>(m, k, m, 1230);
-  const auto B = gpu_test::random_matrix<double>(k, n, k, 1231);
-  std::vector<double> Cg(size_t(m) * n, 1.0), Cc = Cg;
   gpu_test::set_fault("corrupt");
-  gpu_test::intercepted<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cg.data(), &m, 1, 1);
-  const auto lc = gpu_test::last_call();
+  Pair p = dgemm_pair(1230, kPanelledDgemm);
   gpu_test::set_fault(nullptr);
-  gpu_test::cpu<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &m, B.data(), &k, &beta, Cc.data(), &m, 1, 1);
-  EXPECT_GPU(lc);
-  EXPECT_GT(std::fabs(Cg[0] - Cc[0]), 0.5) << "C(0,0) not corrupted";
-  Cg[0] = Cc[0];
-  EXPECT_LE(gpu_test::rel_diff(Cg.data(), Cc.data(), m, n, m), tolerance<double>()) << "more than C(0,0) changed";
+  EXPECT_GPU(p.lc);
+  EXPECT_GT(std::fabs(p.gpu[0] - p.cpu[0]), 0.5) << "C(0,0) not corrupted";
+  p.gpu[0] = p.cpu[0];
+  const DgemmShape& s = kPanelledDgemm;
+  EXPECT_LE(gpu_test::rel_diff(p.gpu.data(), p.cpu.data(), s.m, s.n, s.ldc), tolerance<double>())
+      << "more than C(0,0) changed";
 }
 
 // ---- arguments the CPU library rejects ----------------------------------------------------------------
 
 TEST(Blas3Errors, InvalidArgumentsStayWithTheCpuLibrary) {
-  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
-  auto gpu = gpu_test::intercepted<F>("dgemm_");
+  auto gpu = gpu_test::intercepted<DgemmF>("dgemm_");
   const int m = 20, n = 20, k = 20, bad_lda = 10, ld = 20;
   const double alpha = 1, beta = 0;
   std::vector<double> A(400, 1.0), B(400, 1.0), C(400, 7.0);
@@ -608,28 +620,6 @@ TEST(Blas3Errors, InvalidArgumentsStayWithTheCpuLibrary) {
 }
 
 // ---- failures: the CPU result, nothing lost -----------------------------------------------------------
-
-// One dgemm through the wrapper and the CPU; true if the outputs are bit-identical.
-struct Pair {
-  std::vector<double> gpu, cpu;
-  gpu_test::LastCall lc;
-};
-Pair dgemm_pair(uint64_t seed) {
-  using F = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
-                     const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
-  const int m = 129, n = 77, k = 65, lda = 131, ldb = 66, ldc = 130;
-  const double alpha = 1.25, beta = -0.5;
-  const auto A = gpu_test::random_matrix<double>(m, k, lda, seed);
-  const auto B = gpu_test::random_matrix<double>(k, n, ldb, seed + 1);
-  const auto C = gpu_test::random_matrix<double>(m, n, ldc, seed + 2);
-  Pair p{C, C, {}};
-  gpu_test::intercepted<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &lda, B.data(), &ldb, &beta, p.gpu.data(),
-                                     &ldc, 1, 1);
-  p.lc = gpu_test::last_call();
-  gpu_test::cpu<F>("dgemm_")("N", "N", &m, &n, &k, &alpha, A.data(), &lda, B.data(), &ldb, &beta, p.cpu.data(), &ldc,
-                             1, 1);
-  return p;
-}
 
 class Blas3Faults : public ::testing::TestWithParam<const char*> {
  protected:
