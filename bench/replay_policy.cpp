@@ -9,8 +9,9 @@
 //   OP FLOPS T_CPU T_GPU N_OPERANDS {BYTES IN OUT}...
 // with T_CPU and T_GPU its measured seconds on each device (the gpu run's time, which has paid its
 // own first uses at other sizes, not auto's). Each call runs where the decision sends it and takes
-// that device's measured time; starting the GPU costs STARTUP_S once. Prints one line of totals and
-// the count and extra time per reason.
+// that device's measured time; starting the GPU adds STARTUP_S once to the total. The GPU is the
+// one `gpu-offload estimate` replays with (ReplayGpu: no load, no memory readings). Prints one
+// line of totals and the count and extra time per reason.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,28 +31,6 @@
 using namespace gofl;
 
 namespace {
-
-// The GPU as the replay sees it: always available, idle, with room; starting it costs start-up
-// seconds of the replay's clock.
-struct ReplayGpu : GpuEnv {
-  bool is_started = false;
-  double t = 0, startup_s = 0;
-  bool started() override { return is_started; }
-  bool unavailable() override { return false; }
-  bool start() override {
-    is_started = true;
-    t += startup_s;
-    return true;
-  }
-  int supports(const gofl_call&) override { return GOFL_GPU_OK; }
-  int utilization() override { return 0; }
-  bool memory(uint64_t* free_b, uint64_t* total_b) override {
-    *free_b = *total_b = uint64_t(1) << 40;
-    return true;
-  }
-  uint64_t device_bytes(const gofl_call&) override { return 0; }
-  double now() override { return t; }
-};
 
 const char* reason_name(int r) {
   switch (r) {
@@ -86,14 +65,14 @@ int main(int argc, char** argv) {
   if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());
   AutoPolicy policy(profile, cfg);
   ReplayGpu gpu;
-  gpu.startup_s = atof(argv[2]);
+  const double startup_s = atof(argv[2]);
   std::ifstream in(argv[1]);
   if (!in) {
     fprintf(stderr, "replay_policy: cannot read %s\n", argv[1]);
     return 1;
   }
   std::map<std::string, std::pair<int, double>> by_reason;  // reason -> calls, seconds over the best
-  double chosen = 0, best = 0;
+  double chosen = 0, best = 0, now = 0;
   int calls = 0, lineno = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -120,10 +99,11 @@ int main(int argc, char** argv) {
       c.operands[c.n_operands++] = gofl_call_operand{
           nullptr, int64_t(bytes), 1, uint16_t(is_in && is_out ? GOFL_INOUT : is_in ? GOFL_IN : GOFL_OUT), 0};
     }
+    gpu.set_now(now);
     policy.decide(c, gpu);
     const double t = c.device == GOFL_DEV_GPU ? t_gpu : t_cpu;
-    gpu.t += t;
-    policy.observe(c, t, gpu.t);
+    now += t;
+    policy.observe(c, t, now);
     chosen += t;
     best += std::min(t_cpu, t_gpu);
     auto& slot = by_reason[reason_name(c.reason)];
@@ -131,7 +111,7 @@ int main(int argc, char** argv) {
     slot.second += t - std::min(t_cpu, t_gpu);
     ++calls;
   }
-  const double start = policy.stats().started ? gpu.startup_s : 0.0;
+  const double start = policy.stats().started ? startup_s : 0.0;
   printf("replayed %d calls (profile %s, level %d): auto %.3f s in its calls + %.3f s start-up = %.3f s; "
          "per-call best %.3f s; ratio %.3f\n",
          calls, profile.name.c_str(), cfg.level, chosen, start, chosen + start, best, best > 0 ? (chosen + start) / best : 1.0);

@@ -29,24 +29,6 @@ namespace {
 
 const std::vector<OptionSpec> kEstimateOptions = {{"--profile", "FILE"}, {"--level", "1-10"}, {"--threshold", "FLOPS"}};
 
-// The GPU as a replay sees it: it starts when asked, runs every variant, and nobody else uses it.
-class ReplayGpu final : public GpuEnv {
- public:
-  bool started() override { return started_; }
-  bool unavailable() override { return false; }
-  bool start() override { return started_ = true; }
-  int supports(const gofl_call&) override { return GOFL_GPU_OK; }
-  int utilization() override { return -1; }
-  bool memory(uint64_t*, uint64_t*) override { return false; }
-  uint64_t device_bytes(const gofl_call&) override { return 0; }
-  double now() override { return now_; }
-  void set_now(double t) { now_ = t; }
-
- private:
-  bool started_ = false;
-  double now_ = 0;
-};
-
 struct OpRow {
   uint64_t calls = 0, decided = 0, to_gpu = 0, probes = 0, not_started = 0, traced_gpu = 0;
   double cpu_s = 0, gpu_s = 0, chosen_s = 0, traced_s = 0;

@@ -44,6 +44,7 @@
 #include <mutex>
 
 #include "common/call.h"
+#include "cuda/backend_abi.h"
 #include "policy/level.h"
 #include "policy/model.h"
 
@@ -62,6 +63,26 @@ class GpuEnv {
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
   virtual uint64_t device_bytes(const gofl_call& c) = 0;
   virtual double now() = 0;        // seconds, monotonic
+};
+
+// The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
+// it starts when asked, runs every call, and has no load or memory reading to object with; the
+// clock is the replay's.
+class ReplayGpu final : public GpuEnv {
+ public:
+  bool started() override { return started_; }
+  bool unavailable() override { return false; }
+  bool start() override { return started_ = true; }
+  int supports(const gofl_call&) override { return GOFL_GPU_OK; }
+  int utilization() override { return -1; }
+  bool memory(uint64_t*, uint64_t*) override { return false; }
+  uint64_t device_bytes(const gofl_call&) override { return 0; }
+  double now() override { return now_; }
+  void set_now(double t) { now_ = t; }
+
+ private:
+  bool started_ = false;
+  double now_ = 0;
 };
 
 struct PolicyConfig {
