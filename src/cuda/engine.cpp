@@ -61,14 +61,6 @@ constexpr uint64_t kCacheLimit = 1ull << 30;
 // Copies below this are done by the calling thread alone: waking the pool costs more than it saves.
 constexpr size_t kParallelCopyMin = 1u << 20;
 
-long env_long(const char* name, long dflt) {
-  const char* s = std::getenv(name);
-  if (!s || !*s) return dflt;
-  char* end = nullptr;
-  long v = std::strtol(s, &end, 10);
-  return (end && *end == '\0' && v > 0) ? v : dflt;
-}
-
 // A few host threads that run the parts of one copy in parallel; the caller works too. One job at
 // a time (the engine runs one call at a time).
 class CopyPool {
@@ -317,6 +309,14 @@ struct Engine::Impl {
   }
 };
 
+long env_long(const char* name, long dflt, long min) {
+  const char* s = std::getenv(name);
+  if (!s || !*s) return dflt;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return (end && *end == '\0' && v >= min) ? v : dflt;
+}
+
 // ---- DevMem -------------------------------------------------------------------------------------------
 
 DevMem& DevMem::operator=(DevMem&& o) noexcept {
@@ -442,12 +442,7 @@ int Engine::start(char* msg, size_t len) {
   // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns
   // the ramp off (every piece a whole buffer).
   {
-    long kb = long(chunk >> 11);
-    if (const char* r = std::getenv("GPU_OFFLOAD_RAMP_KB"); r && *r) {
-      char* end = nullptr;
-      const long v = std::strtol(r, &end, 10);
-      if (end && *end == '\0' && v >= 0) kb = std::min(v, long(chunk >> 10));  // else the default
-    }
+    const long kb = std::min(env_long("GPU_OFFLOAD_RAMP_KB", long(chunk >> 11), 0), long(chunk >> 10));
     im->ramp_from = kb == 0 ? 0 : std::max<size_t>(size_t(kb) << 10, size_t(64) << 10);
   }
   im->ev.resize(size_t(im->nbuf), nullptr);

@@ -88,6 +88,10 @@ class Event {
   cudaEvent_t e_ = nullptr;
 };
 
+// A GPU_OFFLOAD_* whole-number setting: its value when the variable holds a whole number of at
+// least `min`, else `dflt`.
+long env_long(const char* name, long dflt, long min = 1);
+
 // ---- the engine ----------------------------------------------------------------------------------
 class Engine {
  public:

@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
+#include <climits>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "cuda/engine.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; older kernels answer EINVAL and nothing happens
@@ -30,13 +32,8 @@ constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a tim
 size_t max_threads() {
   static const size_t n = [] {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    long v = std::clamp<long>(cores / 4, 1, 4);
-    if (const char* e = std::getenv("GPU_OFFLOAD_PREFAULT_THREADS")) {
-      char* end = nullptr;
-      const long x = std::strtol(e, &end, 10);
-      if (end != e && *end == 0) v = std::clamp<long>(x, 0, 64);
-    }
-    return size_t(v);
+    const long v = env_long("GPU_OFFLOAD_PREFAULT_THREADS", std::clamp<long>(cores / 4, 1, 4), LONG_MIN);
+    return size_t(std::clamp<long>(v, 0, 64));
   }();
   return n;
 }
