@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
-# Usage: scripts/device_run.sh [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
+# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
@@ -26,6 +26,25 @@ export OPENBLAS_NUM_THREADS=16
 GOFL_TEST_OPENBLAS64=$("$PY" -c 'import glob, os, numpy; print((glob.glob(os.path.join(os.path.dirname(numpy.__file__), os.pardir, "numpy.libs", "libscipy_openblas64_*.so")) + [""])[0])' 2>/dev/null)
 export GOFL_TEST_OPENBLAS64
 
+if has memwarm; then
+  # The GPU machine is a Firecracker VM whose memory grows as it is first used (KINDS.md: about
+  # 3 s for each 8 GiB). A process that lands on never-used memory pays that on each first touch,
+  # and a benchmark then times the VM, not the copies. Touch MEMWARM_GB once, free it, touch it again.
+  echo "== warming the VM's memory: MEMWARM_GB=${MEMWARM_GB:-48}"
+  "$PY" - "${MEMWARM_GB:-48}" <<'PYEOF'
+import sys, time
+import numpy as np
+gb = int(sys.argv[1])
+mem = lambda: int(open("/proc/meminfo").read().split("MemTotal:")[1].split()[0]) // 2**20
+for rnd in ("first touch", "second touch"):
+    t0 = time.perf_counter(); keep = []; m0 = mem()
+    for _ in range(gb // 2):
+        keep.append(np.ones(2**28))  # 2 GiB
+    dt = time.perf_counter() - t0
+    print(f"{rnd}: {gb} GiB in {dt:.1f} s = {gb / dt:.1f} GiB/s; MemTotal {m0} -> {mem()} GiB", flush=True)
+    del keep
+PYEOF
+fi
 if has tests; then
   echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" \
@@ -77,14 +96,14 @@ if has numpy-quick; then
   echo "== NumPy benchmark (quick)"; timeout 200 "$PY" bench/numpy_bench.py --build "$B" --quick 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has numpy; then
-  echo "== NumPy benchmark"; timeout ${NUMPY_TIMEOUT:-480} "$PY" bench/numpy_bench.py --build "$B" --reps ${NUMPY_REPS:-3} --max-cpu-n 8192 2>&1 | tee "$OUT/numpy_bench.log"
+  echo "== NumPy benchmark"; timeout ${NUMPY_TIMEOUT:-480} "$PY" bench/numpy_bench.py --build "$B" --reps ${NUMPY_REPS:-3} --max-cpu-n ${NUMPY_MAX_CPU_N:-8192} ${NUMPY_ONLY:+--only "$NUMPY_ONLY"} 2>&1 | tee "$OUT/numpy_bench.log"
 fi
 if has sweep; then
   echo "== --device auto against the better device per call (bench/auto_sweep.py)"
   # SWEEP_MODES (default: the runs SWEEP_LOAD lacks) and SWEEP_LOAD (a folder of an earlier call's $OUT/sweep,
   # carried in the working tree) split the three runs of a large sweep over two device calls.
   timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} ${PROFILE:+--profile "$PROFILE"} ${SWEEP_MODES:+--modes "$SWEEP_MODES"} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} ${PROFILE:+--profile "$PROFILE"} ${SWEEP_MODES:+--modes "$SWEEP_MODES"} \
     --save "$OUT/sweep" ${SWEEP_LOAD:+--load "$SWEEP_LOAD"} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
@@ -92,7 +111,7 @@ if has sweep; then
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"
-  timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" ${PROFILE:+--profile "$PROFILE"} 2>&1 | tee "$OUT/small_numpy.log"
+  timeout 120 "$PY" bench/small_numpy_bench.py --build "$B" --runs ${SMALL_RUNS:-15} ${PROFILE:+--profile "$PROFILE"} 2>&1 | tee "$OUT/small_numpy.log"
 fi
 if has busy; then
   echo "== NVML gate: PyTorch keeps the GPU busy; NumPy a @ b (n = 4096) x 15 under --device auto, level 5 (limit 59%)"
