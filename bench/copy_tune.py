@@ -14,7 +14,6 @@ The difference between the two is what the output's page faults cost.
 
 import argparse
 import importlib.util
-import json
 import os
 import statistics
 import subprocess
@@ -73,12 +72,9 @@ def main():
                          "(runs vary by 10-30%%: one round can mislead)")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
-    itemsize = {"float32": 4, "float64": 8, "complex128": 16}[a.dtype]
-    flop_factor = 8.0 if a.dtype.startswith("complex") else 2.0
-    ceil = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "ceilings.py")], capture_output=True,
-                                     text=True).stdout or "{}")
-    pinned = ceil.get("pinned_gbs", 50.0)
-    tflops = ceil.get("tflops", {}).get({"float32": "s", "float64": "d", "complex128": "z"}[a.dtype], 60.0)
+    ceil = nb.load_ceilings()
+    pinned = nb.pinned_gbs(ceil)
+    tflops = nb.gpu_tflops(ceil, a.dtype)
     print(f"pinned copies {pinned:.1f} GB/s, GPU {tflops:.1f} TFLOP/s; {a.dtype} a @ b, median of {a.reps} after a warm-up")
     hdr = f"{'setting':<20} {'result':<7} {'n':>6} {'in call s':>9} {'/limit':>6} {'in GB/s':>7} {'out GB/s':>8} {'out/pinned':>10}"
     print(hdr)
@@ -87,7 +83,6 @@ def main():
     worker = tempfile.NamedTemporaryFile("w", suffix=".py", delete=False)
     worker.write(WORKER)
     worker.close()
-    f = lambda x, w, q: f"{x:>{w}.{q}f}" if x else f"{'-':>{w}}"
 
     def measure(label, extra, n, mode):
         """One process, one setting: prints its row and returns (in call s, out GB/s) or None."""
@@ -102,9 +97,9 @@ def main():
                 print(f"{label:<20} {mode:<7} {n:>6} failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
                 return None
             lib, gb_in, gb_out, _ = nb.trace_stats(cli, td, "gemm")
-        limit = 3 * n * n * itemsize / (pinned * 1e9) + flop_factor * n**3 / (tflops * 1e12)
-        print(f"{label:<20} {mode:<7} {n:>6} {f(lib, 9, 4)} {f(lib / limit if lib else None, 6, 2)} "
-              f"{f(gb_in, 7, 1)} {f(gb_out, 8, 1)} {f(gb_out / pinned if gb_out else None, 10, 2)}", flush=True)
+        limit = nb.link_limit("a @ b", a.dtype, n, ceil)
+        print(f"{label:<20} {mode:<7} {n:>6} {nb.fmt(lib, 9, 4)} {nb.fmt(lib / limit if lib else None, 6, 2)} "
+              f"{nb.fmt(gb_in, 7, 1)} {nb.fmt(gb_out, 8, 1)} {nb.fmt(gb_out / pinned if gb_out else None, 10, 2)}", flush=True)
         return (lib, gb_out) if lib and gb_out else None
 
     results = {}  # (label, mode, n) -> [(in call s, out GB/s)], one per round

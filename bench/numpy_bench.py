@@ -34,6 +34,36 @@ CASES = [
     ("svd", "float64", [1024, 2048, 4096], lambda n: 8.0 * n**3 + 20.0 / 3 * n**3, lambda n, s: 4 * n * n * s),
 ]
 
+ITEMSIZE = {"float32": 4, "float64": 8, "complex128": 16}
+RATE_KEY = {"float32": "s", "float64": "d", "complex128": "z"}
+
+
+def load_ceilings():
+    """What bench/ceilings.py measured on this machine ({} when it could not): pinned_gbs, tflops by s/d/z."""
+    return json.loads(subprocess.run([sys.executable, os.path.join(HERE, "ceilings.py")], capture_output=True,
+                                     text=True).stdout or "{}")
+
+
+def pinned_gbs(ceil):
+    return ceil.get("pinned_gbs", 50.0)
+
+
+def gpu_tflops(ceil, dtype):
+    """The GPU's measured gemm rate for dtype, else FACTS.md's."""
+    return ceil.get("tflops", {}).get(RATE_KEY[dtype], {"s": 51.0, "d": 63.0, "z": 63.0}[RATE_KEY[dtype]])
+
+
+def link_limit(name, dtype, n, ceil):
+    """The case's operand bytes over the pinned rate plus its flops over the GPU's gemm rate."""
+    flops, nbytes = next((f, b) for c, d, _, f, b in CASES if c == name and d == dtype)
+    return nbytes(n, ITEMSIZE[dtype]) / (pinned_gbs(ceil) * 1e9) + flops(n) / (gpu_tflops(ceil, dtype) * 1e12)
+
+
+def fmt(x, w, p):
+    """x in a column of width w with p decimals; - when there is none."""
+    return f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
+
+
 WORKER = r"""
 import json, sys, time
 import numpy as np
@@ -141,9 +171,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated case names to run")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
-    ceil = json.loads(subprocess.run([sys.executable, os.path.join(HERE, "ceilings.py")], capture_output=True,
-                                     text=True).stdout or "{}")
-    pinned = ceil.get("pinned_gbs", 50.0)
+    ceil = load_ceilings()
+    pinned = pinned_gbs(ceil)
     rates = ceil.get("tflops", {})
     print(f"ceilings: pinned copies {pinned:.1f} GB/s; GPU rates (TFLOP/s) {rates or 'from FACTS.md'}"
           f" [{ceil.get('source', 'FACTS.md')}]", flush=True)
@@ -156,30 +185,27 @@ def main():
     print("-" * len(hdr), flush=True)
     reps = 1 if a.quick else a.reps
     only = set(x.strip() for x in a.only.split(",") if x.strip())
-    fmt = lambda x, w, p: f"{x:>{w}.{p}f}" if x else f"{'-':>{w}}"
     bad = 0
-    for name, dtype, sizes, flops, nbytes in CASES:
+    for name, dtype, sizes, _, _ in CASES:
         if only and name not in only:
             continue
         for n in sizes:
             if a.quick and (n > 4096 or n < 2048 or (name != "a @ b" and n != 4096 - 2048 * (name == "svd"))):
                 continue  # quick: a @ b at 2048 and 4096, svd at 2048, the others at 4096
-            itemsize = {"float32": 4, "float64": 8, "complex128": 16}[dtype]
             env = dict(os.environ)
             env.pop("LD_PRELOAD", None)
             cpu, cpu_err = run_case([], name, dtype, n, reps, env) if n <= a.max_cpu_n else (None, None)
             with tempfile.TemporaryDirectory() as td:
                 gpu, gpu_err = run_case([cli, "run", "--device", "gpu", "--trace", td, "--"], name, dtype, n, reps, env)
                 lib, gb_in, gb_out, gpu_calls = trace_stats(cli, td, ROUTINE[name])
-            rate_key = {"float32": "s", "float64": "d", "complex128": "z"}[dtype]
-            tflops = rates.get(rate_key, {"s": 51.0, "d": 63.0, "z": 63.0}[rate_key])
-            limit = nbytes(n, itemsize) / (pinned * 1e9) + flops(n) / (tflops * 1e12)
+            limit = link_limit(name, dtype, n, ceil)
+            res_gpu, res_cpu = check(gpu_err, dtype), check(cpu_err, dtype)
             print(f"{name:<10} {dtype:<10} {n:>6} {fmt(cpu, 8, 4)} {fmt(gpu, 13, 4)} "
                   f"{fmt(cpu / gpu if cpu and gpu else None, 7, 2)} {fmt(lib, 9, 4)} {limit:>12.4f} "
                   f"{fmt(lib / limit if lib else None, 6, 2)} {fmt(gb_in, 7, 1)} {fmt(gb_out, 8, 1)} "
-                  f"{check(gpu_err, dtype):>8} {check(cpu_err, dtype):>8}"
+                  f"{res_gpu:>8} {res_cpu:>8}"
                   + ("" if gpu_calls else "   (no call ran on the GPU)"), flush=True)
-            bad += any(check(e, dtype) == "WRONG" for e in (cpu_err, gpu_err))
+            bad += "WRONG" in (res_gpu, res_cpu)
     if bad:
         print(f"{bad} case(s) gave a WRONG result (error above {TOLERANCE})")
         sys.exit(1)
