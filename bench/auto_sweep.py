@@ -70,7 +70,7 @@ for dt in ("float32", "float64", "complex128"):
 def traced_calls(csv_text):
     rows = [r for r in csv.DictReader(io.StringIO(csv_text)) if r["nested"] == "0" and r["query"] == "0"]
     rows.sort(key=lambda r: int(r["t_start_ns"]))
-    return rows  # the first is the warm-up dgemm
+    return rows[1:]  # the first is the warm-up dgemm
 
 
 def run_mode(cli, mode, sizes, limits, level, env, profile=None):
@@ -100,9 +100,9 @@ def startup_paid(summary):
 
 
 def replay_lines(cpu_rows, gpu_rows):
-    """The replay's input (bench/replay_policy.cpp): one line per call, the warm-up left out."""
+    """The replay's input (bench/replay_policy.cpp): one line per call."""
     lines = []
-    for c, g in zip(cpu_rows[1:], gpu_rows[1:]):
+    for c, g in zip(cpu_rows, gpu_rows):
         if not (c["op"] == g["op"] and c["m"] == g["m"]):
             raise SystemExit(f"the cpu and gpu runs differ at {c['op']} n={c['m']} / {g['op']} n={g['m']}")
         tc = int(c["duration_ns"]) / 1e9
@@ -161,9 +161,9 @@ def main():
               "potrf": min(top, 8192), "syevd": min(top, 4096), "gesdd": min(top, 2048),
               "complex": min(top, a.complex_max)}
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
+    loadable = {m for m in ("cpu", "gpu", "auto") if a.load and os.path.exists(os.path.join(a.load, f"{m}.csv"))}
     if a.modes is None:
-        have = lambda m: a.load and os.path.exists(os.path.join(a.load, f"{m}.csv"))
-        a.modes = ",".join(m for m in ("cpu", "gpu", "auto") if not have(m))
+        a.modes = ",".join(m for m in ("cpu", "gpu", "auto") if m not in loadable)
     modes = [m for m in a.modes.split(",") if m]
     if not set(modes) <= {"cpu", "gpu", "auto"}:
         raise SystemExit(f"--modes: cpu, gpu and auto only, not {a.modes}")
@@ -180,19 +180,18 @@ def main():
                     with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
                         f.write(text)
             print(f"{m} run done", flush=True)
-        elif a.load and os.path.exists(os.path.join(a.load, f"{m}.csv")):
+        elif m in loadable:
             raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read() for ext in ("csv", "summary"))
     if a.replay:
         return replay(a, raw)
     if len(raw) < 3:
         print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
         return
-    runs = {m: (traced_calls(t), startup_paid(summary)) for m, (t, summary) in raw.items()}
     # What auto paid to start the GPU (its summary; the traced durations leave it out), and what a
     # start costs on this machine (the --device gpu run starts it at the warm-up call).
-    auto_start = runs["auto"][1]
-    startup = runs["gpu"][1] or auto_start
-    runs = {m: r[0][1:] for m, r in runs.items()}  # the first call is the warm-up dgemm
+    auto_start = startup_paid(raw["auto"][1])
+    startup = startup_paid(raw["gpu"][1]) or auto_start
+    runs = {m: traced_calls(t) for m, (t, _) in raw.items()}
     n_calls = min(len(r) for r in runs.values())
     if len({len(r) for r in runs.values()}) != 1:
         print(f"warning: the runs traced different call counts {[len(r) for r in runs.values()]}; comparing the first {n_calls}")

@@ -32,17 +32,6 @@ using namespace gofl;
 
 namespace {
 
-const char* reason_name(int r) {
-  switch (r) {
-    case GOFL_R_BELOW_THRESHOLD: return "below threshold";
-    case GOFL_R_PREDICTED_SLOWER: return "predicted slower";
-    case GOFL_R_NOT_STARTED: return "GPU not started yet";
-    case GOFL_R_PROBE: return "CPU probe";
-    case GOFL_R_OFFLOADED: return "offloaded";
-    default: return "other";
-  }
-}
-
 int usage() {
   fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L]\n");
   return 2;
@@ -80,13 +69,13 @@ int main(int argc, char** argv) {
     std::istringstream ss(line);
     std::string name;
     double flops, t_cpu, t_gpu;
-    int n_ops;
-    if (!(ss >> name >> flops >> t_cpu >> t_gpu >> n_ops) || gofl_op_by_name(name.c_str()) < 0 || n_ops < 0) {
+    int n_ops, op = -1;
+    if (!(ss >> name >> flops >> t_cpu >> t_gpu >> n_ops) || (op = gofl_op_by_name(name.c_str())) < 0 || n_ops < 0) {
       fprintf(stderr, "replay_policy: %s line %d: not a call\n", argv[1], lineno);
       return 1;
     }
     gofl_call c{};
-    c.op = uint16_t(gofl_op_by_name(name.c_str()));
+    c.op = uint16_t(op);
     c.flops = flops;
     for (int i = 0; i < n_ops; ++i) {
       double bytes;
@@ -106,7 +95,7 @@ int main(int argc, char** argv) {
     policy.observe(c, t, now);
     chosen += t;
     best += std::min(t_cpu, t_gpu);
-    auto& slot = by_reason[reason_name(c.reason)];
+    auto& slot = by_reason[gofl_reason_name(c.reason)];
     slot.first += 1;
     slot.second += t - std::min(t_cpu, t_gpu);
     ++calls;
