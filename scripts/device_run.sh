@@ -121,16 +121,16 @@ a = torch.randn(8192, 8192, device="cuda"); t = time.time()
 while time.time() - t < 25: a @ a; torch.cuda.synchronize()' &
   hog=$!; sleep 4
   nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader
-  "$B/bin/gpu-offload" run --summary -- "$PY" -c '
+  products() {
+    "$B/bin/gpu-offload" run --summary -- "$PY" -c '
 import numpy as np
 r = np.random.default_rng(0); a = r.standard_normal((4096, 4096)); b = r.standard_normal((4096, 4096))
 for i in range(15): c = a @ b' 2>&1 | tail -12
+  }
+  products
   wait $hog
   echo "== the same with the GPU free"
-  "$B/bin/gpu-offload" run --summary -- "$PY" -c '
-import numpy as np
-r = np.random.default_rng(0); a = r.standard_normal((4096, 4096)); b = r.standard_normal((4096, 4096))
-for i in range(15): c = a @ b' 2>&1 | tail -12
+  products
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
