@@ -210,7 +210,7 @@ void read_trace(const std::string& dir, bool gpu, Pass& pass) {
       if (it == pass.points.begin()) continue;
       Point& pt = *(it - 1);
       if (c.t_start_ns > pt.w1 || c.op != pt.op_id) continue;
-      if ((gpu && c.device != GOFL_DEV_GPU) || (!gpu && c.device != GOFL_DEV_CPU)) {
+      if (c.device != (gpu ? GOFL_DEV_GPU : GOFL_DEV_CPU)) {
         ++pt.elsewhere;  // e.g. a variant or a failure the GPU did not run
         pt.why_elsewhere = gofl_reason_name(c.reason);
         if (c.reason == GOFL_R_GPU_FAILED) pt.why_elsewhere += std::string(" (") + gpu_status_name(c.gpu_status) + ")";
