@@ -268,9 +268,9 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.extend(norm)
     L.append(flops)
     # The cached real function serves this caller (its module's scope gave it, or the global one).
-    L.append(f"  const gofl::RealEntry* const gofl_e = gofl::g_real[{ident(name)}].load(std::memory_order_acquire);\n")
-    L.append("  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {\n")
-    L.append(f"    return reinterpret_cast<{fn_t}>(gofl_e->fn)({', '.join(call_args)});\n  }}\n")
+    L.append(f"  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real({ident(name)}, __builtin_return_address(0)) : nullptr;\n")
+    L.append("  if (__builtin_expect(gofl_fn != nullptr, 1)) {\n")
+    L.append(f"    return reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n  }}\n")
     # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
     # The slow path also resolves the real function on first use.
     L.append("  gofl::t_site = __builtin_return_address(0);\n")

@@ -42,9 +42,9 @@ extern "C" GOFL_EXPORT void sgemm_(const char* p_transa, const char* p_transb, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -92,9 +92,9 @@ extern "C" GOFL_EXPORT void cblas_sgemm(int v_layout, int v_transa, int v_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_sgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_sgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_sgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_sgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_sgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -139,9 +139,9 @@ extern "C" GOFL_EXPORT void scipy_sgemm_(const char* p_transa, const char* p_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -189,9 +189,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemm(int v_layout, int v_transa, int v_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_sgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_sgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_sgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_sgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_sgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -236,9 +236,9 @@ extern "C" GOFL_EXPORT void scipy_sgemm_64_(const char* p_transa, const char* p_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -286,9 +286,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemm64_(int v_layout, int v_transa, int
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_sgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_sgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_sgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_sgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_sgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -333,9 +333,9 @@ extern "C" GOFL_EXPORT void sgemm_64_(const char* p_transa, const char* p_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -383,9 +383,9 @@ extern "C" GOFL_EXPORT void cblas_sgemm64_(int v_layout, int v_transa, int v_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_sgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_sgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_sgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_sgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_sgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -430,9 +430,9 @@ extern "C" GOFL_EXPORT void dgemm_(const char* p_transa, const char* p_transb, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -480,9 +480,9 @@ extern "C" GOFL_EXPORT void cblas_dgemm(int v_layout, int v_transa, int v_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -527,9 +527,9 @@ extern "C" GOFL_EXPORT void scipy_dgemm_(const char* p_transa, const char* p_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -577,9 +577,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemm(int v_layout, int v_transa, int v_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -624,9 +624,9 @@ extern "C" GOFL_EXPORT void scipy_dgemm_64_(const char* p_transa, const char* p_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -674,9 +674,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemm64_(int v_layout, int v_transa, int
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -721,9 +721,9 @@ extern "C" GOFL_EXPORT void dgemm_64_(const char* p_transa, const char* p_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -771,9 +771,9 @@ extern "C" GOFL_EXPORT void cblas_dgemm64_(int v_layout, int v_transa, int v_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -818,9 +818,9 @@ extern "C" GOFL_EXPORT void cgemm_(const char* p_transa, const char* p_transb, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -868,9 +868,9 @@ extern "C" GOFL_EXPORT void cblas_cgemm(int v_layout, int v_transa, int v_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -915,9 +915,9 @@ extern "C" GOFL_EXPORT void scipy_cgemm_(const char* p_transa, const char* p_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -965,9 +965,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemm(int v_layout, int v_transa, int v_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1012,9 +1012,9 @@ extern "C" GOFL_EXPORT void scipy_cgemm_64_(const char* p_transa, const char* p_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1062,9 +1062,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemm64_(int v_layout, int v_transa, int
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1109,9 +1109,9 @@ extern "C" GOFL_EXPORT void cgemm_64_(const char* p_transa, const char* p_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1159,9 +1159,9 @@ extern "C" GOFL_EXPORT void cblas_cgemm64_(int v_layout, int v_transa, int v_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1206,9 +1206,9 @@ extern "C" GOFL_EXPORT void zgemm_(const char* p_transa, const char* p_transb, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1256,9 +1256,9 @@ extern "C" GOFL_EXPORT void cblas_zgemm(int v_layout, int v_transa, int v_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1303,9 +1303,9 @@ extern "C" GOFL_EXPORT void scipy_zgemm_(const char* p_transa, const char* p_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgemm__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgemm__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgemm_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1353,9 +1353,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemm(int v_layout, int v_transa, int v_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zgemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zgemm_t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zgemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zgemm_t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zgemm(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1400,9 +1400,9 @@ extern "C" GOFL_EXPORT void scipy_zgemm_64_(const char* p_transa, const char* p_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1450,9 +1450,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemm64_(int v_layout, int v_transa, int
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1497,9 +1497,9 @@ extern "C" GOFL_EXPORT void zgemm_64_(const char* p_transa, const char* p_transb
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgemm_64__t>(gofl_e->fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgemm_64__t>(gofl_fn)(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgemm_64_(p_transa, p_transb, p_m, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_transa, l_transb);
@@ -1547,9 +1547,9 @@ extern "C" GOFL_EXPORT void cblas_zgemm64_(int v_layout, int v_transa, int v_tra
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zgemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zgemm64__t>(gofl_e->fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zgemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zgemm64__t>(gofl_fn)(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zgemm64_(v_layout, v_transa, v_transb, v_m, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -1592,9 +1592,9 @@ extern "C" GOFL_EXPORT void ssymm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1640,9 +1640,9 @@ extern "C" GOFL_EXPORT void cblas_ssymm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssymm(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1685,9 +1685,9 @@ extern "C" GOFL_EXPORT void scipy_ssymm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1733,9 +1733,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssymm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssymm(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1778,9 +1778,9 @@ extern "C" GOFL_EXPORT void scipy_ssymm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1826,9 +1826,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssymm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssymm64_(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1871,9 +1871,9 @@ extern "C" GOFL_EXPORT void ssymm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -1919,9 +1919,9 @@ extern "C" GOFL_EXPORT void cblas_ssymm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssymm64_(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -1964,9 +1964,9 @@ extern "C" GOFL_EXPORT void dsymm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2012,9 +2012,9 @@ extern "C" GOFL_EXPORT void cblas_dsymm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsymm(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2057,9 +2057,9 @@ extern "C" GOFL_EXPORT void scipy_dsymm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2105,9 +2105,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsymm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsymm(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2150,9 +2150,9 @@ extern "C" GOFL_EXPORT void scipy_dsymm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2198,9 +2198,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsymm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsymm64_(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2243,9 +2243,9 @@ extern "C" GOFL_EXPORT void dsymm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2291,9 +2291,9 @@ extern "C" GOFL_EXPORT void cblas_dsymm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsymm64_(v_layout, v_side, v_uplo, v_m, v_n, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -2336,9 +2336,9 @@ extern "C" GOFL_EXPORT void csymm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2384,9 +2384,9 @@ extern "C" GOFL_EXPORT void cblas_csymm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csymm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2429,9 +2429,9 @@ extern "C" GOFL_EXPORT void scipy_csymm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2477,9 +2477,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csymm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csymm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2522,9 +2522,9 @@ extern "C" GOFL_EXPORT void scipy_csymm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2570,9 +2570,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csymm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csymm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2615,9 +2615,9 @@ extern "C" GOFL_EXPORT void csymm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2663,9 +2663,9 @@ extern "C" GOFL_EXPORT void cblas_csymm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csymm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2708,9 +2708,9 @@ extern "C" GOFL_EXPORT void zsymm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2756,9 +2756,9 @@ extern "C" GOFL_EXPORT void cblas_zsymm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsymm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2801,9 +2801,9 @@ extern "C" GOFL_EXPORT void scipy_zsymm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsymm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsymm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsymm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsymm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsymm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2849,9 +2849,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsymm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsymm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsymm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsymm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsymm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsymm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2894,9 +2894,9 @@ extern "C" GOFL_EXPORT void scipy_zsymm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -2942,9 +2942,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsymm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsymm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -2987,9 +2987,9 @@ extern "C" GOFL_EXPORT void zsymm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsymm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsymm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsymm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsymm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsymm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3035,9 +3035,9 @@ extern "C" GOFL_EXPORT void cblas_zsymm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsymm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsymm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsymm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsymm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsymm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3080,9 +3080,9 @@ extern "C" GOFL_EXPORT void chemm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_chemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_chemm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chemm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_chemm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3128,9 +3128,9 @@ extern "C" GOFL_EXPORT void cblas_chemm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_chemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_chemm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_chemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_chemm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_chemm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3173,9 +3173,9 @@ extern "C" GOFL_EXPORT void scipy_chemm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_chemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_chemm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chemm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_chemm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3221,9 +3221,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_chemm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_chemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_chemm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_chemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_chemm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_chemm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3266,9 +3266,9 @@ extern "C" GOFL_EXPORT void scipy_chemm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_chemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_chemm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chemm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_chemm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3314,9 +3314,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_chemm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_chemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_chemm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_chemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_chemm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_chemm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3359,9 +3359,9 @@ extern "C" GOFL_EXPORT void chemm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_chemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_chemm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chemm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_chemm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3407,9 +3407,9 @@ extern "C" GOFL_EXPORT void cblas_chemm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_chemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_chemm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_chemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_chemm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_chemm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3452,9 +3452,9 @@ extern "C" GOFL_EXPORT void zhemm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zhemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zhemm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhemm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zhemm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3500,9 +3500,9 @@ extern "C" GOFL_EXPORT void cblas_zhemm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zhemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zhemm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zhemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zhemm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zhemm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3545,9 +3545,9 @@ extern "C" GOFL_EXPORT void scipy_zhemm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zhemm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zhemm__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhemm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhemm__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zhemm_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3593,9 +3593,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zhemm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zhemm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zhemm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zhemm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zhemm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zhemm(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3638,9 +3638,9 @@ extern "C" GOFL_EXPORT void scipy_zhemm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zhemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zhemm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhemm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zhemm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3686,9 +3686,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zhemm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zhemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zhemm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zhemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zhemm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zhemm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3731,9 +3731,9 @@ extern "C" GOFL_EXPORT void zhemm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zhemm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zhemm_64__t>(gofl_e->fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhemm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhemm_64__t>(gofl_fn)(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zhemm_64_(p_side, p_uplo, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_side, l_uplo);
@@ -3779,9 +3779,9 @@ extern "C" GOFL_EXPORT void cblas_zhemm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zhemm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zhemm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zhemm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zhemm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zhemm64_(v_layout, v_side, v_uplo, v_m, v_n, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -3821,9 +3821,9 @@ extern "C" GOFL_EXPORT void ssyrk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -3866,9 +3866,9 @@ extern "C" GOFL_EXPORT void cblas_ssyrk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssyrk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -3908,9 +3908,9 @@ extern "C" GOFL_EXPORT void scipy_ssyrk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -3953,9 +3953,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyrk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssyrk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -3995,9 +3995,9 @@ extern "C" GOFL_EXPORT void scipy_ssyrk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4040,9 +4040,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyrk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4082,9 +4082,9 @@ extern "C" GOFL_EXPORT void ssyrk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4127,9 +4127,9 @@ extern "C" GOFL_EXPORT void cblas_ssyrk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4169,9 +4169,9 @@ extern "C" GOFL_EXPORT void dsyrk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4214,9 +4214,9 @@ extern "C" GOFL_EXPORT void cblas_dsyrk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsyrk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4256,9 +4256,9 @@ extern "C" GOFL_EXPORT void scipy_dsyrk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4301,9 +4301,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyrk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsyrk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4343,9 +4343,9 @@ extern "C" GOFL_EXPORT void scipy_dsyrk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4388,9 +4388,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyrk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4430,9 +4430,9 @@ extern "C" GOFL_EXPORT void dsyrk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4475,9 +4475,9 @@ extern "C" GOFL_EXPORT void cblas_dsyrk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -4517,9 +4517,9 @@ extern "C" GOFL_EXPORT void csyrk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4562,9 +4562,9 @@ extern "C" GOFL_EXPORT void cblas_csyrk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csyrk(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4604,9 +4604,9 @@ extern "C" GOFL_EXPORT void scipy_csyrk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4649,9 +4649,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyrk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csyrk(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4691,9 +4691,9 @@ extern "C" GOFL_EXPORT void scipy_csyrk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4736,9 +4736,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyrk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4778,9 +4778,9 @@ extern "C" GOFL_EXPORT void csyrk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4823,9 +4823,9 @@ extern "C" GOFL_EXPORT void cblas_csyrk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4865,9 +4865,9 @@ extern "C" GOFL_EXPORT void zsyrk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4910,9 +4910,9 @@ extern "C" GOFL_EXPORT void cblas_zsyrk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsyrk(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -4952,9 +4952,9 @@ extern "C" GOFL_EXPORT void scipy_zsyrk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsyrk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsyrk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsyrk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsyrk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsyrk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -4997,9 +4997,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyrk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsyrk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsyrk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsyrk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsyrk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsyrk(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -5039,9 +5039,9 @@ extern "C" GOFL_EXPORT void scipy_zsyrk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5084,9 +5084,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyrk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -5126,9 +5126,9 @@ extern "C" GOFL_EXPORT void zsyrk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsyrk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsyrk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsyrk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsyrk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsyrk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5171,9 +5171,9 @@ extern "C" GOFL_EXPORT void cblas_zsyrk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsyrk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsyrk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsyrk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsyrk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsyrk64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, p_beta, c, v_ldc);
@@ -5213,9 +5213,9 @@ extern "C" GOFL_EXPORT void cherk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cherk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cherk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cherk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cherk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cherk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5258,9 +5258,9 @@ extern "C" GOFL_EXPORT void cblas_cherk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cherk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cherk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cherk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cherk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cherk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5300,9 +5300,9 @@ extern "C" GOFL_EXPORT void scipy_cherk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cherk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cherk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cherk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cherk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cherk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5345,9 +5345,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cherk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cherk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cherk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cherk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cherk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cherk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5387,9 +5387,9 @@ extern "C" GOFL_EXPORT void scipy_cherk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cherk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cherk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cherk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cherk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cherk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5432,9 +5432,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cherk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cherk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cherk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cherk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cherk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cherk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5474,9 +5474,9 @@ extern "C" GOFL_EXPORT void cherk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cherk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cherk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cherk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cherk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cherk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5519,9 +5519,9 @@ extern "C" GOFL_EXPORT void cblas_cherk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cherk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cherk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cherk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cherk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cherk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5561,9 +5561,9 @@ extern "C" GOFL_EXPORT void zherk_(const char* p_uplo, const char* p_trans, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zherk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zherk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zherk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zherk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zherk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5606,9 +5606,9 @@ extern "C" GOFL_EXPORT void cblas_zherk(int v_layout, int v_uplo, int v_trans, i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zherk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zherk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zherk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zherk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zherk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5648,9 +5648,9 @@ extern "C" GOFL_EXPORT void scipy_zherk_(const char* p_uplo, const char* p_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zherk_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zherk__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zherk_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zherk__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zherk_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5693,9 +5693,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zherk(int v_layout, int v_uplo, int v_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zherk].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zherk_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zherk, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zherk_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zherk(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5735,9 +5735,9 @@ extern "C" GOFL_EXPORT void scipy_zherk_64_(const char* p_uplo, const char* p_tr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zherk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zherk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zherk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zherk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zherk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5780,9 +5780,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zherk64_(int v_layout, int v_uplo, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zherk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zherk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zherk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zherk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zherk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5822,9 +5822,9 @@ extern "C" GOFL_EXPORT void zherk_64_(const char* p_uplo, const char* p_trans, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zherk_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zherk_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zherk_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zherk_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zherk_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5867,9 +5867,9 @@ extern "C" GOFL_EXPORT void cblas_zherk64_(int v_layout, int v_uplo, int v_trans
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zherk64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zherk64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zherk64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zherk64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zherk64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, v_beta, c, v_ldc);
@@ -5912,9 +5912,9 @@ extern "C" GOFL_EXPORT void ssyr2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -5960,9 +5960,9 @@ extern "C" GOFL_EXPORT void cblas_ssyr2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssyr2k(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6005,9 +6005,9 @@ extern "C" GOFL_EXPORT void scipy_ssyr2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6053,9 +6053,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyr2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssyr2k(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6098,9 +6098,9 @@ extern "C" GOFL_EXPORT void scipy_ssyr2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6146,9 +6146,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ssyr2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ssyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ssyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ssyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6191,9 +6191,9 @@ extern "C" GOFL_EXPORT void ssyr2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6239,9 +6239,9 @@ extern "C" GOFL_EXPORT void cblas_ssyr2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ssyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ssyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ssyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6284,9 +6284,9 @@ extern "C" GOFL_EXPORT void dsyr2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6332,9 +6332,9 @@ extern "C" GOFL_EXPORT void cblas_dsyr2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsyr2k(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6377,9 +6377,9 @@ extern "C" GOFL_EXPORT void scipy_dsyr2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6425,9 +6425,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyr2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsyr2k(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6470,9 +6470,9 @@ extern "C" GOFL_EXPORT void scipy_dsyr2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6518,9 +6518,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dsyr2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dsyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dsyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dsyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6563,9 +6563,9 @@ extern "C" GOFL_EXPORT void dsyr2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6611,9 +6611,9 @@ extern "C" GOFL_EXPORT void cblas_dsyr2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dsyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dsyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dsyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, v_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -6656,9 +6656,9 @@ extern "C" GOFL_EXPORT void csyr2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6704,9 +6704,9 @@ extern "C" GOFL_EXPORT void cblas_csyr2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csyr2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6749,9 +6749,9 @@ extern "C" GOFL_EXPORT void scipy_csyr2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6797,9 +6797,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyr2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csyr2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6842,9 +6842,9 @@ extern "C" GOFL_EXPORT void scipy_csyr2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_csyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_csyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_csyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6890,9 +6890,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_csyr2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_csyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_csyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_csyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_csyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_csyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -6935,9 +6935,9 @@ extern "C" GOFL_EXPORT void csyr2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_csyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_csyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_csyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -6983,9 +6983,9 @@ extern "C" GOFL_EXPORT void cblas_csyr2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_csyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_csyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_csyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_csyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_csyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7028,9 +7028,9 @@ extern "C" GOFL_EXPORT void zsyr2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7076,9 +7076,9 @@ extern "C" GOFL_EXPORT void cblas_zsyr2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsyr2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7121,9 +7121,9 @@ extern "C" GOFL_EXPORT void scipy_zsyr2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsyr2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsyr2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsyr2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsyr2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsyr2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7169,9 +7169,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyr2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsyr2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsyr2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsyr2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsyr2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsyr2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7214,9 +7214,9 @@ extern "C" GOFL_EXPORT void scipy_zsyr2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zsyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zsyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zsyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7262,9 +7262,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zsyr2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zsyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zsyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zsyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zsyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zsyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7307,9 +7307,9 @@ extern "C" GOFL_EXPORT void zsyr2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zsyr2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zsyr2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsyr2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsyr2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zsyr2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7355,9 +7355,9 @@ extern "C" GOFL_EXPORT void cblas_zsyr2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zsyr2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zsyr2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zsyr2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zsyr2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zsyr2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, p_beta, c, v_ldc);
@@ -7400,9 +7400,9 @@ extern "C" GOFL_EXPORT void cher2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cher2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cher2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cher2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cher2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cher2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7448,9 +7448,9 @@ extern "C" GOFL_EXPORT void cblas_cher2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cher2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cher2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cher2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cher2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cher2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7493,9 +7493,9 @@ extern "C" GOFL_EXPORT void scipy_cher2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cher2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cher2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cher2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cher2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cher2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7541,9 +7541,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cher2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cher2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cher2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cher2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cher2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cher2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7586,9 +7586,9 @@ extern "C" GOFL_EXPORT void scipy_cher2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cher2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cher2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cher2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cher2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cher2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7634,9 +7634,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cher2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cher2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cher2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cher2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cher2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cher2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7679,9 +7679,9 @@ extern "C" GOFL_EXPORT void cher2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cher2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cher2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cher2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cher2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cher2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7727,9 +7727,9 @@ extern "C" GOFL_EXPORT void cblas_cher2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cher2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cher2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cher2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cher2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cher2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7772,9 +7772,9 @@ extern "C" GOFL_EXPORT void zher2k_(const char* p_uplo, const char* p_trans, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zher2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zher2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zher2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zher2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zher2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7820,9 +7820,9 @@ extern "C" GOFL_EXPORT void cblas_zher2k(int v_layout, int v_uplo, int v_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zher2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zher2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zher2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zher2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zher2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7865,9 +7865,9 @@ extern "C" GOFL_EXPORT void scipy_zher2k_(const char* p_uplo, const char* p_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zher2k_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zher2k__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zher2k_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zher2k__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zher2k_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -7913,9 +7913,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zher2k(int v_layout, int v_uplo, int v_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zher2k].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zher2k_t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zher2k, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zher2k_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zher2k(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -7958,9 +7958,9 @@ extern "C" GOFL_EXPORT void scipy_zher2k_64_(const char* p_uplo, const char* p_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zher2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zher2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zher2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zher2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zher2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -8006,9 +8006,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zher2k64_(int v_layout, int v_uplo, int 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zher2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zher2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zher2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zher2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zher2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -8051,9 +8051,9 @@ extern "C" GOFL_EXPORT void zher2k_64_(const char* p_uplo, const char* p_trans, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zher2k_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zher2k_64__t>(gofl_e->fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zher2k_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zher2k_64__t>(gofl_fn)(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zher2k_64_(p_uplo, p_trans, p_n, p_k, p_alpha, a, p_lda, b, p_ldb, p_beta, c, p_ldc, l_uplo, l_trans);
@@ -8099,9 +8099,9 @@ extern "C" GOFL_EXPORT void cblas_zher2k64_(int v_layout, int v_uplo, int v_tran
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(v_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zher2k64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zher2k64__t>(gofl_e->fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zher2k64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zher2k64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zher2k64_(v_layout, v_uplo, v_trans, v_n, v_k, p_alpha, a, v_lda, b, v_ldb, v_beta, c, v_ldc);
@@ -8145,9 +8145,9 @@ extern "C" GOFL_EXPORT void strmm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_strmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_strmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_strmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8194,9 +8194,9 @@ extern "C" GOFL_EXPORT void cblas_strmm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_strmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_strmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_strmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8240,9 +8240,9 @@ extern "C" GOFL_EXPORT void scipy_strmm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_strmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_strmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_strmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8289,9 +8289,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_strmm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_strmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_strmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_strmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8335,9 +8335,9 @@ extern "C" GOFL_EXPORT void scipy_strmm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_strmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_strmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_strmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8384,9 +8384,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_strmm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_strmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_strmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_strmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8430,9 +8430,9 @@ extern "C" GOFL_EXPORT void strmm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_strmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_strmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_strmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8479,9 +8479,9 @@ extern "C" GOFL_EXPORT void cblas_strmm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_strmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_strmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_strmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8525,9 +8525,9 @@ extern "C" GOFL_EXPORT void dtrmm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dtrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dtrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dtrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8574,9 +8574,9 @@ extern "C" GOFL_EXPORT void cblas_dtrmm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dtrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dtrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dtrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8620,9 +8620,9 @@ extern "C" GOFL_EXPORT void scipy_dtrmm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dtrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dtrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dtrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8669,9 +8669,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrmm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dtrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dtrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dtrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8715,9 +8715,9 @@ extern "C" GOFL_EXPORT void scipy_dtrmm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dtrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dtrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dtrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8764,9 +8764,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrmm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dtrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dtrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dtrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8810,9 +8810,9 @@ extern "C" GOFL_EXPORT void dtrmm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dtrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dtrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dtrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8859,9 +8859,9 @@ extern "C" GOFL_EXPORT void cblas_dtrmm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dtrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dtrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dtrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -8905,9 +8905,9 @@ extern "C" GOFL_EXPORT void ctrmm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ctrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ctrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ctrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -8954,9 +8954,9 @@ extern "C" GOFL_EXPORT void cblas_ctrmm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ctrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ctrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ctrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9000,9 +9000,9 @@ extern "C" GOFL_EXPORT void scipy_ctrmm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ctrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ctrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ctrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9049,9 +9049,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrmm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ctrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ctrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ctrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9095,9 +9095,9 @@ extern "C" GOFL_EXPORT void scipy_ctrmm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ctrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ctrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ctrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9144,9 +9144,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrmm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ctrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ctrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ctrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9190,9 +9190,9 @@ extern "C" GOFL_EXPORT void ctrmm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ctrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ctrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ctrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9239,9 +9239,9 @@ extern "C" GOFL_EXPORT void cblas_ctrmm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ctrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ctrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ctrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9285,9 +9285,9 @@ extern "C" GOFL_EXPORT void ztrmm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ztrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ztrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ztrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9334,9 +9334,9 @@ extern "C" GOFL_EXPORT void cblas_ztrmm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ztrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ztrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ztrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9380,9 +9380,9 @@ extern "C" GOFL_EXPORT void scipy_ztrmm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ztrmm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ztrmm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrmm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrmm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ztrmm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9429,9 +9429,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrmm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ztrmm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ztrmm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrmm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrmm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ztrmm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9475,9 +9475,9 @@ extern "C" GOFL_EXPORT void scipy_ztrmm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ztrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ztrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ztrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9524,9 +9524,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrmm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ztrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ztrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ztrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9570,9 +9570,9 @@ extern "C" GOFL_EXPORT void ztrmm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ztrmm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ztrmm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrmm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrmm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ztrmm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9619,9 +9619,9 @@ extern "C" GOFL_EXPORT void cblas_ztrmm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ztrmm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ztrmm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrmm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrmm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ztrmm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -9665,9 +9665,9 @@ extern "C" GOFL_EXPORT void strsm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_strsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_strsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_strsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9714,9 +9714,9 @@ extern "C" GOFL_EXPORT void cblas_strsm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_strsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_strsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_strsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9760,9 +9760,9 @@ extern "C" GOFL_EXPORT void scipy_strsm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_strsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_strsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_strsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9809,9 +9809,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_strsm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_strsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_strsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_strsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9855,9 +9855,9 @@ extern "C" GOFL_EXPORT void scipy_strsm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_strsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_strsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_strsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9904,9 +9904,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_strsm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_strsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_strsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_strsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -9950,9 +9950,9 @@ extern "C" GOFL_EXPORT void strsm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_strsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_strsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_strsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -9999,9 +9999,9 @@ extern "C" GOFL_EXPORT void cblas_strsm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_strsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_strsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_strsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10045,9 +10045,9 @@ extern "C" GOFL_EXPORT void dtrsm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dtrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dtrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dtrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10094,9 +10094,9 @@ extern "C" GOFL_EXPORT void cblas_dtrsm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dtrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dtrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dtrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10140,9 +10140,9 @@ extern "C" GOFL_EXPORT void scipy_dtrsm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dtrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dtrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dtrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10189,9 +10189,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrsm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dtrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dtrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dtrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10235,9 +10235,9 @@ extern "C" GOFL_EXPORT void scipy_dtrsm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dtrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dtrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dtrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10284,9 +10284,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dtrsm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dtrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dtrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dtrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10330,9 +10330,9 @@ extern "C" GOFL_EXPORT void dtrsm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dtrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dtrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dtrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10379,9 +10379,9 @@ extern "C" GOFL_EXPORT void cblas_dtrsm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dtrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dtrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dtrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, v_alpha, a, v_lda, b, v_ldb);
@@ -10425,9 +10425,9 @@ extern "C" GOFL_EXPORT void ctrsm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ctrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ctrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ctrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10474,9 +10474,9 @@ extern "C" GOFL_EXPORT void cblas_ctrsm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ctrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ctrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ctrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10520,9 +10520,9 @@ extern "C" GOFL_EXPORT void scipy_ctrsm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ctrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ctrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ctrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10569,9 +10569,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrsm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ctrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ctrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ctrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10615,9 +10615,9 @@ extern "C" GOFL_EXPORT void scipy_ctrsm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ctrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ctrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ctrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10664,9 +10664,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ctrsm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ctrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ctrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ctrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10710,9 +10710,9 @@ extern "C" GOFL_EXPORT void ctrsm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ctrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ctrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ctrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10759,9 +10759,9 @@ extern "C" GOFL_EXPORT void cblas_ctrsm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ctrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ctrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ctrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10805,9 +10805,9 @@ extern "C" GOFL_EXPORT void ztrsm_(const char* p_side, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ztrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ztrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ztrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10854,9 +10854,9 @@ extern "C" GOFL_EXPORT void cblas_ztrsm(int v_layout, int v_side, int v_uplo, in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ztrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ztrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ztrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10900,9 +10900,9 @@ extern "C" GOFL_EXPORT void scipy_ztrsm_(const char* p_side, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ztrsm_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ztrsm__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrsm_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrsm__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ztrsm_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -10949,9 +10949,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrsm(int v_layout, int v_side, int v_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ztrsm].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ztrsm_t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrsm, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrsm_t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ztrsm(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -10995,9 +10995,9 @@ extern "C" GOFL_EXPORT void scipy_ztrsm_64_(const char* p_side, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ztrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ztrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ztrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -11044,9 +11044,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_ztrsm64_(int v_layout, int v_side, int v
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_ztrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_ztrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_ztrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -11090,9 +11090,9 @@ extern "C" GOFL_EXPORT void ztrsm_64_(const char* p_side, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ztrsm_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ztrsm_64__t>(gofl_e->fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrsm_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrsm_64__t>(gofl_fn)(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ztrsm_64_(p_side, p_uplo, p_transa, p_diag, p_m, p_n, p_alpha, a, p_lda, b, p_ldb, l_side, l_uplo, l_transa, l_diag);
@@ -11139,9 +11139,9 @@ extern "C" GOFL_EXPORT void cblas_ztrsm64_(int v_layout, int v_side, int v_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(v_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_ztrsm64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_ztrsm64__t>(gofl_e->fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrsm64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrsm64__t>(gofl_fn)(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_ztrsm64_(v_layout, v_side, v_uplo, v_transa, v_diag, v_m, v_n, p_alpha, a, v_lda, b, v_ldb);
@@ -11182,9 +11182,9 @@ extern "C" GOFL_EXPORT void sgemv_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11228,9 +11228,9 @@ extern "C" GOFL_EXPORT void cblas_sgemv(int v_layout, int v_trans, int32_t v_m, 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_sgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_sgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_sgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_sgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_sgemv(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11271,9 +11271,9 @@ extern "C" GOFL_EXPORT void scipy_sgemv_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11317,9 +11317,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemv(int v_layout, int v_trans, int32_t
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_sgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_sgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_sgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_sgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_sgemv(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11360,9 +11360,9 @@ extern "C" GOFL_EXPORT void scipy_sgemv_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11406,9 +11406,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_sgemv64_(int v_layout, int v_trans, int6
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_sgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_sgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_sgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_sgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_sgemv64_(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11449,9 +11449,9 @@ extern "C" GOFL_EXPORT void sgemv_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11495,9 +11495,9 @@ extern "C" GOFL_EXPORT void cblas_sgemv64_(int v_layout, int v_trans, int64_t v_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_sgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_sgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_sgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_sgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_sgemv64_(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11538,9 +11538,9 @@ extern "C" GOFL_EXPORT void dgemv_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11584,9 +11584,9 @@ extern "C" GOFL_EXPORT void cblas_dgemv(int v_layout, int v_trans, int32_t v_m, 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dgemv(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11627,9 +11627,9 @@ extern "C" GOFL_EXPORT void scipy_dgemv_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11673,9 +11673,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemv(int v_layout, int v_trans, int32_t
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dgemv(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11716,9 +11716,9 @@ extern "C" GOFL_EXPORT void scipy_dgemv_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11762,9 +11762,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_dgemv64_(int v_layout, int v_trans, int6
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_dgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_dgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_dgemv64_(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11805,9 +11805,9 @@ extern "C" GOFL_EXPORT void dgemv_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11851,9 +11851,9 @@ extern "C" GOFL_EXPORT void cblas_dgemv64_(int v_layout, int v_trans, int64_t v_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_dgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_dgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_dgemv64_(v_layout, v_trans, v_m, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
@@ -11894,9 +11894,9 @@ extern "C" GOFL_EXPORT void cgemv_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -11940,9 +11940,9 @@ extern "C" GOFL_EXPORT void cblas_cgemv(int v_layout, int v_trans, int32_t v_m, 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cgemv(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -11983,9 +11983,9 @@ extern "C" GOFL_EXPORT void scipy_cgemv_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12029,9 +12029,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemv(int v_layout, int v_trans, int32_t
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cgemv(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12072,9 +12072,9 @@ extern "C" GOFL_EXPORT void scipy_cgemv_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12118,9 +12118,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_cgemv64_(int v_layout, int v_trans, int6
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_cgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_cgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_cgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_cgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_cgemv64_(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12161,9 +12161,9 @@ extern "C" GOFL_EXPORT void cgemv_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12207,9 +12207,9 @@ extern "C" GOFL_EXPORT void cblas_cgemv64_(int v_layout, int v_trans, int64_t v_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_cgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_cgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_cgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_cgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_cgemv64_(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12250,9 +12250,9 @@ extern "C" GOFL_EXPORT void zgemv_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12296,9 +12296,9 @@ extern "C" GOFL_EXPORT void cblas_zgemv(int v_layout, int v_trans, int32_t v_m, 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zgemv(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12339,9 +12339,9 @@ extern "C" GOFL_EXPORT void scipy_zgemv_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgemv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgemv__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgemv__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgemv_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12385,9 +12385,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemv(int v_layout, int v_trans, int32_t
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zgemv].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zgemv_t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zgemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zgemv_t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zgemv(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12428,9 +12428,9 @@ extern "C" GOFL_EXPORT void scipy_zgemv_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12474,9 +12474,9 @@ extern "C" GOFL_EXPORT void scipy_cblas_zgemv64_(int v_layout, int v_trans, int6
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cblas_zgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cblas_zgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cblas_zgemv64_(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12517,9 +12517,9 @@ extern "C" GOFL_EXPORT void zgemv_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgemv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgemv_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgemv_64__t>(gofl_fn)(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgemv_64_(p_trans, p_m, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_trans);
@@ -12563,9 +12563,9 @@ extern "C" GOFL_EXPORT void cblas_zgemv64_(int v_layout, int v_trans, int64_t v_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cblas_zgemv64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cblas_zgemv64__t>(gofl_e->fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zgemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zgemv64__t>(gofl_fn)(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cblas_zgemv64_(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
@@ -12600,9 +12600,9 @@ extern "C" GOFL_EXPORT void sgetrf_(const int32_t* p_m, const int32_t* p_n, floa
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12637,9 +12637,9 @@ extern "C" GOFL_EXPORT void scipy_sgetrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12674,9 +12674,9 @@ extern "C" GOFL_EXPORT void scipy_sgetrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12711,9 +12711,9 @@ extern "C" GOFL_EXPORT void sgetrf_64_(const int64_t* p_m, const int64_t* p_n, f
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12748,9 +12748,9 @@ extern "C" GOFL_EXPORT void dgetrf_(const int32_t* p_m, const int32_t* p_n, doub
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12785,9 +12785,9 @@ extern "C" GOFL_EXPORT void scipy_dgetrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12822,9 +12822,9 @@ extern "C" GOFL_EXPORT void scipy_dgetrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12859,9 +12859,9 @@ extern "C" GOFL_EXPORT void dgetrf_64_(const int64_t* p_m, const int64_t* p_n, d
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12896,9 +12896,9 @@ extern "C" GOFL_EXPORT void cgetrf_(const int32_t* p_m, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12933,9 +12933,9 @@ extern "C" GOFL_EXPORT void scipy_cgetrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -12970,9 +12970,9 @@ extern "C" GOFL_EXPORT void scipy_cgetrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13007,9 +13007,9 @@ extern "C" GOFL_EXPORT void cgetrf_64_(const int64_t* p_m, const int64_t* p_n, s
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13044,9 +13044,9 @@ extern "C" GOFL_EXPORT void zgetrf_(const int32_t* p_m, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13081,9 +13081,9 @@ extern "C" GOFL_EXPORT void scipy_zgetrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetrf__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetrf_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13118,9 +13118,9 @@ extern "C" GOFL_EXPORT void scipy_zgetrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13155,9 +13155,9 @@ extern "C" GOFL_EXPORT void zgetrf_64_(const int64_t* p_m, const int64_t* p_n, s
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, ipiv, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, ipiv, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetrf_64_(p_m, p_n, a, p_lda, ipiv, info);
@@ -13197,9 +13197,9 @@ extern "C" GOFL_EXPORT void sgetrs_(const char* p_trans, const int32_t* p_n, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13239,9 +13239,9 @@ extern "C" GOFL_EXPORT void scipy_sgetrs_(const char* p_trans, const int32_t* p_
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13281,9 +13281,9 @@ extern "C" GOFL_EXPORT void scipy_sgetrs_64_(const char* p_trans, const int64_t*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13323,9 +13323,9 @@ extern "C" GOFL_EXPORT void sgetrs_64_(const char* p_trans, const int64_t* p_n, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13365,9 +13365,9 @@ extern "C" GOFL_EXPORT void dgetrs_(const char* p_trans, const int32_t* p_n, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13407,9 +13407,9 @@ extern "C" GOFL_EXPORT void scipy_dgetrs_(const char* p_trans, const int32_t* p_
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13449,9 +13449,9 @@ extern "C" GOFL_EXPORT void scipy_dgetrs_64_(const char* p_trans, const int64_t*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13491,9 +13491,9 @@ extern "C" GOFL_EXPORT void dgetrs_64_(const char* p_trans, const int64_t* p_n, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13533,9 +13533,9 @@ extern "C" GOFL_EXPORT void cgetrs_(const char* p_trans, const int32_t* p_n, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13575,9 +13575,9 @@ extern "C" GOFL_EXPORT void scipy_cgetrs_(const char* p_trans, const int32_t* p_
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13617,9 +13617,9 @@ extern "C" GOFL_EXPORT void scipy_cgetrs_64_(const char* p_trans, const int64_t*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13659,9 +13659,9 @@ extern "C" GOFL_EXPORT void cgetrs_64_(const char* p_trans, const int64_t* p_n, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13701,9 +13701,9 @@ extern "C" GOFL_EXPORT void zgetrs_(const char* p_trans, const int32_t* p_n, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13743,9 +13743,9 @@ extern "C" GOFL_EXPORT void scipy_zgetrs_(const char* p_trans, const int32_t* p_
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetrs__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetrs__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetrs_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13785,9 +13785,9 @@ extern "C" GOFL_EXPORT void scipy_zgetrs_64_(const char* p_trans, const int64_t*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13827,9 +13827,9 @@ extern "C" GOFL_EXPORT void zgetrs_64_(const char* p_trans, const int64_t* p_n, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetrs_64__t>(gofl_e->fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetrs_64__t>(gofl_fn)(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetrs_64_(p_trans, p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info, l_trans);
@@ -13867,9 +13867,9 @@ extern "C" GOFL_EXPORT void sgesv_(const int32_t* p_n, const int32_t* p_nrhs, fl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13907,9 +13907,9 @@ extern "C" GOFL_EXPORT void scipy_sgesv_(const int32_t* p_n, const int32_t* p_nr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13947,9 +13947,9 @@ extern "C" GOFL_EXPORT void scipy_sgesv_64_(const int64_t* p_n, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -13987,9 +13987,9 @@ extern "C" GOFL_EXPORT void sgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14027,9 +14027,9 @@ extern "C" GOFL_EXPORT void dgesv_(const int32_t* p_n, const int32_t* p_nrhs, do
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14067,9 +14067,9 @@ extern "C" GOFL_EXPORT void scipy_dgesv_(const int32_t* p_n, const int32_t* p_nr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14107,9 +14107,9 @@ extern "C" GOFL_EXPORT void scipy_dgesv_64_(const int64_t* p_n, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14147,9 +14147,9 @@ extern "C" GOFL_EXPORT void dgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14187,9 +14187,9 @@ extern "C" GOFL_EXPORT void cgesv_(const int32_t* p_n, const int32_t* p_nrhs, st
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14227,9 +14227,9 @@ extern "C" GOFL_EXPORT void scipy_cgesv_(const int32_t* p_n, const int32_t* p_nr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14267,9 +14267,9 @@ extern "C" GOFL_EXPORT void scipy_cgesv_64_(const int64_t* p_n, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14307,9 +14307,9 @@ extern "C" GOFL_EXPORT void cgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14347,9 +14347,9 @@ extern "C" GOFL_EXPORT void zgesv_(const int32_t* p_n, const int32_t* p_nrhs, st
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14387,9 +14387,9 @@ extern "C" GOFL_EXPORT void scipy_zgesv_(const int32_t* p_n, const int32_t* p_nr
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesv__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesv__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesv_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14427,9 +14427,9 @@ extern "C" GOFL_EXPORT void scipy_zgesv_64_(const int64_t* p_n, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14467,9 +14467,9 @@ extern "C" GOFL_EXPORT void zgesv_64_(const int64_t* p_n, const int64_t* p_nrhs,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesv_64__t>(gofl_e->fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesv_64__t>(gofl_fn)(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesv_64_(p_n, p_nrhs, a, p_lda, ipiv, b, p_ldb, info);
@@ -14505,9 +14505,9 @@ extern "C" GOFL_EXPORT void sgetri_(const int32_t* p_n, float* a, const int32_t*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14543,9 +14543,9 @@ extern "C" GOFL_EXPORT void scipy_sgetri_(const int32_t* p_n, float* a, const in
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14581,9 +14581,9 @@ extern "C" GOFL_EXPORT void scipy_sgetri_64_(const int64_t* p_n, float* a, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14619,9 +14619,9 @@ extern "C" GOFL_EXPORT void sgetri_64_(const int64_t* p_n, float* a, const int64
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14657,9 +14657,9 @@ extern "C" GOFL_EXPORT void dgetri_(const int32_t* p_n, double* a, const int32_t
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14695,9 +14695,9 @@ extern "C" GOFL_EXPORT void scipy_dgetri_(const int32_t* p_n, double* a, const i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14733,9 +14733,9 @@ extern "C" GOFL_EXPORT void scipy_dgetri_64_(const int64_t* p_n, double* a, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14771,9 +14771,9 @@ extern "C" GOFL_EXPORT void dgetri_64_(const int64_t* p_n, double* a, const int6
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14809,9 +14809,9 @@ extern "C" GOFL_EXPORT void cgetri_(const int32_t* p_n, std::complex<float>* a, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14847,9 +14847,9 @@ extern "C" GOFL_EXPORT void scipy_cgetri_(const int32_t* p_n, std::complex<float
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14885,9 +14885,9 @@ extern "C" GOFL_EXPORT void scipy_cgetri_64_(const int64_t* p_n, std::complex<fl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14923,9 +14923,9 @@ extern "C" GOFL_EXPORT void cgetri_64_(const int64_t* p_n, std::complex<float>* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14961,9 +14961,9 @@ extern "C" GOFL_EXPORT void zgetri_(const int32_t* p_n, std::complex<double>* a,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -14999,9 +14999,9 @@ extern "C" GOFL_EXPORT void scipy_zgetri_(const int32_t* p_n, std::complex<doubl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetri_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetri__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetri__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetri_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -15037,9 +15037,9 @@ extern "C" GOFL_EXPORT void scipy_zgetri_64_(const int64_t* p_n, std::complex<do
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -15075,9 +15075,9 @@ extern "C" GOFL_EXPORT void zgetri_64_(const int64_t* p_n, std::complex<double>*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgetri_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgetri_64__t>(gofl_e->fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgetri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgetri_64__t>(gofl_fn)(p_n, a, p_lda, ipiv, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgetri_64_(p_n, a, p_lda, ipiv, work, p_lwork, info);
@@ -15111,9 +15111,9 @@ extern "C" GOFL_EXPORT void spotrf_(const char* p_uplo, const int32_t* p_n, floa
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_spotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_spotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_spotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15147,9 +15147,9 @@ extern "C" GOFL_EXPORT void scipy_spotrf_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_spotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_spotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_spotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15183,9 +15183,9 @@ extern "C" GOFL_EXPORT void scipy_spotrf_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_spotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_spotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_spotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15219,9 +15219,9 @@ extern "C" GOFL_EXPORT void spotrf_64_(const char* p_uplo, const int64_t* p_n, f
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_spotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_spotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_spotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15255,9 +15255,9 @@ extern "C" GOFL_EXPORT void dpotrf_(const char* p_uplo, const int32_t* p_n, doub
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15291,9 +15291,9 @@ extern "C" GOFL_EXPORT void scipy_dpotrf_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15327,9 +15327,9 @@ extern "C" GOFL_EXPORT void scipy_dpotrf_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15363,9 +15363,9 @@ extern "C" GOFL_EXPORT void dpotrf_64_(const char* p_uplo, const int64_t* p_n, d
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15399,9 +15399,9 @@ extern "C" GOFL_EXPORT void cpotrf_(const char* p_uplo, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15435,9 +15435,9 @@ extern "C" GOFL_EXPORT void scipy_cpotrf_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15471,9 +15471,9 @@ extern "C" GOFL_EXPORT void scipy_cpotrf_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15507,9 +15507,9 @@ extern "C" GOFL_EXPORT void cpotrf_64_(const char* p_uplo, const int64_t* p_n, s
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15543,9 +15543,9 @@ extern "C" GOFL_EXPORT void zpotrf_(const char* p_uplo, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15579,9 +15579,9 @@ extern "C" GOFL_EXPORT void scipy_zpotrf_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zpotrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zpotrf__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zpotrf_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15615,9 +15615,9 @@ extern "C" GOFL_EXPORT void scipy_zpotrf_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15651,9 +15651,9 @@ extern "C" GOFL_EXPORT void zpotrf_64_(const char* p_uplo, const int64_t* p_n, s
   [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zpotrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zpotrf_64__t>(gofl_e->fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zpotrf_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
@@ -15692,9 +15692,9 @@ extern "C" GOFL_EXPORT void spotrs_(const char* p_uplo, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_spotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_spotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_spotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15733,9 +15733,9 @@ extern "C" GOFL_EXPORT void scipy_spotrs_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_spotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_spotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_spotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15774,9 +15774,9 @@ extern "C" GOFL_EXPORT void scipy_spotrs_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_spotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_spotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_spotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15815,9 +15815,9 @@ extern "C" GOFL_EXPORT void spotrs_64_(const char* p_uplo, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_spotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_spotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_spotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15856,9 +15856,9 @@ extern "C" GOFL_EXPORT void dpotrs_(const char* p_uplo, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15897,9 +15897,9 @@ extern "C" GOFL_EXPORT void scipy_dpotrs_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15938,9 +15938,9 @@ extern "C" GOFL_EXPORT void scipy_dpotrs_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -15979,9 +15979,9 @@ extern "C" GOFL_EXPORT void dpotrs_64_(const char* p_uplo, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16020,9 +16020,9 @@ extern "C" GOFL_EXPORT void cpotrs_(const char* p_uplo, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16061,9 +16061,9 @@ extern "C" GOFL_EXPORT void scipy_cpotrs_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16102,9 +16102,9 @@ extern "C" GOFL_EXPORT void scipy_cpotrs_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16143,9 +16143,9 @@ extern "C" GOFL_EXPORT void cpotrs_64_(const char* p_uplo, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16184,9 +16184,9 @@ extern "C" GOFL_EXPORT void zpotrs_(const char* p_uplo, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16225,9 +16225,9 @@ extern "C" GOFL_EXPORT void scipy_zpotrs_(const char* p_uplo, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zpotrs_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zpotrs__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotrs_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotrs__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zpotrs_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16266,9 +16266,9 @@ extern "C" GOFL_EXPORT void scipy_zpotrs_64_(const char* p_uplo, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16307,9 +16307,9 @@ extern "C" GOFL_EXPORT void zpotrs_64_(const char* p_uplo, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zpotrs_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zpotrs_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotrs_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotrs_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zpotrs_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16348,9 +16348,9 @@ extern "C" GOFL_EXPORT void sposv_(const char* p_uplo, const int32_t* p_n, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16389,9 +16389,9 @@ extern "C" GOFL_EXPORT void scipy_sposv_(const char* p_uplo, const int32_t* p_n,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16430,9 +16430,9 @@ extern "C" GOFL_EXPORT void scipy_sposv_64_(const char* p_uplo, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16471,9 +16471,9 @@ extern "C" GOFL_EXPORT void sposv_64_(const char* p_uplo, const int64_t* p_n, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16512,9 +16512,9 @@ extern "C" GOFL_EXPORT void dposv_(const char* p_uplo, const int32_t* p_n, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16553,9 +16553,9 @@ extern "C" GOFL_EXPORT void scipy_dposv_(const char* p_uplo, const int32_t* p_n,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16594,9 +16594,9 @@ extern "C" GOFL_EXPORT void scipy_dposv_64_(const char* p_uplo, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16635,9 +16635,9 @@ extern "C" GOFL_EXPORT void dposv_64_(const char* p_uplo, const int64_t* p_n, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16676,9 +16676,9 @@ extern "C" GOFL_EXPORT void cposv_(const char* p_uplo, const int32_t* p_n, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16717,9 +16717,9 @@ extern "C" GOFL_EXPORT void scipy_cposv_(const char* p_uplo, const int32_t* p_n,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16758,9 +16758,9 @@ extern "C" GOFL_EXPORT void scipy_cposv_64_(const char* p_uplo, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16799,9 +16799,9 @@ extern "C" GOFL_EXPORT void cposv_64_(const char* p_uplo, const int64_t* p_n, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16840,9 +16840,9 @@ extern "C" GOFL_EXPORT void zposv_(const char* p_uplo, const int32_t* p_n, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16881,9 +16881,9 @@ extern "C" GOFL_EXPORT void scipy_zposv_(const char* p_uplo, const int32_t* p_n,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zposv_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zposv__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zposv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zposv__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zposv_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16922,9 +16922,9 @@ extern "C" GOFL_EXPORT void scipy_zposv_64_(const char* p_uplo, const int64_t* p
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -16963,9 +16963,9 @@ extern "C" GOFL_EXPORT void zposv_64_(const char* p_uplo, const int64_t* p_n, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zposv_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zposv_64__t>(gofl_e->fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zposv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zposv_64__t>(gofl_fn)(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
@@ -17007,9 +17007,9 @@ extern "C" GOFL_EXPORT void ssyevd_(const char* p_jobz, const char* p_uplo, cons
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17051,9 +17051,9 @@ extern "C" GOFL_EXPORT void scipy_ssyevd_(const char* p_jobz, const char* p_uplo
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17095,9 +17095,9 @@ extern "C" GOFL_EXPORT void scipy_ssyevd_64_(const char* p_jobz, const char* p_u
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17139,9 +17139,9 @@ extern "C" GOFL_EXPORT void ssyevd_64_(const char* p_jobz, const char* p_uplo, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17183,9 +17183,9 @@ extern "C" GOFL_EXPORT void dsyevd_(const char* p_jobz, const char* p_uplo, cons
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17227,9 +17227,9 @@ extern "C" GOFL_EXPORT void scipy_dsyevd_(const char* p_jobz, const char* p_uplo
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17271,9 +17271,9 @@ extern "C" GOFL_EXPORT void scipy_dsyevd_64_(const char* p_jobz, const char* p_u
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17315,9 +17315,9 @@ extern "C" GOFL_EXPORT void dsyevd_64_(const char* p_jobz, const char* p_uplo, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17361,9 +17361,9 @@ extern "C" GOFL_EXPORT void cheevd_(const char* p_jobz, const char* p_uplo, cons
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17407,9 +17407,9 @@ extern "C" GOFL_EXPORT void scipy_cheevd_(const char* p_jobz, const char* p_uplo
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17453,9 +17453,9 @@ extern "C" GOFL_EXPORT void scipy_cheevd_64_(const char* p_jobz, const char* p_u
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17499,9 +17499,9 @@ extern "C" GOFL_EXPORT void cheevd_64_(const char* p_jobz, const char* p_uplo, c
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17545,9 +17545,9 @@ extern "C" GOFL_EXPORT void zheevd_(const char* p_jobz, const char* p_uplo, cons
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17591,9 +17591,9 @@ extern "C" GOFL_EXPORT void scipy_zheevd_(const char* p_jobz, const char* p_uplo
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheevd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheevd__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevd__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheevd_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17637,9 +17637,9 @@ extern "C" GOFL_EXPORT void scipy_zheevd_64_(const char* p_jobz, const char* p_u
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17683,9 +17683,9 @@ extern "C" GOFL_EXPORT void zheevd_64_(const char* p_jobz, const char* p_uplo, c
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheevd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheevd_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevd_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheevd_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
@@ -17725,9 +17725,9 @@ extern "C" GOFL_EXPORT void ssyev_(const char* p_jobz, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17767,9 +17767,9 @@ extern "C" GOFL_EXPORT void scipy_ssyev_(const char* p_jobz, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17809,9 +17809,9 @@ extern "C" GOFL_EXPORT void scipy_ssyev_64_(const char* p_jobz, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17851,9 +17851,9 @@ extern "C" GOFL_EXPORT void ssyev_64_(const char* p_jobz, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17893,9 +17893,9 @@ extern "C" GOFL_EXPORT void dsyev_(const char* p_jobz, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17935,9 +17935,9 @@ extern "C" GOFL_EXPORT void scipy_dsyev_(const char* p_jobz, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -17977,9 +17977,9 @@ extern "C" GOFL_EXPORT void scipy_dsyev_64_(const char* p_jobz, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -18019,9 +18019,9 @@ extern "C" GOFL_EXPORT void dsyev_64_(const char* p_jobz, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, info, l_jobz, l_uplo);
@@ -18061,9 +18061,9 @@ extern "C" GOFL_EXPORT void cheev_(const char* p_jobz, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18103,9 +18103,9 @@ extern "C" GOFL_EXPORT void scipy_cheev_(const char* p_jobz, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18145,9 +18145,9 @@ extern "C" GOFL_EXPORT void scipy_cheev_64_(const char* p_jobz, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18187,9 +18187,9 @@ extern "C" GOFL_EXPORT void cheev_64_(const char* p_jobz, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18229,9 +18229,9 @@ extern "C" GOFL_EXPORT void zheev_(const char* p_jobz, const char* p_uplo, const
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18271,9 +18271,9 @@ extern "C" GOFL_EXPORT void scipy_zheev_(const char* p_jobz, const char* p_uplo,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheev__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheev__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheev_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18313,9 +18313,9 @@ extern "C" GOFL_EXPORT void scipy_zheev_64_(const char* p_jobz, const char* p_up
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18355,9 +18355,9 @@ extern "C" GOFL_EXPORT void zheev_64_(const char* p_jobz, const char* p_uplo, co
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheev_64__t>(gofl_e->fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheev_64_(p_jobz, p_uplo, p_n, a, p_lda, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
@@ -18408,9 +18408,9 @@ extern "C" GOFL_EXPORT void ssyevr_(const char* p_jobz, const char* p_range, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18461,9 +18461,9 @@ extern "C" GOFL_EXPORT void scipy_ssyevr_(const char* p_jobz, const char* p_rang
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18514,9 +18514,9 @@ extern "C" GOFL_EXPORT void scipy_ssyevr_64_(const char* p_jobz, const char* p_r
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_ssyevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_ssyevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_ssyevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18567,9 +18567,9 @@ extern "C" GOFL_EXPORT void ssyevr_64_(const char* p_jobz, const char* p_range, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_ssyevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_ssyevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_ssyevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18620,9 +18620,9 @@ extern "C" GOFL_EXPORT void dsyevr_(const char* p_jobz, const char* p_range, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18673,9 +18673,9 @@ extern "C" GOFL_EXPORT void scipy_dsyevr_(const char* p_jobz, const char* p_rang
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18726,9 +18726,9 @@ extern "C" GOFL_EXPORT void scipy_dsyevr_64_(const char* p_jobz, const char* p_r
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dsyevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dsyevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dsyevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18779,9 +18779,9 @@ extern "C" GOFL_EXPORT void dsyevr_64_(const char* p_jobz, const char* p_range, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dsyevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dsyevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dsyevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18834,9 +18834,9 @@ extern "C" GOFL_EXPORT void cheevr_(const char* p_jobz, const char* p_range, con
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18889,9 +18889,9 @@ extern "C" GOFL_EXPORT void scipy_cheevr_(const char* p_jobz, const char* p_rang
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18944,9 +18944,9 @@ extern "C" GOFL_EXPORT void scipy_cheevr_64_(const char* p_jobz, const char* p_r
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cheevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cheevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cheevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -18999,9 +18999,9 @@ extern "C" GOFL_EXPORT void cheevr_64_(const char* p_jobz, const char* p_range, 
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cheevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cheevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cheevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -19054,9 +19054,9 @@ extern "C" GOFL_EXPORT void zheevr_(const char* p_jobz, const char* p_range, con
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -19109,9 +19109,9 @@ extern "C" GOFL_EXPORT void scipy_zheevr_(const char* p_jobz, const char* p_rang
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheevr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheevr__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevr__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheevr_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -19164,9 +19164,9 @@ extern "C" GOFL_EXPORT void scipy_zheevr_64_(const char* p_jobz, const char* p_r
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zheevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zheevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zheevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -19219,9 +19219,9 @@ extern "C" GOFL_EXPORT void zheevr_64_(const char* p_jobz, const char* p_range, 
   [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zheevr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zheevr_64__t>(gofl_e->fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevr_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
@@ -19269,9 +19269,9 @@ extern "C" GOFL_EXPORT void sgesvd_(const char* p_jobu, const char* p_jobvt, con
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19319,9 +19319,9 @@ extern "C" GOFL_EXPORT void scipy_sgesvd_(const char* p_jobu, const char* p_jobv
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19369,9 +19369,9 @@ extern "C" GOFL_EXPORT void scipy_sgesvd_64_(const char* p_jobu, const char* p_j
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19419,9 +19419,9 @@ extern "C" GOFL_EXPORT void sgesvd_64_(const char* p_jobu, const char* p_jobvt, 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19469,9 +19469,9 @@ extern "C" GOFL_EXPORT void dgesvd_(const char* p_jobu, const char* p_jobvt, con
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19519,9 +19519,9 @@ extern "C" GOFL_EXPORT void scipy_dgesvd_(const char* p_jobu, const char* p_jobv
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19569,9 +19569,9 @@ extern "C" GOFL_EXPORT void scipy_dgesvd_64_(const char* p_jobu, const char* p_j
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19619,9 +19619,9 @@ extern "C" GOFL_EXPORT void dgesvd_64_(const char* p_jobu, const char* p_jobvt, 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, info, l_jobu, l_jobvt);
@@ -19669,9 +19669,9 @@ extern "C" GOFL_EXPORT void cgesvd_(const char* p_jobu, const char* p_jobvt, con
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19719,9 +19719,9 @@ extern "C" GOFL_EXPORT void scipy_cgesvd_(const char* p_jobu, const char* p_jobv
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19769,9 +19769,9 @@ extern "C" GOFL_EXPORT void scipy_cgesvd_64_(const char* p_jobu, const char* p_j
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19819,9 +19819,9 @@ extern "C" GOFL_EXPORT void cgesvd_64_(const char* p_jobu, const char* p_jobvt, 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19869,9 +19869,9 @@ extern "C" GOFL_EXPORT void zgesvd_(const char* p_jobu, const char* p_jobvt, con
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19919,9 +19919,9 @@ extern "C" GOFL_EXPORT void scipy_zgesvd_(const char* p_jobu, const char* p_jobv
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesvd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesvd__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesvd__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesvd_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -19969,9 +19969,9 @@ extern "C" GOFL_EXPORT void scipy_zgesvd_64_(const char* p_jobu, const char* p_j
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -20019,9 +20019,9 @@ extern "C" GOFL_EXPORT void zgesvd_64_(const char* p_jobu, const char* p_jobvt, 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesvd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesvd_64__t>(gofl_e->fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesvd_64__t>(gofl_fn)(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesvd_64_(p_jobu, p_jobvt, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, info, l_jobu, l_jobvt);
@@ -20067,9 +20067,9 @@ extern "C" GOFL_EXPORT void sgesdd_(const char* p_jobz, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20115,9 +20115,9 @@ extern "C" GOFL_EXPORT void scipy_sgesdd_(const char* p_jobz, const int32_t* p_m
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20163,9 +20163,9 @@ extern "C" GOFL_EXPORT void scipy_sgesdd_64_(const char* p_jobz, const int64_t* 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20211,9 +20211,9 @@ extern "C" GOFL_EXPORT void sgesdd_64_(const char* p_jobz, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20259,9 +20259,9 @@ extern "C" GOFL_EXPORT void dgesdd_(const char* p_jobz, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20307,9 +20307,9 @@ extern "C" GOFL_EXPORT void scipy_dgesdd_(const char* p_jobz, const int32_t* p_m
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20355,9 +20355,9 @@ extern "C" GOFL_EXPORT void scipy_dgesdd_64_(const char* p_jobz, const int64_t* 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20403,9 +20403,9 @@ extern "C" GOFL_EXPORT void dgesdd_64_(const char* p_jobz, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, iwork, info, l_jobz);
@@ -20451,9 +20451,9 @@ extern "C" GOFL_EXPORT void cgesdd_(const char* p_jobz, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20499,9 +20499,9 @@ extern "C" GOFL_EXPORT void scipy_cgesdd_(const char* p_jobz, const int32_t* p_m
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20547,9 +20547,9 @@ extern "C" GOFL_EXPORT void scipy_cgesdd_64_(const char* p_jobz, const int64_t* 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20595,9 +20595,9 @@ extern "C" GOFL_EXPORT void cgesdd_64_(const char* p_jobz, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20643,9 +20643,9 @@ extern "C" GOFL_EXPORT void zgesdd_(const char* p_jobz, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20691,9 +20691,9 @@ extern "C" GOFL_EXPORT void scipy_zgesdd_(const char* p_jobz, const int32_t* p_m
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesdd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesdd__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesdd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesdd__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesdd_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20739,9 +20739,9 @@ extern "C" GOFL_EXPORT void scipy_zgesdd_64_(const char* p_jobz, const int64_t* 
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20787,9 +20787,9 @@ extern "C" GOFL_EXPORT void zgesdd_64_(const char* p_jobz, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldvt = static_cast<int64_t>(*p_ldvt);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgesdd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgesdd_64__t>(gofl_e->fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgesdd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgesdd_64__t>(gofl_fn)(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgesdd_64_(p_jobz, p_m, p_n, a, p_lda, s, u, p_ldu, vt, p_ldvt, work, p_lwork, rwork, iwork, info, l_jobz);
@@ -20827,9 +20827,9 @@ extern "C" GOFL_EXPORT void sgeqrf_(const int32_t* p_m, const int32_t* p_n, floa
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20867,9 +20867,9 @@ extern "C" GOFL_EXPORT void scipy_sgeqrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20907,9 +20907,9 @@ extern "C" GOFL_EXPORT void scipy_sgeqrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20947,9 +20947,9 @@ extern "C" GOFL_EXPORT void sgeqrf_64_(const int64_t* p_m, const int64_t* p_n, f
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -20987,9 +20987,9 @@ extern "C" GOFL_EXPORT void dgeqrf_(const int32_t* p_m, const int32_t* p_n, doub
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21027,9 +21027,9 @@ extern "C" GOFL_EXPORT void scipy_dgeqrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21067,9 +21067,9 @@ extern "C" GOFL_EXPORT void scipy_dgeqrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21107,9 +21107,9 @@ extern "C" GOFL_EXPORT void dgeqrf_64_(const int64_t* p_m, const int64_t* p_n, d
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21147,9 +21147,9 @@ extern "C" GOFL_EXPORT void cgeqrf_(const int32_t* p_m, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21187,9 +21187,9 @@ extern "C" GOFL_EXPORT void scipy_cgeqrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21227,9 +21227,9 @@ extern "C" GOFL_EXPORT void scipy_cgeqrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21267,9 +21267,9 @@ extern "C" GOFL_EXPORT void cgeqrf_64_(const int64_t* p_m, const int64_t* p_n, s
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21307,9 +21307,9 @@ extern "C" GOFL_EXPORT void zgeqrf_(const int32_t* p_m, const int32_t* p_n, std:
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21347,9 +21347,9 @@ extern "C" GOFL_EXPORT void scipy_zgeqrf_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeqrf_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeqrf__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeqrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeqrf__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeqrf_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21387,9 +21387,9 @@ extern "C" GOFL_EXPORT void scipy_zgeqrf_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21427,9 +21427,9 @@ extern "C" GOFL_EXPORT void zgeqrf_64_(const int64_t* p_m, const int64_t* p_n, s
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeqrf_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeqrf_64__t>(gofl_e->fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeqrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeqrf_64__t>(gofl_fn)(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeqrf_64_(p_m, p_n, a, p_lda, tau, work, p_lwork, info);
@@ -21469,9 +21469,9 @@ extern "C" GOFL_EXPORT void sorgqr_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sorgqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sorgqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sorgqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sorgqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sorgqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21511,9 +21511,9 @@ extern "C" GOFL_EXPORT void scipy_sorgqr_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sorgqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sorgqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sorgqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sorgqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sorgqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21553,9 +21553,9 @@ extern "C" GOFL_EXPORT void scipy_sorgqr_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sorgqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sorgqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sorgqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sorgqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sorgqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21595,9 +21595,9 @@ extern "C" GOFL_EXPORT void sorgqr_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sorgqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sorgqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sorgqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sorgqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sorgqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21637,9 +21637,9 @@ extern "C" GOFL_EXPORT void dorgqr_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dorgqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dorgqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dorgqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dorgqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dorgqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21679,9 +21679,9 @@ extern "C" GOFL_EXPORT void scipy_dorgqr_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dorgqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dorgqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dorgqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dorgqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dorgqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21721,9 +21721,9 @@ extern "C" GOFL_EXPORT void scipy_dorgqr_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dorgqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dorgqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dorgqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dorgqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dorgqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21763,9 +21763,9 @@ extern "C" GOFL_EXPORT void dorgqr_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dorgqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dorgqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dorgqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dorgqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dorgqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21805,9 +21805,9 @@ extern "C" GOFL_EXPORT void cungqr_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cungqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cungqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cungqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cungqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cungqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21847,9 +21847,9 @@ extern "C" GOFL_EXPORT void scipy_cungqr_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cungqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cungqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cungqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cungqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cungqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21889,9 +21889,9 @@ extern "C" GOFL_EXPORT void scipy_cungqr_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cungqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cungqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cungqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cungqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cungqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21931,9 +21931,9 @@ extern "C" GOFL_EXPORT void cungqr_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cungqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cungqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cungqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cungqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cungqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -21973,9 +21973,9 @@ extern "C" GOFL_EXPORT void zungqr_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zungqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zungqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zungqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zungqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zungqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -22015,9 +22015,9 @@ extern "C" GOFL_EXPORT void scipy_zungqr_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zungqr_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zungqr__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zungqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zungqr__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zungqr_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -22057,9 +22057,9 @@ extern "C" GOFL_EXPORT void scipy_zungqr_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zungqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zungqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zungqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zungqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zungqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -22099,9 +22099,9 @@ extern "C" GOFL_EXPORT void zungqr_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zungqr_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zungqr_64__t>(gofl_e->fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zungqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zungqr_64__t>(gofl_fn)(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zungqr_64_(p_m, p_n, p_k, a, p_lda, tau, work, p_lwork, info);
@@ -22145,9 +22145,9 @@ extern "C" GOFL_EXPORT void sgels_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22191,9 +22191,9 @@ extern "C" GOFL_EXPORT void scipy_sgels_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22237,9 +22237,9 @@ extern "C" GOFL_EXPORT void scipy_sgels_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22283,9 +22283,9 @@ extern "C" GOFL_EXPORT void sgels_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22329,9 +22329,9 @@ extern "C" GOFL_EXPORT void dgels_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22375,9 +22375,9 @@ extern "C" GOFL_EXPORT void scipy_dgels_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22421,9 +22421,9 @@ extern "C" GOFL_EXPORT void scipy_dgels_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22467,9 +22467,9 @@ extern "C" GOFL_EXPORT void dgels_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22513,9 +22513,9 @@ extern "C" GOFL_EXPORT void cgels_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22559,9 +22559,9 @@ extern "C" GOFL_EXPORT void scipy_cgels_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22605,9 +22605,9 @@ extern "C" GOFL_EXPORT void scipy_cgels_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22651,9 +22651,9 @@ extern "C" GOFL_EXPORT void cgels_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22697,9 +22697,9 @@ extern "C" GOFL_EXPORT void zgels_(const char* p_trans, const int32_t* p_m, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22743,9 +22743,9 @@ extern "C" GOFL_EXPORT void scipy_zgels_(const char* p_trans, const int32_t* p_m
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgels_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgels__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgels_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgels__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgels_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22789,9 +22789,9 @@ extern "C" GOFL_EXPORT void scipy_zgels_64_(const char* p_trans, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22835,9 +22835,9 @@ extern "C" GOFL_EXPORT void zgels_64_(const char* p_trans, const int64_t* p_m, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgels_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgels_64__t>(gofl_e->fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgels_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgels_64__t>(gofl_fn)(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgels_64_(p_trans, p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, work, p_lwork, info, l_trans);
@@ -22880,9 +22880,9 @@ extern "C" GOFL_EXPORT void sgelsd_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22925,9 +22925,9 @@ extern "C" GOFL_EXPORT void scipy_sgelsd_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -22970,9 +22970,9 @@ extern "C" GOFL_EXPORT void scipy_sgelsd_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23015,9 +23015,9 @@ extern "C" GOFL_EXPORT void sgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23060,9 +23060,9 @@ extern "C" GOFL_EXPORT void dgelsd_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23105,9 +23105,9 @@ extern "C" GOFL_EXPORT void scipy_dgelsd_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23150,9 +23150,9 @@ extern "C" GOFL_EXPORT void scipy_dgelsd_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23195,9 +23195,9 @@ extern "C" GOFL_EXPORT void dgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, iwork, info);
@@ -23240,9 +23240,9 @@ extern "C" GOFL_EXPORT void cgelsd_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23285,9 +23285,9 @@ extern "C" GOFL_EXPORT void scipy_cgelsd_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23330,9 +23330,9 @@ extern "C" GOFL_EXPORT void scipy_cgelsd_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23375,9 +23375,9 @@ extern "C" GOFL_EXPORT void cgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23420,9 +23420,9 @@ extern "C" GOFL_EXPORT void zgelsd_(const int32_t* p_m, const int32_t* p_n, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23465,9 +23465,9 @@ extern "C" GOFL_EXPORT void scipy_zgelsd_(const int32_t* p_m, const int32_t* p_n
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgelsd_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgelsd__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgelsd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgelsd__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgelsd_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23510,9 +23510,9 @@ extern "C" GOFL_EXPORT void scipy_zgelsd_64_(const int64_t* p_m, const int64_t* 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23555,9 +23555,9 @@ extern "C" GOFL_EXPORT void zgelsd_64_(const int64_t* p_m, const int64_t* p_n, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgelsd_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgelsd_64__t>(gofl_e->fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgelsd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgelsd_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgelsd_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, iwork, info);
@@ -23604,9 +23604,9 @@ extern "C" GOFL_EXPORT void sgeev_(const char* p_jobvl, const char* p_jobvr, con
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23653,9 +23653,9 @@ extern "C" GOFL_EXPORT void scipy_sgeev_(const char* p_jobvl, const char* p_jobv
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23702,9 +23702,9 @@ extern "C" GOFL_EXPORT void scipy_sgeev_64_(const char* p_jobvl, const char* p_j
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23751,9 +23751,9 @@ extern "C" GOFL_EXPORT void sgeev_64_(const char* p_jobvl, const char* p_jobvr, 
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23800,9 +23800,9 @@ extern "C" GOFL_EXPORT void dgeev_(const char* p_jobvl, const char* p_jobvr, con
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23849,9 +23849,9 @@ extern "C" GOFL_EXPORT void scipy_dgeev_(const char* p_jobvl, const char* p_jobv
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23898,9 +23898,9 @@ extern "C" GOFL_EXPORT void scipy_dgeev_64_(const char* p_jobvl, const char* p_j
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23947,9 +23947,9 @@ extern "C" GOFL_EXPORT void dgeev_64_(const char* p_jobvl, const char* p_jobvr, 
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, work, p_lwork, info, l_jobvl, l_jobvr);
@@ -23995,9 +23995,9 @@ extern "C" GOFL_EXPORT void cgeev_(const char* p_jobvl, const char* p_jobvr, con
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24043,9 +24043,9 @@ extern "C" GOFL_EXPORT void scipy_cgeev_(const char* p_jobvl, const char* p_jobv
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24091,9 +24091,9 @@ extern "C" GOFL_EXPORT void scipy_cgeev_64_(const char* p_jobvl, const char* p_j
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24139,9 +24139,9 @@ extern "C" GOFL_EXPORT void cgeev_64_(const char* p_jobvl, const char* p_jobvr, 
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24187,9 +24187,9 @@ extern "C" GOFL_EXPORT void zgeev_(const char* p_jobvl, const char* p_jobvr, con
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24235,9 +24235,9 @@ extern "C" GOFL_EXPORT void scipy_zgeev_(const char* p_jobvl, const char* p_jobv
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeev_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeev__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeev__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeev_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24283,9 +24283,9 @@ extern "C" GOFL_EXPORT void scipy_zgeev_64_(const char* p_jobvl, const char* p_j
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24331,9 +24331,9 @@ extern "C" GOFL_EXPORT void zgeev_64_(const char* p_jobvl, const char* p_jobvr, 
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeev_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeev_64__t>(gofl_e->fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeev_64__t>(gofl_fn)(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeev_64_(p_jobvl, p_jobvr, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, work, p_lwork, rwork, info, l_jobvl, l_jobvr);
@@ -24384,9 +24384,9 @@ extern "C" GOFL_EXPORT void sgeevx_(const char* p_balanc, const char* p_jobvl, c
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24437,9 +24437,9 @@ extern "C" GOFL_EXPORT void scipy_sgeevx_(const char* p_balanc, const char* p_jo
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24490,9 +24490,9 @@ extern "C" GOFL_EXPORT void scipy_sgeevx_64_(const char* p_balanc, const char* p
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_sgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_sgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_sgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24543,9 +24543,9 @@ extern "C" GOFL_EXPORT void sgeevx_64_(const char* p_balanc, const char* p_jobvl
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_sgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_sgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_sgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24596,9 +24596,9 @@ extern "C" GOFL_EXPORT void dgeevx_(const char* p_balanc, const char* p_jobvl, c
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24649,9 +24649,9 @@ extern "C" GOFL_EXPORT void scipy_dgeevx_(const char* p_balanc, const char* p_jo
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24702,9 +24702,9 @@ extern "C" GOFL_EXPORT void scipy_dgeevx_64_(const char* p_balanc, const char* p
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_dgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_dgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_dgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24755,9 +24755,9 @@ extern "C" GOFL_EXPORT void dgeevx_64_(const char* p_balanc, const char* p_jobvl
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_dgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_dgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_dgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, wr, wi, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, iwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24807,9 +24807,9 @@ extern "C" GOFL_EXPORT void cgeevx_(const char* p_balanc, const char* p_jobvl, c
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24859,9 +24859,9 @@ extern "C" GOFL_EXPORT void scipy_cgeevx_(const char* p_balanc, const char* p_jo
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24911,9 +24911,9 @@ extern "C" GOFL_EXPORT void scipy_cgeevx_64_(const char* p_balanc, const char* p
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_cgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_cgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_cgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -24963,9 +24963,9 @@ extern "C" GOFL_EXPORT void cgeevx_64_(const char* p_balanc, const char* p_jobvl
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_cgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_cgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_cgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -25015,9 +25015,9 @@ extern "C" GOFL_EXPORT void zgeevx_(const char* p_balanc, const char* p_jobvl, c
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -25067,9 +25067,9 @@ extern "C" GOFL_EXPORT void scipy_zgeevx_(const char* p_balanc, const char* p_jo
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeevx_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeevx__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeevx__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeevx_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -25119,9 +25119,9 @@ extern "C" GOFL_EXPORT void scipy_zgeevx_64_(const char* p_balanc, const char* p
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_scipy_zgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_scipy_zgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_scipy_zgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
@@ -25171,9 +25171,9 @@ extern "C" GOFL_EXPORT void zgeevx_64_(const char* p_balanc, const char* p_jobvl
   [[maybe_unused]] const int64_t ldvr = static_cast<int64_t>(*p_ldvr);
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
-  const gofl::RealEntry* const gofl_e = gofl::g_real[S_zgeevx_64_].load(std::memory_order_acquire);
-  if (__builtin_expect(gofl_e != nullptr && gofl_flops < gofl::g_fast_limit && gofl::serves(gofl_e, __builtin_return_address(0)), 1)) {
-    return reinterpret_cast<fn_zgeevx_64__t>(gofl_e->fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeevx_64__t>(gofl_fn)(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);

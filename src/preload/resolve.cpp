@@ -151,15 +151,8 @@ Found find(const char* name, const void* caller) {
   return f;
 }
 
-// Answers for callers the published entries do not serve (a third module, a different function).
-// Ranges as RealEntry holds them: callers at lo ... lo + span; span UINTPTR_MAX: every caller.
-struct Extra {
-  int sym;
-  void* fn;
-  uintptr_t lo, span;
-};
+// Taken only to publish an entry (never across a loader call): readers never wait.
 std::atomic_flag g_resolve_lock = ATOMIC_FLAG_INIT;
-std::vector<Extra>* g_extra = nullptr;
 
 void lock_resolver() {
   while (g_resolve_lock.test_and_set(std::memory_order_acquire)) sched_yield();
@@ -182,20 +175,7 @@ void* find_real_or_exit(const char* name, const void* caller) {
 }
 
 void* resolve_real(int sym, const void* caller) {
-  {
-    ResolveLock lk;
-    const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
-    if (e && serves(e, caller)) return e->fn;
-    if (g_extra) {
-      const Extra* any = nullptr;
-      for (const Extra& x : *g_extra) {
-        if (x.sym != sym) continue;
-        if (x.span == UINTPTR_MAX) any = &x;  // a global answer: after the callers' own
-        else if (reinterpret_cast<uintptr_t>(caller) - x.lo < x.span) return x.fn;
-      }
-      if (any) return any->fn;
-    }
-  }
+  if (void* fn = cached_real(sym, caller)) return fn;  // published since the wrapper looked
   // Outside the lock: the search calls dlopen/dladdr, which take the loader's lock.
   const Found f = find(gofl_syms[sym].name, caller);
   if (!f.fn) missing(gofl_syms[sym].name, caller);
@@ -210,32 +190,21 @@ void* resolve_real(int sym, const void* caller) {
   }
   ResolveLock lk;
   const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
-  if (e && serves(e, caller)) return e->fn;  // another thread got here first
-  // Entries are never freed: a reader may still hold an older one.
-  if (f.global) {
-    if (!e) {
-      g_real[sym].store(new RealEntry{f.fn, 1, {0}, {UINTPTR_MAX}}, std::memory_order_release);
-      return f.fn;
-    }
-  } else if (!e || (e->fn == f.fn && e->n < 4 && e->span[0] != UINTPTR_MAX)) {
-    auto* w = new RealEntry{f.fn, 0, {}, {}};
-    if (e) *w = *e;
-    w->lo[w->n] = f.lo;
-    w->span[w->n] = f.hi - f.lo;
-    ++w->n;
-    g_real[sym].store(w, std::memory_order_release);
-    return f.fn;
-  }
-  // A caller the published entry cannot take in: found here, under the lock, on each of its calls
-  // (a global answer that appeared later, RTLD_GLOBAL, serves every such caller).
-  if (!g_extra) g_extra = new std::vector<Extra>;
-  if (f.global) g_extra->push_back({sym, f.fn, 0, UINTPTR_MAX});
-  else g_extra->push_back({sym, f.fn, f.lo, f.hi - f.lo});
+  if (e)
+    if (void* fn = cached_fn(e, caller)) return fn;  // another thread got here first
+  // A copy with one slot more, appended: no slot serves this caller, so there is no global one yet
+  // and the callers' own stay before it. The old entry is never freed: a reader may still hold it.
+  const uint32_t n = e ? e->n : 0;
+  auto* w = static_cast<RealEntry*>(::operator new(sizeof(RealEntry) + n * sizeof(RealSlot)));
+  w->n = n + 1;
+  for (uint32_t i = 0; i < n; ++i) w->slot[i] = e->slot[i];
+  w->slot[n] = f.global ? RealSlot{0, UINTPTR_MAX, f.fn} : RealSlot{f.lo, f.hi - f.lo, f.fn};
+  g_real[sym].store(w, std::memory_order_release);
   return f.fn;
 }
 
-// fork(): the lock is taken before and released after in both processes, so the child never sees
-// the overflow list half-changed (it is never held across a loader call).
+// fork(): the lock is taken before and released after in both processes, so the child never
+// inherits it held by a thread that is gone (it is never held across a loader call).
 void resolve_fork_prepare() { lock_resolver(); }
 void resolve_fork_parent() { unlock_resolver(); }
 void resolve_fork_child() { unlock_resolver(); }

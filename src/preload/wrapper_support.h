@@ -27,21 +27,26 @@ namespace gofl {
 // decision threshold, +inf when nothing is traced and everything stays on the CPU.
 extern double g_fast_limit;
 
-// The real function behind a symbol and the callers it serves: every caller when the global scope
-// defines it (lo 0, span all), else the code of the modules whose own libraries define it (the
-// dynamic linker's rule: global scope first, then the caller's own dependencies). Published once,
-// never changed or freed; a wider one replaces it.
-struct RealEntry {
+// The real functions behind a symbol and the callers each serves: every caller when the global
+// scope defines it (lo 0, span all), else the code of a module whose own libraries define it (the
+// dynamic linker's rule: global scope first, then the caller's own dependencies). Published
+// entries are never changed or freed; one with a slot more replaces an entry. Callers' own slots
+// come first: once a global slot is there it serves everyone else, so nothing is added after it.
+struct RealSlot {
+  uintptr_t lo, span;
   void* fn;
-  uint32_t n;
-  uintptr_t lo[4], span[4];
 };
-inline bool serves(const RealEntry* e, const void* caller) {
+struct RealEntry {
+  uint32_t n;
+  RealSlot slot[1];  // n of them: entries are allocated with room for all
+};
+// The function cached for `caller` in `e`, or null.
+inline void* cached_fn(const RealEntry* e, const void* caller) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(caller);
-  if (__builtin_expect(a - e->lo[0] < e->span[0], 1)) return true;
+  if (__builtin_expect(a - e->slot[0].lo < e->slot[0].span, 1)) return e->slot[0].fn;
   for (uint32_t i = 1; i < e->n; ++i)
-    if (a - e->lo[i] < e->span[i]) return true;
-  return false;
+    if (a - e->slot[i].lo < e->slot[i].span) return e->slot[i].fn;
+  return nullptr;
 }
 
 extern std::atomic<const RealEntry*> g_real[GOFL_N_SYMS];
@@ -51,9 +56,15 @@ extern __thread const void* t_site __attribute__((tls_model("initial-exec")));
 // ld.so) when none exists.
 [[gnu::cold, gnu::noinline]] void* resolve_real(int sym, const void* caller);
 
-inline void* real_fn(int sym, const void* caller) {
+// The real function cached for `caller`, or null (not yet found for it).
+inline void* cached_real(int sym, const void* caller) {
   const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
-  return __builtin_expect(e != nullptr && serves(e, caller), 1) ? e->fn : resolve_real(sym, caller);
+  return __builtin_expect(e != nullptr, 1) ? cached_fn(e, caller) : nullptr;
+}
+
+inline void* real_fn(int sym, const void* caller) {
+  void* const fn = cached_real(sym, caller);
+  return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real(sym, caller);
 }
 
 // Dispatcher: enter() returns true when the CPU library must run the call; leave() records it.
