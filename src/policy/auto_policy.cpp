@@ -139,15 +139,13 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
     // Starting is justified, unless other programs load the GPU beyond the level's limit: then the
     // start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has not
     // used the GPU, so the reading is all theirs).
+    const uint64_t call_no = stats_.decided;
+    // NVML's first reading and the start take a while and load foreign code: never under our lock.
     lk.unlock();
-    const int util = utilization(env, env.now());
-    lk.lock();
-    if (too_busy(util)) {
+    if (too_busy(utilization(env, env.now()))) {
       c.reason = GOFL_R_GPU_BUSY;
       return;
     }
-    const uint64_t call_no = stats_.decided;
-    lk.unlock();  // starting takes a while and loads foreign code: never under our lock
     const bool ok = env.start();
     lk.lock();
     if (!ok) {
