@@ -249,6 +249,12 @@ def sweep_csv(rows):
     return "\n".join(lines) + "\n"
 
 
+def auto_sweep(load_dir, *args):
+    """bench/auto_sweep.py on the runs saved in load_dir."""
+    return subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
+                           str(load_dir), *args], capture_output=True, text=True)
+
+
 def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     # The gpu run's first ssyevd (n = 32) also loads the kernels: 51 ms, 1 ms when repeated. The CPU
     # is the best there, so the per-call best never shows the load; auto pays 80 ms of it at its own
@@ -264,8 +270,7 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     (tmp_path / "auto.csv").write_text(sweep_csv([warm] + [("ssyevd", 32, "cpu", 0.001, "below threshold")] * 2 +
                                                  [("ssyevd", 1024, "gpu", 0.09), ("ssyevd", 1024, "gpu", 0.01)]))
     (tmp_path / "auto.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
-                        str(tmp_path)], capture_output=True, text=True)
+    r = auto_sweep(tmp_path)
     assert r.returncode == 0, r.stderr
     assert re.search(r"first GPU call of the op\s+1 calls\s+\+0\.080 s", r.stdout), r.stdout
     assert re.search(r"offloaded\s+1 calls\s+\+0\.000 s", r.stdout), r.stdout
@@ -286,16 +291,14 @@ def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
     (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
     (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
-                        str(tmp_path), "--replay", "--profile", fast], capture_output=True, text=True)
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast)
     assert r.returncode == 0, r.stderr
     assert re.search(r"replayed 20 calls \(profile .*fast, level 5\): auto 0\.020 s in its calls \+ 0\.002 s "
                      r"start-up = 0\.022 s; per-call best 0\.020 s; ratio 1\.100", r.stdout), r.stdout
     assert re.search(r"offloaded\s+20 calls\s+\+0\.000 s", r.stdout), r.stdout
     # A GPU slower than the CPU: nothing starts, every call stays where it is fastest.
     slow = profile(tmp_path, 1e12, 1e10, 0.001, "slow")
-    r = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
-                        str(tmp_path), "--replay", "--profile", slow], capture_output=True, text=True)
+    r = auto_sweep(tmp_path, "--replay", "--profile", slow)
     assert "auto 2.000 s in its calls + 0.000 s start-up = 2.000 s" in r.stdout, r.stdout
     assert re.search(r"predicted slower\s+20 calls\s+\+1\.980 s", r.stdout), r.stdout
     # A malformed calls file is refused with its line.
