@@ -195,7 +195,7 @@ void* resolve_real(int sym, const void* caller) {
   // A copy with one slot more, appended: no slot serves this caller, so there is no global one yet
   // and the callers' own stay before it. The old entry is never freed: a reader may still hold it.
   const uint32_t n = e ? e->n : 0;
-  auto* w = static_cast<RealEntry*>(::operator new(sizeof(RealEntry) + n * sizeof(RealSlot)));
+  auto* w = static_cast<RealEntry*>(::operator new(sizeof(RealEntry) + (n + 1) * sizeof(RealSlot)));
   w->n = n + 1;
   for (uint32_t i = 0; i < n; ++i) w->slot[i] = e->slot[i];
   w->slot[n] = f.global ? RealSlot{0, UINTPTR_MAX, f.fn} : RealSlot{f.lo, f.hi - f.lo, f.fn};

@@ -38,7 +38,7 @@ struct RealSlot {
 };
 struct RealEntry {
   uint32_t n;
-  RealSlot slot[1];  // n of them: entries are allocated with room for all
+  RealSlot slot[];  // n (at least 1) of them, allocated with the entry (GCC's flexible array member)
 };
 // The function cached for `caller` in `e`, or null.
 inline void* cached_fn(const RealEntry* e, const void* caller) {
