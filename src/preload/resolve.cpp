@@ -92,8 +92,8 @@ namespace {
 struct Found {
   void* fn = nullptr;
   bool global = true;        // from the global scope: the same answer for every caller
-  bool cacheable = true;     // false: a caller outside every module (JIT code): not remembered
-  uintptr_t lo = 0, hi = 0;  // not global: the calling module's code, where the answer holds
+  bool site = false;         // a caller outside every module (JIT code): the answer holds at its address
+  uintptr_t lo = 0, hi = 0;  // not global: the calling module's code (or the call site), where it holds
 };
 
 struct RangeQuery {
@@ -132,9 +132,9 @@ Found find(const char* name, const void* caller) {
   auto for_caller = [&](void* p) {
     f.fn = p;
     f.global = false;
-    f.lo = q.lo;
-    f.hi = q.hi;
-    f.cacheable = q.hi > q.lo;
+    f.site = !(q.hi > q.lo);
+    f.lo = f.site ? q.addr : q.lo;
+    f.hi = f.site ? q.addr + 1 : q.hi;
     return f;
   };
   // 2. The calling module's own scope: private (RTLD_LOCAL) libraries such as NumPy's OpenBLAS.
@@ -150,6 +150,8 @@ Found find(const char* name, const void* caller) {
   }
   return f;
 }
+
+constexpr long kMaxSites = 64;  // call sites outside every module remembered per symbol
 
 // Taken only to publish an entry (never across a loader call): readers never wait.
 std::atomic_flag g_resolve_lock = ATOMIC_FLAG_INIT;
@@ -179,7 +181,6 @@ void* resolve_real(int sym, const void* caller) {
   // Outside the lock: the search calls dlopen/dladdr, which take the loader's lock.
   const Found f = find(gofl_syms[sym].name, caller);
   if (!f.fn) missing(gofl_syms[sym].name, caller);
-  if (!f.cacheable) return f.fn;
   if (!f.global) {
     // Remembered for the caller's module: neither it nor the library may be unloaded and their
     // addresses reused while the answer stands.
@@ -192,6 +193,11 @@ void* resolve_real(int sym, const void* caller) {
   const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
   if (e)
     if (void* fn = cached_fn(e, caller)) return fn;  // another thread got here first
+  // Call sites outside every module are few in practice (numba's calls through SciPy's cython_blas
+  // pointers); JIT code that calls from everywhere must not grow an entry without end: past
+  // kMaxSites its other sites search on each call.
+  if (f.site && e && std::count_if(e->slot, e->slot + e->n, [](const RealSlot& x) { return x.span == 1; }) >= kMaxSites)
+    return f.fn;
   // A copy with one slot more, appended: no slot serves this caller, so there is no global one yet
   // and the callers' own stay before it. The old entry is never freed: a reader may still hold it.
   const uint32_t n = e ? e->n : 0;

@@ -318,3 +318,21 @@ def test_each_caller_reaches_the_library_the_dynamic_linker_would_bind(program, 
     assert traced.stdout == plain.stdout
     sites = {Path(r["site_module"]).name for r in top_level(dump(trace_dir))}
     assert {"libgofl_scope_module1.so", "libgofl_scope_module2.so"} <= sites, sites
+
+
+def test_calls_from_outside_every_module_reach_the_private_library(trace_dir):
+    """Code generated at run time (jit_client.c: two call sites in an anonymous executable mapping)
+    calls dpotrf_, which only a library loaded with RTLD_LOCAL defines: the dynamic linker's answer is
+    that library. Under the library the calls reach it too, on the fast path and the traced one, and
+    the trace names no module for their sites."""
+    exe = client("jit_client")
+    plain = run([exe, CLIENTS], preload=False, check=False)
+    if plain.returncode == 77:
+        pytest.skip("jit_client generates x86-64 code only")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.splitlines() == ["site 1 -> 1 info 0", "site 2 -> 1 info 0"] * 3, plain.stdout
+    assert run([exe, CLIENTS]).stdout == plain.stdout
+    assert run([exe, CLIENTS], trace_dir=trace_dir).stdout == plain.stdout
+    calls = [r for r in top_level(dump(trace_dir)) if r["op"] == "dpotrf"]
+    assert len(calls) == 6 and len({r["site"] for r in calls}) == 2, calls
+    assert all(r["site_module"] == "" for r in calls), calls
