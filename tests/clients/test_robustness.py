@@ -336,3 +336,67 @@ def test_calls_from_outside_every_module_reach_the_private_library(trace_dir):
     calls = [r for r in top_level(dump(trace_dir)) if r["op"] == "dpotrf"]
     assert len(calls) == 6 and len({r["site"] for r in calls}) == 2, calls
     assert all(r["site_module"] == "" for r in calls), calls
+
+
+# ------------------------------------------------------------------------------- background GPU start
+# The first dgemm of n = 160 is predicted at 8.2 ms on the CPU and next to nothing on the GPU. At
+# level 10 the start is due once 0.75 x 10 ms of savings were missed, so at that first call, and
+# waiting for the 10 ms start-up would need 0.9 x 10 ms: the call runs on the CPU and the start
+# goes on on the library's own thread (scripts/device_run.sh's start stage uses the same).
+START_PROFILE = ("gpu-offload profile 1\ngpu_startup_s 0.01\nh2d 1e-6 1e12\nd2h 1e-6 1e12\n"
+                 "cpu dgemm 1e3:1e9 1e15:1e9\ngpu dgemm 1e3:1e13 1e15:1e13\n")
+
+
+def start_run(tmp_path, mode, calls, trace_dir=None):
+    """start_client under --device auto: its first decided call begins the GPU start on the
+    library's own thread (on a machine without a GPU the start fails there)."""
+    prof = tmp_path / "start.profile"
+    prof.write_text(START_PROFILE)
+    env = {"LD_LIBRARY_PATH": OPENBLAS_LIBS, "GPU_OFFLOAD_PROFILE": str(prof), "GPU_OFFLOAD_SUMMARY": "1",
+           "GPU_OFFLOAD_LEVEL": "10"}
+    p = run([client("start_client"), mode, calls], env=env, trace_dir=trace_dir, check=False, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    lines = {ln.split()[0]: dict(zip(ln.split()[1::2], map(int, ln.split()[2::2]))) for ln in p.stdout.splitlines()}
+    for who, v in lines.items():
+        assert v["bad"] == 0, (who, p.stdout)
+    return lines, p.stderr
+
+
+def expect_gpu():
+    return os.environ.get("GOFL_EXPECT_GPU") == "1"
+
+
+def test_background_start_calls_go_on_and_exit_waits_for_it(tmp_path, trace_dir):
+    """The call that begins the start, and those while it runs, run on the CPU, right; a program
+    that exits while the start is still running ends normally (the exit waits for the start)."""
+    need_libs("openblas")
+    lines, err = start_run(tmp_path, "exit", 3, trace_dir)
+    assert lines["exit"]["calls"] == 3
+    assert "GPU start-up: begun at decided call 1" in err or \
+        "GPU start-up: justified at decided call 1, but it failed" in err, err
+    rows = top_level(dump(trace_dir), "dgemm")
+    assert len(rows) == 3
+    assert rows[0]["reason"] == "GPU not started yet" and rows[0]["device"] == "cpu", rows[0]
+    assert {r["reason"] for r in rows[1:]} <= {"GPU not started yet", "no GPU backend", "offloaded", "CPU probe"}, rows
+    if expect_gpu():
+        assert "on a thread of its own" in err, err
+
+
+def test_background_start_fork_meanwhile(tmp_path):
+    """fork() while the parent's start may still run: the child stays on the CPU, right, and exits;
+    the parent goes on."""
+    need_libs("openblas")
+    lines, err = start_run(tmp_path, "fork", 20)
+    assert lines["child"] == {"calls": 20, "bad": 0, "first-gpu": 0}, lines
+    assert lines["parent"]["calls"] == 21
+
+
+def test_background_start_reaches_the_gpu(tmp_path, trace_dir):
+    """Calls go on on the CPU until the start has ended; then (with a GPU) they run there."""
+    need_libs("openblas")
+    lines, err = start_run(tmp_path, "wait", 20000 if expect_gpu() else 50, trace_dir)
+    if expect_gpu():
+        assert lines["wait"]["first-gpu"] > 1, (lines, err)
+        assert re.search(r"it took \S+ \S+ on a thread of its own, while \d+ calls ran on the CPU", err), err
+    else:
+        assert lines["wait"] == {"calls": 50, "bad": 0, "first-gpu": 0}, lines
