@@ -4,7 +4,6 @@ the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
                                [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay]
-                               [--start background|wait]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -34,7 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOISE_FLOOR_S = 1e-3
 
 WORKER = r"""
-import sys, time
+import sys
 import numpy as np
 from scipy.linalg import blas, lapack
 sizes = [int(x) for x in sys.argv[1].split(",")]
@@ -48,7 +47,6 @@ def mat(n, dt):
     return np.asfortranarray(m.astype(dt))
 w = mat(256, "float64"); blas.dgemm(1.0, w, w)  # warm-up, not counted: library loading
 print("sweep-start", flush=True)
-t0 = time.perf_counter()
 for dt in ("float32", "float64", "complex128"):
     p = pre[dt]
     for n in sizes:
@@ -66,7 +64,6 @@ for dt in ("float32", "float64", "complex128"):
             if n <= limits["syevd"]:
                 (lapack.dsyevd if p == "d" else lapack.ssyevd if p == "s" else lapack.zheevd)(spd)
             if n <= limits["gesdd"]: getattr(lapack, p + "gesdd")(a)
-print(f"sweep loop: {time.perf_counter() - t0:.3f} s wall (matrix making included)", file=sys.stderr)
 """
 
 
@@ -76,7 +73,7 @@ def traced_calls(csv_text):
     return rows[1:]  # the first is the warm-up dgemm
 
 
-def run_mode(cli, mode, sizes, limits, level, env, profile=None, start=None):
+def run_mode(cli, mode, sizes, limits, level, env, profile=None):
     """Runs the worker under --device MODE; returns its trace as CSV text and its summary."""
     with tempfile.TemporaryDirectory() as td:
         worker = os.path.join(td, "worker.py")
@@ -88,36 +85,18 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None, start=None):
             cmd += ["--profile", os.path.abspath(profile)]
         cmd += ["--",
                sys.executable, worker, ",".join(map(str, sizes)), ",".join(f"{k}={v}" for k, v in limits.items())]
-        p = subprocess.run(cmd, capture_output=True, text=True,
-                           env=dict(env, GPU_OFFLOAD_START=start) if start and mode == "auto" else env)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
         d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True)
         return d.stdout, p.stderr
 
 
-def seconds(m):
-    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)] if m else 0.0
-
-
 def startup_paid(summary):
-    """The GPU start-up a call of the run waited for, from its summary (--device gpu: "GPU start-up:
-    paid 496.1 ms ..."; auto: "... that call waited 496.1 ms for it" with start = wait, and with the
-    default start on a thread of its own "... 1 call waited 120.0 ms for it" when a call found it
-    worth waiting for the rest of the start), else 0. The trace's call durations leave it out: the
-    GPU starts, or is waited for, in the decision, before a call's clock."""
-    return seconds(re.search(r"GPU start-up: paid ([0-9.]+) (s|ms|us)", summary) or
-                   re.search(r"waited ([0-9.]+) (s|ms|us) for it", summary))
-
-
-def startup_background(summary):
-    """How long auto's start took on its own thread (0 when it waited, or never started)."""
-    return seconds(re.search(r"it took ([0-9.]+) (s|ms|us) on a thread of its own", summary))
-
-
-def loop_wall(summary):
-    m = re.search(r"sweep loop: ([0-9.]+) s wall", summary)
-    return float(m.group(1)) if m else None
+    """The GPU start-up the run paid, from its summary ("GPU start-up: paid 496.1 ms ..."), else 0.
+    The trace's call durations leave it out: the GPU starts in the decision, before a call's clock."""
+    m = re.search(r"GPU start-up: paid ([0-9.]+) (s|ms|us)", summary)
+    return float(m.group(1)) * {"s": 1.0, "ms": 1e-3, "us": 1e-6}[m.group(2)] if m else 0.0
 
 
 def replay_lines(cpu_rows, gpu_rows):
@@ -145,8 +124,6 @@ def replay(a, raw):
         f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
     try:
         cmd = [os.path.join(a.build, "bin", "replay_policy"), f.name, repr(startup), "--level", str(a.level)]
-        if a.start == "wait":
-            cmd.append("--wait")
         if a.profile:
             cmd += ["--profile", os.path.abspath(a.profile)]
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -166,9 +143,6 @@ def main():
     ap.add_argument("--level", type=int, default=5)
     ap.add_argument("--complex-max", type=int, default=8192, help="largest n for complex128 (slow on the CPU)")
     ap.add_argument("--profile", help="machine profile (default: the user's, else the built-in one)")
-    ap.add_argument("--start", choices=("background", "wait"),
-                    help="how the auto run starts the GPU (GPU_OFFLOAD_START; default: the library's, background); "
-                         "with --replay: background replays the start as taking the gpu run's start-up")
     ap.add_argument("--modes",
                     help="the runs to make now (default: cpu, gpu and auto, less those --load has); with --load "
                          "the others come from earlier ones (the three runs of a sweep to n = 16384 take longer "
@@ -199,7 +173,7 @@ def main():
         if a.replay and m == "auto":
             continue
         if m in modes:
-            raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile, a.start)
+            raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
             if a.save:
                 os.makedirs(a.save, exist_ok=True)
                 for ext, text in zip(("csv", "summary"), raw[m]):
@@ -264,9 +238,7 @@ def main():
     print("\nauto's time over the per-call best, by the reason auto gave:")
     for reason, (count, sec) in sorted(by_reason.items(), key=lambda x: -x[1][1]):
         print(f"  {reason:<24} {count:>5} calls {sec:>+9.3f} s")
-    print(f"  {'GPU start-up':<24} {'':>11} {auto_start:>+9.3f} s" +
-          (f" (it took {startup_background(raw['auto'][1]):.3f} s on a thread of its own; calls went on)"
-           if startup_background(raw["auto"][1]) else ""))
+    print(f"  {'GPU start-up':<24} {'':>11} {auto_start:>+9.3f} s")
     print("the five calls that lost most: " + "; ".join(t for _, t in sorted(losses, reverse=True)[:5]))
     total_auto_all = total_auto + auto_start
     print(f"\ntotal: auto {total_auto:.3f} s in its calls + {auto_start:.3f} s GPU start-up = {total_auto_all:.3f} s; "
@@ -283,10 +255,6 @@ def main():
           f"{total_cpu:.3f} s, or start the GPU first, then the better device per call {startup + total_best:.3f} s "
           f"+ {loads:.3f} s of first GPU calls of its {len(plan_gpu_ops)} GPU ops = {startup + loads + total_best:.3f} s): "
           f"auto / that = {total_auto_all / planned:.3f}")
-    walls = {m: loop_wall(raw[m][1]) for m in ("cpu", "gpu", "auto")}
-    if all(walls.values()):
-        print("the sweep loop's wall time (NumPy's matrix making included; the gpu run started the GPU before "
-              "it): " + ", ".join(f"{m} {w:.3f} s" for m, w in walls.items()))
 
 if __name__ == "__main__":
     main()

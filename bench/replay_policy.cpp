@@ -3,17 +3,15 @@
 // without the GPU machine: bench/auto_sweep.py --replay writes the calls from an earlier sweep's
 // cpu and gpu runs and reads this program's totals.
 //
-//   replay_policy CALLS STARTUP_S [--profile P] [--level L] [--wait]
+//   replay_policy CALLS STARTUP_S [--profile P] [--level L]
 //
 // CALLS: one call per line, in program order:
 //   OP FLOPS T_CPU T_GPU N_OPERANDS {BYTES IN OUT}...
 // with T_CPU and T_GPU its measured seconds on each device (the gpu run's time, which has paid its
 // own first uses at other sizes, not auto's). Each call runs where the decision sends it and takes
-// that device's measured time. The GPU starts as the library starts it by default, on a thread of
-// its own: it runs once the replay's clock (the calls' times) has advanced by STARTUP_S, and the
-// calls meanwhile run on the CPU unless one finds waiting for the rest worth it (that wait is in its
-// time); with --wait the call that starts it waits, adding STARTUP_S once to the total. The GPU is the one `gpu-offload estimate` replays with (ReplayGpu: no load, no
-// memory readings). Prints one line of totals and the count and extra time per reason.
+// that device's measured time; starting the GPU adds STARTUP_S once to the total. The GPU is the
+// one `gpu-offload estimate` replays with (ReplayGpu: no load, no memory readings). Prints one
+// line of totals and the count and extra time per reason.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +33,7 @@ using namespace gofl;
 namespace {
 
 int usage() {
-  fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L] [--wait]\n");
+  fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L]\n");
   return 2;
 }
 
@@ -45,11 +43,9 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   std::string profile_path;
   PolicyConfig cfg;
-  bool wait = false;
   for (int i = 3; i < argc; ++i) {
     if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_path = argv[++i];
     else if (!strcmp(argv[i], "--level") && i + 1 < argc) cfg.level = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--wait")) wait = true;
     else return usage();
   }
   if (cfg.level < 1 || cfg.level > 10) return usage();
@@ -57,8 +53,8 @@ int main(int argc, char** argv) {
   const Profile profile = load_profile(profile_path, [](const char*) -> const char* { return nullptr; }, &msg);
   if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());
   AutoPolicy policy(profile, cfg);
+  ReplayGpu gpu;
   const double startup_s = atof(argv[2]);
-  ReplayGpu gpu(wait ? 0.0 : startup_s);
   std::ifstream in(argv[1]);
   if (!in) {
     fprintf(stderr, "replay_policy: cannot read %s\n", argv[1]);
@@ -94,9 +90,7 @@ int main(int argc, char** argv) {
     }
     gpu.set_now(now);
     policy.decide(c, gpu);
-    const double waited = gpu.now() - now;  // for the end of a background start
-    now += waited;
-    const double t = (c.device == GOFL_DEV_GPU ? t_gpu : t_cpu) + waited;
+    const double t = c.device == GOFL_DEV_GPU ? t_gpu : t_cpu;
     now += t;
     policy.observe(c, t, now);
     chosen += t;
@@ -106,7 +100,7 @@ int main(int argc, char** argv) {
     slot.second += t - std::min(t_cpu, t_gpu);
     ++calls;
   }
-  const double start = policy.stats().started && !policy.stats().background ? startup_s : 0.0;
+  const double start = policy.stats().started ? startup_s : 0.0;
   printf("replayed %d calls (profile %s, level %d): auto %.3f s in its calls + %.3f s start-up = %.3f s; "
          "per-call best %.3f s; ratio %.3f\n",
          calls, profile.name.c_str(), cfg.level, chosen, start, chosen + start, best, best > 0 ? (chosen + start) / best : 1.0);

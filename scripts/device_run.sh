@@ -2,8 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [start] [startbench]
-#                              [firstcall]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -58,30 +57,6 @@ if has tests; then
     "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
   echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
 fi
-if has start; then
-  # --device auto starts the GPU on a thread of its own: calls go on on the CPU meanwhile, a program
-  # may exit or fork during the start (tests/clients/start_client.c; the CI runs the same test without a GPU).
-  echo "== background start: tests/clients/test_robustness.py's start_client runs, with the GPU"
-  P=$(mktemp); printf 'gpu-offload profile 1\ngpu_startup_s 0.01\nh2d 1e-6 1e12\nd2h 1e-6 1e12\ncpu dgemm 1e3:1e9 1e15:1e9\ngpu dgemm 1e3:1e13 1e15:1e13\n' > "$P"
-  for args in "exit 3" "exit 1" "fork 20" "wait 20000"; do
-    for rep in 1 2 3; do
-      LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_PROFILE="$P" GPU_OFFLOAD_SUMMARY=1 GPU_OFFLOAD_LEVEL=10 timeout 60 \
-        "$B/tests/clients/start_client" $args > "$OUT/start.out" 2> "$OUT/start.err"
-      rc=$?
-      echo "start_client $args (run $rep): exit $rc | $(tr '\n' ' ' < "$OUT/start.out")| $(grep -h -E 'where calls ran|GPU start-up' "$OUT/start.err" | tr -s ' ' | tr '\n' ' ')"
-      [ $rc -eq 0 ] || grep -v "^  [a-z]\+ \+[0-9]" "$OUT/start.err" | head -40
-    done
-  done
-  rm -f "$OUT/start.out" "$OUT/start.err"
-fi
-if has startbench; then
-  echo "== GPU_OFFLOAD_START=wait against background (bench/start_bench.py)"
-  timeout ${STARTBENCH_TIMEOUT:-200} "$PY" bench/start_bench.py --build "$B" --reps ${STARTBENCH_REPS:-3} 2>&1 | tee "$OUT/start_bench.log"
-fi
-if has firstcall; then
-  echo "== the first GPU call of each routine (bench/first_call.py)"
-  timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
-fi
 if has fault; then
   echo "== NumPy under --device gpu and --verify, with summary"
   "$B/bin/gpu-offload" run --device gpu --summary -- "$PY" -c '
@@ -128,7 +103,7 @@ if has sweep; then
   # SWEEP_MODES (default: the runs SWEEP_LOAD lacks) and SWEEP_LOAD (a folder of an earlier call's $OUT/sweep,
   # carried in the working tree) split the three runs of a large sweep over two device calls.
   timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} ${SWEEP_START:+--start "$SWEEP_START"} ${PROFILE:+--profile "$PROFILE"} ${SWEEP_MODES:+--modes "$SWEEP_MODES"} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} ${PROFILE:+--profile "$PROFILE"} ${SWEEP_MODES:+--modes "$SWEEP_MODES"} \
     --save "$OUT/sweep" ${SWEEP_LOAD:+--load "$SWEEP_LOAD"} 2>&1 | tee "$OUT/auto_sweep.log" | tail -${SWEEP_TAIL:-200}
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.

@@ -126,10 +126,7 @@ int estimate_command(const std::vector<std::string>& args) {
     cfg.threshold = threshold;
     AutoPolicy policy(profile, cfg);  // one per process: each pays its own GPU start-up
     if (!model_for_notes) model_for_notes = std::make_unique<Model>(profile);
-    // As the library starts it (the start setting): on a thread of its own, running once the trace's
-    // clock has passed the profile's start-up cost, or at once with the call that waited for it.
-    const bool background = settings().start_background;
-    ReplayGpu gpu(background ? profile.gpu_startup_s : 0.0);
+    ReplayGpu gpu;
     ProcessResult pr;
     pr.label = "pid " + std::to_string(t->header().pid) + " (" + trace_text(t->header().program, sizeof t->header().program) + ")";
     uint64_t first_ns = 0;
@@ -148,8 +145,8 @@ int estimate_command(const std::vector<std::string>& args) {
       ++row_s.calls;
       gofl_call c = call_from_record(r);
       c.flags &= ~uint32_t(GOFL_F_INFO_NONZERO);  // decided before the call: its outcome is not known yet
-      const bool was_started = gpu.started();
       gpu.set_now(double(r.t_start_ns) * 1e-9);
+      const bool was_started = gpu.started();
       policy.decide(c, gpu);
       if (!was_started && gpu.started()) pr.start_at_s = double(r.t_start_ns - first_ns) * 1e-9;
       if (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0) continue;  // below the threshold: no decision
@@ -164,7 +161,7 @@ int estimate_command(const std::vector<std::string>& args) {
       row_s.probes += c.reason == GOFL_R_PROBE;
       row_s.not_started += c.reason == GOFL_R_NOT_STARTED;
       const double t_run = on_gpu ? c.pred_gpu_s : c.pred_cpu_s;
-      row_s.chosen_s += t_run + (gpu.now() - double(r.t_start_ns) * 1e-9);  // with a wait for the start
+      row_s.chosen_s += t_run;
       // As predicted: the corrections stay 1, the probes and the start follow the library's rules.
       policy.observe(c, t_run, double(r.t_start_ns) * 1e-9 + t_run);
     }
@@ -225,26 +222,13 @@ int estimate_command(const std::vector<std::string>& args) {
   for (const ProcessResult& p : procs) {
     const PolicyStats& st = p.stats;
     missed_total += st.missed_savings_s;
-    if (st.started || st.start_call) {
-      if (st.started && !st.background) startup_total += st.startup_s;
-      printf("  %s: starts at decided call %llu of %llu, after %llu calls ran on the CPU missing %s of savings"
-             " (the start needs %s)",
+    if (st.started) {
+      startup_total += st.startup_s;
+      printf("  %s: starts at decided call %llu of %llu (%s into the trace), after %llu calls ran on the CPU missing"
+             " %s of savings (the start needs %s)\n",
              p.label.c_str(), (unsigned long long)st.start_call, (unsigned long long)p.decided,
-             (unsigned long long)st.not_started_calls, secs(st.missed_savings_s).c_str(),
-             secs(st.start_needed_s).c_str());
-      if (!st.background)
-        printf(" and waits for it (%s into the trace)\n", format_seconds(std::max(0.0, p.start_at_s)).c_str());
-      else if (st.started)
-        printf("; runs from decided call %llu (%s into the trace): the start-up on a thread of its own while %llu"
-               " calls ran on the CPU missing %s%s\n",
-               (unsigned long long)st.ready_call, format_seconds(std::max(0.0, p.start_at_s)).c_str(),
-               (unsigned long long)st.starting_calls, secs(st.starting_missed_s).c_str(),
-               st.start_waits ? (", and a call waited " + secs(st.start_waited_s) + " for it").c_str() : "");
-      else
-        printf("; the start-up, on a thread of its own, outlasts the trace: %llu calls ran on the CPU meanwhile"
-               " missing %s\n",
-               (unsigned long long)st.starting_calls, secs(st.starting_missed_s).c_str());
-      missed_total += st.starting_missed_s;
+             format_seconds(std::max(0.0, p.start_at_s)).c_str(), (unsigned long long)st.not_started_calls,
+             secs(st.missed_savings_s).c_str(), secs(st.start_needed_s).c_str());
     } else if (st.not_started_calls) {
       printf("  %s: never starts: %llu calls would gain %s on the GPU, less than the %s a start needs\n",
              p.label.c_str(), (unsigned long long)st.not_started_calls, secs(st.missed_savings_s).c_str(),

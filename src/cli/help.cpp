@@ -153,9 +153,6 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   profile          GPU_OFFLOAD_PROFILE          a machine profile file
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
-  start            GPU_OFFLOAD_START            how --device auto starts the GPU: background (the
-                                                default: calls go on on the CPU meanwhile) or wait
-                                                (the call that justified the start waits and runs there)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

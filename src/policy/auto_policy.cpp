@@ -69,7 +69,6 @@ void AutoPolicy::after_fork() {
   }();
   stats_ = fresh;
   gpu_inflight_ = 0;
-  starting_ = false;
   last_gpu_activity_ = util_read_at_ = -1e300;
   for (OpState& st : ops_) st.probed_after_start = false;
 }
@@ -126,84 +125,42 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   // Ski rental: start the GPU only once the savings missed so far pay for it.
   bool trigger = false;
   if (!env.started()) {
-    const double saving = std::max(0.0, t_cpu - t_gpu);
     if (start_failed_ || env.unavailable()) {
-      if (starting_) {  // the background start failed
-        starting_ = false;
-        start_failed_ = stats_.start_failed = true;
-      }
       c.reason = GOFL_R_NO_BACKEND;
       return;
     }
-    if (!starting_) {
-      if (stats_.missed_savings_s + saving < stats_.start_needed_s) {
-        stats_.missed_savings_s += saving;
-        ++stats_.not_started_calls;
-        c.reason = GOFL_R_NOT_STARTED;
-        return;
-      }
-      // Starting is justified, unless other programs load the GPU beyond the level's limit: then
-      // the start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has
-      // not used the GPU, so the reading is all theirs).
-      const uint64_t call_no = stats_.decided;
-      // NVML's first reading and the start take a while and load foreign code: never under our lock.
-      lk.unlock();
-      if (too_busy(utilization(env, env.now()))) {
-        c.reason = GOFL_R_GPU_BUSY;
-        return;
-      }
-      const GpuEnv::StartResult r = env.start();
-      lk.lock();
-      if (!starting_ && !stats_.started && !start_failed_) {  // else another thread's call began it meanwhile
-        stats_.start_call = call_no;
-        if (r == GpuEnv::FAILED) {
-          start_failed_ = stats_.start_failed = true;
-          stats_.missed_savings_s += saving;
-          c.reason = GOFL_R_NO_BACKEND;
-          return;
-        }
-        starting_ = true;
-        stats_.background = r == GpuEnv::STARTING;
-        start_began_ = env.now();
-      }
+    const double saving = std::max(0.0, t_cpu - t_gpu);
+    if (stats_.missed_savings_s + saving < stats_.start_needed_s) {
+      stats_.missed_savings_s += saving;
+      ++stats_.not_started_calls;
+      c.reason = GOFL_R_NOT_STARTED;
+      return;
     }
-    if (!env.started()) {
-      if (start_failed_ || env.unavailable()) {
-        c.reason = GOFL_R_NO_BACKEND;
-        return;
-      }
-      // The start runs on its own thread. Waiting for what is left of it (as the profile has it;
-      // a tenth of the start-up once it has taken longer) and running here pays when the call is
-      // long enough: the rule of the offload decision, with the wait in the GPU's time.
-      const double left = std::max(stats_.startup_s - (env.now() - start_began_), 0.1 * stats_.startup_s);
-      if (!(t_cpu >= level_.required_speedup * (left + t_gpu))) {
-        stats_.starting_missed_s += saving;
-        ++stats_.starting_calls;
-        c.reason = GOFL_R_NOT_STARTED;
-        return;
-      }
-      lk.unlock();
-      const double w0 = env.now();
-      const bool ok = env.wait_start();
-      const double waited = env.now() - w0;
-      lk.lock();
-      stats_.start_waited_s += waited;
-      ++stats_.start_waits;
-      if (!ok) {
-        if (starting_) starting_ = false;
-        start_failed_ = stats_.start_failed = true;
-        c.reason = GOFL_R_NO_BACKEND;
-        return;
-      }
+    // Starting is justified, unless other programs load the GPU beyond the level's limit: then the
+    // start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has not
+    // used the GPU, so the reading is all theirs).
+    const uint64_t call_no = stats_.decided;
+    // NVML's first reading and the start take a while and load foreign code: never under our lock.
+    lk.unlock();
+    if (too_busy(utilization(env, env.now()))) {
+      c.reason = GOFL_R_GPU_BUSY;
+      return;
     }
-  }
-  if (starting_) {
-    // The first call that finds the GPU it started running (or the call whose start ran at once,
-    // or that waited for it): it runs there, and no probe.
-    starting_ = false;
-    stats_.started = true;
-    stats_.ready_call = stats_.decided;
-    trigger = true;
+    const bool ok = env.start();
+    lk.lock();
+    if (!ok) {
+      start_failed_ = true;
+      stats_.start_failed = true;
+      stats_.start_call = call_no;
+      stats_.missed_savings_s += saving;
+      c.reason = GOFL_R_NO_BACKEND;
+      return;
+    }
+    if (!stats_.started) {
+      stats_.started = true;
+      stats_.start_call = call_no;
+      trigger = true;  // this call pays for the start: it runs there, no probe
+    }
   }
   lk.unlock();
 

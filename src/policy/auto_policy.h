@@ -8,16 +8,9 @@
 //   - T_cpu < required_speedup(level) x T_gpu: CPU (PREDICTED_SLOWER);
 //   - GPU not started (ski rental): the call's predicted saving T_cpu - T_gpu (never negative) is
 //     added to the missed savings and it runs on the CPU (NOT_STARTED), until the missed savings
-//     reach the level's start factor x the profile's start-up cost; then the GPU is started.
-//     The library starts it on a thread of its own (GpuEnv::start() says STARTING), and the
-//     program does not wait for CUDA: this call and those until the start has ended run on the
-//     CPU (NOT_STARTED, their savings counted apart from the ski rental's), unless waiting for
-//     what is left of the start-up (the profile's, less the time since it began; at least a tenth
-//     of it) and then running on the GPU pays: T_cpu >= required_speedup x (left + T_gpu). Such a
-//     call waits (GpuEnv::wait_start) and runs there. The first call to run on the GPU gets no
-//     probe. A start that runs at once (RUNNING, as with GPU_OFFLOAD_START=wait) takes this call.
-//     A failed start: CPU from then on (NO_BACKEND). Nothing asks the backend anything before the
-//     start: a program with only small math never loads CUDA;
+//     reach the level's start factor x the profile's start-up cost; then the GPU is started and
+//     this call runs there. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
+//     backend anything before that: a program with only small math never loads CUDA;
 //   - the backend does not run this variant: CPU (NOT_GPU_CAPABLE / INVALID_ARGS);
 //   - other programs load the GPU beyond the level's limit: CPU (GPU_BUSY). Utilisation is read
 //     only when no call of this process ran on the GPU for a second (it includes our own work),
@@ -48,7 +41,6 @@
 
 #include <stdint.h>
 
-#include <algorithm>
 #include <mutex>
 
 #include "common/call.h"
@@ -65,11 +57,7 @@ class GpuEnv {
   virtual ~GpuEnv() = default;
   virtual bool started() = 0;      // the backend runs; never starts it
   virtual bool unavailable() = 0;  // a start was tried and failed (or the GPU was lost by fork)
-  // Load and start the backend: RUNNING when it runs now, STARTING while a thread of its own starts
-  // it (started() turns true when done, unavailable() when it failed), FAILED when it cannot run.
-  enum StartResult { RUNNING, STARTING, FAILED };
-  virtual StartResult start() = 0;
-  virtual bool wait_start() = 0;   // waits for a start in progress to end; true when the GPU runs
+  virtual bool start() = 0;        // load and start the backend; true when it runs
   virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
   virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
@@ -78,22 +66,13 @@ class GpuEnv {
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
-// it starts when asked, in the background: it runs once the replay's clock has advanced by the
-// start-up delay (0: at once); it runs every call, and has no load or memory reading to object
-// with.
+// it starts when asked, runs every call, and has no load or memory reading to object with; the
+// clock is the replay's.
 class ReplayGpu final : public GpuEnv {
  public:
-  explicit ReplayGpu(double start_delay_s = 0) : delay_(start_delay_s) {}
-  bool started() override { return started_ && now_ >= ready_at_; }
+  bool started() override { return started_; }
   bool unavailable() override { return false; }
-  StartResult start() override {
-    if (!started_) started_ = true, ready_at_ = now_ + delay_;
-    return started() ? RUNNING : STARTING;
-  }
-  bool wait_start() override {  // the clock moves to the end of the start
-    if (started_) now_ = std::max(now_, ready_at_);
-    return started_;
-  }
+  bool start() override { return started_ = true; }
   int supports(const gofl_call&) override { return GOFL_GPU_OK; }
   int utilization() override { return -1; }
   bool memory(uint64_t*, uint64_t*) override { return false; }
@@ -103,7 +82,7 @@ class ReplayGpu final : public GpuEnv {
 
  private:
   bool started_ = false;
-  double now_ = 0, delay_ = 0, ready_at_ = 0;
+  double now_ = 0;
 };
 
 struct PolicyConfig {
@@ -119,17 +98,11 @@ constexpr double kIdleForUtilization = 1.0;  // seconds without our own GPU work
 constexpr double kUtilizationMaxAge = 0.25;  // seconds a utilisation reading serves
 
 struct PolicyStats {
-  bool started = false;          // the GPU this policy started runs
+  bool started = false;          // this policy started the GPU
   bool start_failed = false;     // it tried, and the GPU could not be used
-  bool background = false;       // the start ran on a thread of its own while calls went on
   uint64_t start_call = 0;       // the decided call (1-based) that started it (or tried to)
-  uint64_t ready_call = 0;       // the first decided call that found it running
-  double missed_savings_s = 0;   // predicted savings of NOT_STARTED calls before the start began
+  double missed_savings_s = 0;   // predicted savings of NOT_STARTED calls
   uint64_t not_started_calls = 0;
-  double starting_missed_s = 0;  // ... and of those while it was starting (not in the ski rental's sum)
-  uint64_t starting_calls = 0;
-  double start_waited_s = 0;     // time calls waited for the background start to end (not in their times)
-  uint64_t start_waits = 0;
   double startup_s = 0;          // the profile's start-up cost
   double start_needed_s = 0;     // start factor x start-up cost
   uint64_t decided = 0;          // calls that got a prediction
@@ -180,8 +153,6 @@ class AutoPolicy {
   OpState ops_[GOFL_N_OPS];
   PolicyStats stats_;
   bool start_failed_ = false;
-  bool starting_ = false;  // a start is in progress (or ran at once): the next GPU call is the first
-  double start_began_ = 0;
   int gpu_inflight_ = 0;
   double last_gpu_activity_ = -1e300;
   int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)

@@ -23,7 +23,6 @@ const Key kKeys[] = {
     {"profile", "GPU_OFFLOAD_PROFILE", true},
     {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
-    {"start", "GPU_OFFLOAD_START", false},
 };
 
 std::string trim(const std::string& s) {
@@ -45,7 +44,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, start";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

@@ -28,21 +28,9 @@ double now_s() {
 // The GPU as the decision sees it: the backend of src/preload/gpu.cpp. Only start() loads it.
 class LibraryGpu final : public GpuEnv {
  public:
-  bool started() override {
-    if (gpu_started()) return true;
-    gpu_arm_exit_wait();  // this thread may end the process while a start it began still runs
-    return false;
-  }
+  bool started() override { return gpu_started(); }
   bool unavailable() override { return gpu_unavailable(); }
-  StartResult start() override {
-    if (!settings().start_background) return gpu_backend() ? RUNNING : FAILED;
-    switch (gpu_start_background()) {
-      case gofl::StartResult::Running: return RUNNING;
-      case gofl::StartResult::Starting: return STARTING;
-      default: return FAILED;
-    }
-  }
-  bool wait_start() override { return gpu_backend() != nullptr; }
+  bool start() override { return gpu_backend() != nullptr; }
   int supports(const gofl_call& c) override {
     const gofl_backend* b = running();
     return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
@@ -166,38 +154,17 @@ std::string decide_summary() {
   if (st.decided == 0) return "";
   std::string out;
   char line[512];
-  const bool failed = st.start_failed || (st.start_call && !st.started && gpu_unavailable());
-  if (st.start_call && !failed) {
-    const int n = snprintf(line, sizeof line,
-                           "  GPU start-up: begun at decided call %llu, after %s of predicted savings were missed (level "
-                           "%d starts at %.2gx the start-up cost, %s in the profile); ",
-                           (unsigned long long)st.start_call, fmt_s(st.missed_savings_s).c_str(),
-                           policy().config().level, policy().level().start_factor, fmt_s(st.startup_s).c_str());
-    const std::string took = gpu_started() ? fmt_s(gpu_startup_seconds()) : std::string("?");
-    char waits[96] = "";
-    if (st.start_waits)
-      snprintf(waits, sizeof waits, "; %llu call%s waited %s for it", (unsigned long long)st.start_waits,
-               st.start_waits == 1 ? "" : "s", fmt_s(st.start_waited_s).c_str());
-    if (!st.background)
-      snprintf(line + n, sizeof line - n, "that call waited %s for it\n", took.c_str());
-    else if (st.started)
-      snprintf(line + n, sizeof line - n,
-               "it took %s on a thread of its own, while %llu calls ran on the CPU (predicted savings %s)%s; the "
-               "GPU ran from decided call %llu\n",
-               took.c_str(), (unsigned long long)st.starting_calls, fmt_s(st.starting_missed_s).c_str(), waits,
-               (unsigned long long)st.ready_call);
-    else
-      snprintf(line + n, sizeof line - n,
-               "it took %s on a thread of its own and ended after the last decided call; %llu calls ran on the "
-               "CPU meanwhile (predicted savings %s)%s\n",
-               took.c_str(), (unsigned long long)st.starting_calls, fmt_s(st.starting_missed_s).c_str(), waits);
-  } else if (failed) {
+  if (st.started) {
+    const double actual = gpu_startup_seconds();
+    snprintf(line, sizeof line,
+             "  GPU start-up: paid %s (profile: %s) at decided call %llu, after %s of predicted savings were "
+             "missed (level %d starts at %.2gx the start-up cost)\n",
+             fmt_s(actual).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
+             fmt_s(st.missed_savings_s).c_str(), policy().config().level, policy().level().start_factor);
+  } else if (st.start_failed) {
     snprintf(line, sizeof line,
              "  GPU start-up: justified at decided call %llu, but it failed: %s; calls stay on the CPU\n",
              (unsigned long long)st.start_call, gpu_unavailable_reason());
-  } else if (gpu_unavailable() && !st.start_call) {
-    snprintf(line, sizeof line, "  GPU start-up: none in this process: %s; calls stay on the CPU\n",
-             gpu_unavailable_reason());
   } else if (st.not_started_calls > 0) {
     snprintf(line, sizeof line,
              "  GPU start-up: avoided (%s); %llu calls would have gained %s on the GPU, less than the %s that "

@@ -91,11 +91,6 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     if (end && *end == '\0' && b >= 0) s.memory_reserve = b * unit;
     else complain(msgs, where("GPU_OFFLOAD_MEMORY_RESERVE"), v, "a size in bytes, optionally with K, M or G", "the level's reserve");
   }
-  if (const char* v = get("GPU_OFFLOAD_START"); v && *v) {
-    if (!strcmp(v, "background")) s.start_background = true;
-    else if (!strcmp(v, "wait")) s.start_background = false;
-    else complain(msgs, where("GPU_OFFLOAD_START"), v, "background or wait", "background");
-  }
   return s;
 }
 

@@ -18,7 +18,6 @@ struct Settings {
   bool verify = false;           // run GPU-capable calls on both devices
   std::string profile;           // profile path (empty: per-user default, then built-in)
   double memory_reserve = -1;    // GPU memory always left free, bytes (-1: the level's fraction)
-  bool start_background = true;  // auto mode starts the GPU on a thread of its own ("wait": in the call)
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

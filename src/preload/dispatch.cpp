@@ -218,10 +218,7 @@ void leave(gofl_call& c) {
 
 namespace {
 
-__attribute__((constructor)) void on_load() {
-  ensure_init();
-  gpu_arm_exit_wait();  // the main thread, which ends most programs (src/preload/gpu.cpp)
-}
+__attribute__((constructor)) void on_load() { ensure_init(); }
 
 __attribute__((destructor)) void on_unload() {
   if (!g_ready.load()) return;

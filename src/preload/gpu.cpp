@@ -7,10 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include <signal.h>
-
 #include <atomic>
-#include <condition_variable>
 #include <mutex>
 #include <new>
 #include <string>
@@ -20,10 +17,9 @@
 namespace gofl {
 namespace {
 
-enum class State { NotTried, Starting, Started, Unavailable };
+enum class State { NotTried, Started, Unavailable };
 
 std::mutex g_start_mu;
-std::condition_variable g_start_cv;  // signalled when a background start ends
 std::atomic<State> g_state{State::NotTried};
 const gofl_backend* g_backend = nullptr;
 // Never destroyed: read by the exit-time summary, which may run after static destructors (dlopen).
@@ -79,82 +75,13 @@ void start_locked() {
   g_state = State::Started;
 }
 
-void* start_thread(void*) {
-  {
-    std::lock_guard<std::mutex> lock(g_start_mu);
-    if (g_state.load() == State::Starting) start_locked();  // else a fork or a waiter settled it
-  }
-  g_start_cv.notify_all();
-  return nullptr;
-}
-
-// Waits for a background start to end (under `lock`, on g_start_mu).
-void wait_for_start(std::unique_lock<std::mutex>& lock) {
-  g_start_cv.wait(lock, [] { return g_state.load() != State::Starting; });
-}
-
-// Never tear CUDA down under a start in progress. The CUDA libraries the start loads register
-// their exit handlers as they load, after any of ours, and exit() runs the newest first: they
-// would run while the start thread is still inside them (measured: a segmentation fault in the
-// start thread when a program exited during the start). exit() runs the exiting thread's
-// thread_local destructors before any exit handler, so each thread that may end the process
-// holds one whose destructor waits for the start: the main thread (from the library's
-// constructor) and every thread that makes a decision while the GPU is not started. A thread that
-// only ends itself while a start runs waits for it too.
-void wait_for_start_at_exit() {
-  if (g_state.load(std::memory_order_acquire) != State::Starting) return;
-  std::unique_lock<std::mutex> lock(g_start_mu);
-  wait_for_start(lock);
-}
-
-struct ExitWaiter {
-  ~ExitWaiter() { wait_for_start_at_exit(); }
-};
-thread_local ExitWaiter t_exit_waiter;
-
 }  // namespace
-
-StartResult gpu_start_background() {
-  State s = g_state.load(std::memory_order_acquire);
-  if (s == State::Started) return StartResult::Running;
-  if (s == State::Unavailable || g_lost_by_fork) return StartResult::Failed;
-  std::unique_lock<std::mutex> lock(g_start_mu);
-  if (g_state.load() == State::NotTried) {
-    // The exit handler is a second line (for a thread that never made a decision): it runs before
-    // the libraries' destructors (_dl_fini), though after CUDA's own exit handlers.
-    gpu_arm_exit_wait();
-    static const bool at_exit = atexit(wait_for_start_at_exit) == 0;
-    g_state = State::Starting;
-    // The thread takes no signal: the program's handlers stay on the program's threads, and the
-    // threads CUDA creates from this one inherit the mask.
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t th;
-    const bool spawned = at_exit && pthread_create(&th, &attr, start_thread, nullptr) == 0;
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-    if (!spawned) start_locked();  // no thread (or no exit hook): start here, as --device gpu does
-  }
-  const State now = g_state.load();
-  return now == State::Started ? StartResult::Running : now == State::Starting ? StartResult::Starting : StartResult::Failed;
-}
-
-bool gpu_starting() { return g_state.load(std::memory_order_acquire) == State::Starting; }
-
-void gpu_arm_exit_wait() {
-  static_cast<void>(&t_exit_waiter);  // the first use in a thread registers its destructor
-}
 
 const gofl_backend* gpu_backend() {
   State s = g_state.load(std::memory_order_acquire);
   if (s == State::Started) return g_backend;
   if (s == State::Unavailable || g_lost_by_fork) return nullptr;
-  std::unique_lock<std::mutex> lock(g_start_mu);
-  wait_for_start(lock);  // a start in progress: its outcome is ours
+  std::lock_guard<std::mutex> lock(g_start_mu);
   if (g_state.load() == State::NotTried) {
     start_locked();
     // Someone who asked for the GPU should hear why it is not used; auto mode stays quiet
@@ -186,8 +113,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
 }
 
 void gpu_set_fault(const char* spec) {
-  std::unique_lock<std::mutex> lock(g_start_mu);
-  wait_for_start(lock);
+  std::lock_guard<std::mutex> lock(g_start_mu);
   g_fault = spec ? spec : "";
   g_fault_set = true;
   if (g_state.load() == State::Started) g_backend->set_fault(spec);
@@ -196,14 +122,8 @@ void gpu_set_fault(const char* spec) {
 void gpu_fork_child() {
   // The mutexes may have been held by other threads of the parent.
   new (&g_start_mu) std::mutex();
-  new (&g_start_cv) std::condition_variable();
   pthread_mutex_init(&g_run_mu, nullptr);
-  if (g_state.load() == State::Starting) {
-    // The starting thread is not in the child, and what it had loaded may be half made.
-    g_lost_by_fork = true;
-    g_state = State::Unavailable;
-    g_reason = "this process was forked while its parent was starting the GPU";
-  } else if (g_state.load() == State::Started) {
+  if (g_state.load() == State::Started) {
     g_lost_by_fork = true;
     g_state = State::Unavailable;
     g_reason = "this process was forked after its parent started the GPU";

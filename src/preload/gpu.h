@@ -8,24 +8,13 @@
 
 namespace gofl {
 
-enum class StartResult { Running, Starting, Failed };
-
-// Starts the backend on a thread of its own and returns at once: Running when it runs already,
-// Starting while the thread starts it (gpu_started() turns true when it is done; gpu_unavailable()
-// when it failed), Failed when it cannot be used. Where no thread can be made it starts here. A
-// process that exits meanwhile waits for the start to end before its libraries are torn down.
-StartResult gpu_start_background();
-bool gpu_starting();
-// Makes the calling thread wait, when it ends the process (or itself), for a start in progress
-// (see gpu.cpp: CUDA's exit handlers must not run under it). Cheap after the first call per thread.
-void gpu_arm_exit_wait();
-// The backend, started on first call (waiting for a background start in progress); nullptr when it cannot be used (see gpu_unavailable_reason).
+// The backend, started on first call; nullptr when it cannot be used (see gpu_unavailable_reason).
 const gofl_backend* gpu_backend();
 bool gpu_started();
 // A start was tried and failed, or the GPU was lost by fork: never starts anything.
 bool gpu_unavailable();
 const char* gpu_unavailable_reason();
-// True in a child of a process that had started the GPU (or was starting it): its CUDA context did not survive fork().
+// True in a child of a process that had started the GPU: its CUDA context did not survive fork().
 bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);

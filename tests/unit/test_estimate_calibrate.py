@@ -137,11 +137,11 @@ def test_per_user_profile_location(tmp_path):
 
 def test_estimate_replays_the_decision(numpy_trace, tmp_path):
     trace, _ = numpy_trace
-    # GPU 100x faster, start-up 1 ms, and start = wait: the first decided call pays for the start
-    # and runs there. dgemm was never seen on the CPU, so a probe is due, but one would lose 99 ms,
-    # and 3% of the GPU time so far (a few ms) is far less: every call goes to the GPU, dgesv's too.
+    # GPU 100x faster, start-up 1 ms: the first decided call pays for the start and runs there. dgemm
+    # was never seen on the CPU, so a probe is due, but one would lose 99 ms, and 3% of the GPU time
+    # so far (a few ms) is far less: every call goes to the GPU, dgesv's too.
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
-    e = cli("estimate", "--profile", fast, trace, env={"GPU_OFFLOAD_START": "wait"})
+    e = cli("estimate", "--profile", fast, trace)
     assert e.returncode == 0, e.stderr
     out = e.stdout
     assert f"profile {fast}, level 5 (as traced)" in out
@@ -151,27 +151,20 @@ def test_estimate_replays_the_decision(numpy_trace, tmp_path):
     assert (calls, decided, to_gpu) == ("4", "4", "4")
     assert cpu_pred == "100.0 ms" and gpu_pred == "1.0 ms"
     assert re.search(r"dgesv\s+2\s+2\s+2\s", out), out
-    assert "starts at decided call 1 of 6" in out and "and waits for it" in out
+    assert "starts at decided call 1 of 6" in out
     assert "0 CPU probes" in out
-    # As the library starts it by default, on a thread of its own: the first call begins the start,
-    # and a call of 100 ms predicted is worth waiting the 1 ms start-up for: it waits, runs there.
-    bg = cli("estimate", "--profile", fast, trace)
-    assert re.search(r"dgemm\s+4\s+4\s+4\s", bg.stdout), bg.stdout
-    assert re.search(r"starts at decided call 1 of 6, .*; runs from decided call 1 \(.* into the trace\): the "
-                     r"start-up on a thread of its own while 0 calls ran on the CPU missing 0, and a call waited "
-                     r"1\.0 ms for it", bg.stdout), bg.stdout
     # Level 1 needs 3x: a GPU only 2x faster gets nothing, and the GPU never starts.
     twice = profile(tmp_path, 1e10, 2e10, 0.001, "twice")
     e1 = cli("estimate", "--profile", twice, "--level", "1", trace)
     assert re.search(r"dgemm\s+4\s+4\s+0\s", e1.stdout), e1.stdout
     assert "never starts: no call is predicted to gain 3x" in e1.stdout
-    e9 = cli("estimate", "--profile", twice, "--level", "9", trace, env={"GPU_OFFLOAD_START": "wait"})
+    e9 = cli("estimate", "--profile", twice, "--level", "9", trace)
     # Level 9 needs 1x: all four go to the GPU (a probe would lose 50 ms, 34 GPU calls' 3%).
     assert re.search(r"dgemm\s+4\s+4\s+4\s", e9.stdout), e9.stdout
     # Ski rental: a start-up of 0.55 s at level 5 needs 1.1 s of missed savings; each dgemm saves
     # 0.25 - 0.0025 s, the first dgesv 0.17 s more: the GPU starts at the fifth decided call.
     slow_start = profile(tmp_path, 1e9, 1e11, 0.55, "slow-start")
-    e5 = cli("estimate", "--profile", slow_start, trace, env={"GPU_OFFLOAD_START": "wait"})
+    e5 = cli("estimate", "--profile", slow_start, trace)
     assert "starts at decided call 5 of 6" in e5.stdout, e5.stdout
     assert "after 4 calls ran on the CPU missing 990.0 ms of savings (the start needs 1.10 s)" in e5.stdout
 
@@ -298,29 +291,11 @@ def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
     (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
     (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
-    r = auto_sweep(tmp_path, "--replay", "--profile", fast, "--start", "wait")
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast)
     assert r.returncode == 0, r.stderr
     assert re.search(r"replayed 20 calls \(profile .*fast, level 5\): auto 0\.020 s in its calls \+ 0\.002 s "
                      r"start-up = 0\.022 s; per-call best 0\.020 s; ratio 1\.100", r.stdout), r.stdout
     assert re.search(r"offloaded\s+20 calls\s+\+0\.000 s", r.stdout), r.stdout
-    # Started in the background (the default): the first call begins it; a 100 ms call is worth
-    # waiting 1 ms for the start (the wait is in its time), the other 19 find the GPU running.
-    r = auto_sweep(tmp_path, "--replay", "--profile", fast)
-    assert re.search(r"auto 0\.022 s in its calls \+ 0\.000 s start-up = 0\.022 s; per-call best 0\.020 s",
-                     r.stdout), r.stdout
-    assert re.search(r"offloaded\s+20 calls\s+\+0\.002 s", r.stdout), r.stdout
-    # A start-up of 0.3 s: level 5 starts once 0.6 s of savings were missed. The profile predicts
-    # 0.2 s on the CPU, the calls take 0.1 s, and the prediction learns it: savings of 0.198, 0.139,
-    # 0.117, 0.107 and 0.102 s, so the 5th call begins the start, at 0.4 s. The 6th and 7th (0.1 s)
-    # do not pay a wait of the 0.2 s and 0.1 s left (x 1.3): they run on the CPU while the start goes
-    # on; the 8th, at 0.7 s, finds the GPU running.
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 300.0 ms, before the first GPU call\n")
-    slow_start = profile(tmp_path, 1e10, 1e12, 0.3, "slow-start")
-    r = auto_sweep(tmp_path, "--replay", "--profile", slow_start)
-    assert re.search(r"GPU not started yet\s+7 calls\s+\+0\.693 s", r.stdout), r.stdout
-    assert re.search(r"offloaded\s+13 calls\s+\+0\.000 s", r.stdout), r.stdout
-    assert "+ 0.000 s start-up" in r.stdout, r.stdout
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
     # A GPU slower than the CPU: nothing starts, every call stays where it is fastest.
     slow = profile(tmp_path, 1e12, 1e10, 0.001, "slow")
     r = auto_sweep(tmp_path, "--replay", "--profile", slow)

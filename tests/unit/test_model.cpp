@@ -65,7 +65,6 @@ gofl_call make_call(const char* name, double flops, double bytes_in = 0, double 
 // A GPU whose state and readings the test sets; counts what the decision asked.
 struct FakeGpu final : GpuEnv {
   bool is_started = false, is_unavailable = false, fail_start = false;
-  bool background = false;  // start() begins a start that the test ends (finish_start)
   int util = -1, support = GOFL_GPU_OK;
   bool memory_known = true;
   uint64_t free_b = uint64_t(1) << 40, total_b = uint64_t(1) << 40, need = 0;
@@ -74,24 +73,14 @@ struct FakeGpu final : GpuEnv {
 
   bool started() override { return is_started; }
   bool unavailable() override { return is_unavailable; }
-  StartResult start() override {
+  bool start() override {
     ++starts;
-    if (background) return STARTING;
     if (fail_start) {
       is_unavailable = true;
-      return FAILED;
+      return false;
     }
     is_started = true;
-    return RUNNING;
-  }
-  void finish_start(bool ok = true) { (ok ? is_started : is_unavailable) = true; }
-  int waits = 0;
-  double start_takes = 0;  // what a wait for the background start costs on the clock
-  bool wait_start() override {
-    ++waits;
-    t += start_takes;
-    finish_start(!fail_start);
-    return is_started;
+    return true;
   }
   int supports(const gofl_call&) override {
     if (!is_started) ++asked_started_gpu;
@@ -617,121 +606,6 @@ TEST(SkiRental, AFailedStartIsNotRetried) {
   EXPECT_FALSE(p.stats().started);
   EXPECT_TRUE(p.stats().start_failed);
   EXPECT_EQ(p.stats().start_call, 1u);
-}
-
-TEST(SkiRental, ABackgroundStartKeepsCallsOnTheCpuUntilTheGpuRuns) {
-  // Start-up 0.5 s at level 5: calls saving 9.9 ms each begin the start once they add up to 1 s,
-  // on a thread of its own. A call of 10 ms never pays a wait for the start (at least a tenth of
-  // the start-up, 50 ms): it and those after it run on the CPU until the start has ended; the
-  // first call that finds the GPU running goes there, without a probe.
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{});
-  FakeGpu g;
-  g.background = true;
-  int k = 0;
-  while (g.starts == 0 && k < 1000) {
-    EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NOT_STARTED) << k;
-    ++k;
-  }
-  ASSERT_EQ(g.starts, 1);
-  PolicyStats st = p.stats();
-  EXPECT_FALSE(st.started);
-  EXPECT_TRUE(st.background);
-  EXPECT_EQ(st.start_call, uint64_t(k));
-  EXPECT_EQ(st.not_started_calls, uint64_t(k - 1));
-  EXPECT_NEAR(st.missed_savings_s, (k - 1) * 0.0099, 1e-6);  // the ski rental's sum stops at the start
-  EXPECT_LT(st.missed_savings_s, 1.0);
-  EXPECT_GE(st.missed_savings_s + 0.0099, 1.0 - 1e-6);
-  for (int i = 0; i < 100; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NOT_STARTED) << i;
-  EXPECT_EQ(g.starts, 1);             // never a second start
-  EXPECT_EQ(g.waits, 0);              // 1 s past the start: still not worth a wait
-  EXPECT_EQ(g.asked_started_gpu, 0);  // nor a question to a backend that does not run yet
-  st = p.stats();
-  EXPECT_EQ(st.starting_calls, 101u);
-  EXPECT_NEAR(st.starting_missed_s, 101 * 0.0099, 1e-6);
-  EXPECT_NEAR(st.missed_savings_s, (k - 1) * 0.0099, 1e-6);
-  g.finish_start();
-  EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_OFFLOADED);
-  st = p.stats();
-  EXPECT_TRUE(st.started);
-  EXPECT_EQ(st.ready_call, uint64_t(k + 101));
-  EXPECT_EQ(st.start_call, uint64_t(k));
-  EXPECT_EQ(st.offloaded, 1u);
-  EXPECT_EQ(st.start_waits, 0u);
-  for (int i = 0; i < 20; ++i) EXPECT_NE(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NOT_STARTED);
-  EXPECT_EQ(g.starts, 1);
-}
-
-TEST(SkiRental, ALongCallWaitsForTheBackgroundStartWhenThatPays) {
-  // Start-up 0.5 s at level 5 (1 s of missed savings starts it). A 1 s call (10 ms on the GPU)
-  // saves 0.99 s: the second begins the start, and waiting the start-up's 0.5 s and running on
-  // the GPU beats the CPU by 1 / 0.51 > 1.3x: it waits and runs there. A 0.2 s call does not.
-  for (int level : {1, 5, 10}) {
-    AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{level});
-    FakeGpu g;
-    g.background = true;
-    g.start_takes = 0.3;
-    const double f = level == 1 ? 1e11 : 1e10;  // level 1: 3x needed and 1.5 s: a 10 s call
-    int k = 0;
-    while (g.starts == 0 && k < 10) {
-      ++k;
-      const int reason = run(p, g, make_call("dgemm", f));
-      if (g.starts == 0) EXPECT_EQ(reason, GOFL_R_NOT_STARTED);
-      else EXPECT_EQ(reason, GOFL_R_OFFLOADED) << level;
-    }
-    EXPECT_EQ(g.waits, 1) << level;
-    const PolicyStats st = p.stats();
-    EXPECT_TRUE(st.started && st.background);
-    EXPECT_EQ(st.ready_call, uint64_t(k));
-    EXPECT_EQ(st.start_waits, 1u);
-    EXPECT_NEAR(st.start_waited_s, 0.3, 1e-9);
-    EXPECT_EQ(st.starting_calls, 0u);
-  }
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{});
-  FakeGpu g;
-  g.background = true;
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 2e9)), GOFL_R_NOT_STARTED) << i;
-  EXPECT_EQ(g.starts, 1);
-  EXPECT_EQ(g.waits, 0);
-}
-
-TEST(SkiRental, AFailedBackgroundStartKeepsEveryCallOnTheCpu) {
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{});
-  FakeGpu g;
-  g.background = true;
-  while (g.starts == 0) EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NOT_STARTED);
-  const uint64_t began = p.stats().start_call;
-  EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NOT_STARTED);
-  g.finish_start(false);
-  EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_NO_BACKEND);
-  EXPECT_EQ(run(p, g, make_call("dgemm", 1e10)), GOFL_R_NO_BACKEND);
-  EXPECT_EQ(g.starts, 1);
-  EXPECT_FALSE(p.stats().started);
-  EXPECT_TRUE(p.stats().start_failed);
-  EXPECT_EQ(p.stats().start_call, began);
-  // A call that waits for the start and finds it failed: the CPU, and no second start.
-  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
-  FakeGpu h;
-  h.background = h.fail_start = true;
-  EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_NO_BACKEND);
-  EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_NO_BACKEND);
-  EXPECT_EQ(h.starts, 1);
-  EXPECT_EQ(h.waits, 1);
-  EXPECT_TRUE(q.stats().start_failed);
-}
-
-TEST(SkiRental, TheReplayedGpuRunsOnceItsStartUpHasPassed) {
-  ReplayGpu waits;  // no delay: the call that starts it runs there
-  EXPECT_EQ(waits.start(), GpuEnv::RUNNING);
-  EXPECT_TRUE(waits.started());
-  ReplayGpu bg(0.3);
-  bg.set_now(10);
-  EXPECT_FALSE(bg.started());
-  EXPECT_EQ(bg.start(), GpuEnv::STARTING);
-  bg.set_now(10.29);
-  EXPECT_FALSE(bg.started());
-  EXPECT_EQ(bg.start(), GpuEnv::STARTING);  // asked again: the start in progress, not a new one
-  bg.set_now(10.3);
-  EXPECT_TRUE(bg.started());
 }
 
 // ---- learning and probes ----------------------------------------------------------------------
