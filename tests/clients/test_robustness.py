@@ -116,6 +116,31 @@ def test_fork_child_writes_its_own_trace(lib, pre, trace_dir):
     assert traced.stderr.count("gpu-offload") == 0, traced.stderr
 
 
+def test_fork_child_summary_names_why_it_has_no_gpu(tmp_path):
+    """Every dgemm decided (threshold 0) and a free GPU start-up: the parent's first call starts
+    the GPU. Without a GPU that start fails, and a child forked after it keeps the failure: its
+    summary says so (it did not avoid a start). With a GPU the child has lost the parent's context
+    and its calls say 'forked child'. Either way both processes compute what they compute without
+    the library."""
+    need_libs("openblas")
+    prof = tmp_path / "p"
+    prof.write_text("gpu-offload profile 1\ngpu_startup_s 0\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e6 1e15:1e6\ngpu dgemm 1e3:1e15 1e15:1e15\n")
+    env = {"LD_LIBRARY_PATH": LIBS["openblas"], "GPU_OFFLOAD_PROFILE": str(prof), "GPU_OFFLOAD_THRESHOLD": "0",
+           "GPU_OFFLOAD_SUMMARY": "1"}
+    args = [client("fork_client"), 2, 3, 2]
+    plain = run(args, preload=False, env={"LD_LIBRARY_PATH": LIBS["openblas"]})
+    p = run(args, env=env)
+    if os.environ.get("GOFL_EXPECT_GPU") != "1":
+        assert p.stdout == plain.stdout  # all on the CPU: bit for bit
+    summaries = p.stderr.split("gpu-offload summary")[1:]
+    assert len(summaries) == 2, p.stderr
+    child = next(s for s in summaries if "no GPU backend 3" in s or "forked child 3" in s)
+    assert "avoided" not in child, child
+    if "no GPU backend 3" in child:
+        assert "GPU start-up: none in this process: the GPU cannot be used" in child, child
+
+
 # --------------------------------------------------------------------------------------- missing symbol
 @pytest.mark.parametrize("tracing", [False, True], ids=["plain", "traced"])
 def test_missing_real_symbol(tracing, trace_dir):
