@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -56,6 +56,10 @@ if has tests; then
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
     "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
   echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
+fi
+if has firstcall; then
+  echo "== the first GPU call of each routine (bench/first_call.py)"
+  timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
 fi
 if has fault; then
   echo "== NumPy under --device gpu and --verify, with summary"
