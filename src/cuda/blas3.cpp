@@ -148,13 +148,15 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
 // comes back on the download stream while the later ones are still being computed (C is then
 // write-only, so the CPU can still run the whole call again if a later panel fails). With
 // beta != 0 C comes back only after every panel succeeded. Returns the number of panels (1: the
-// product is too small to gain from this).
+// product is too small to gain from this). No panel is ever empty: with w = ceil(n / panels) the
+// last one has n - (panels - 1) * w >= (n - (panels - 1)^2) / panels columns, and n >= 2048 is far
+// above (panels - 1)^2 <= 49.
 template <class T> int gemm_panels(const Gemm<T>& g) {
   if (g.n < 2048 || g.m < 1024 || g.k < 256) return 1;
   return int(std::clamp<int64_t>(g.n / 1024, 2, 8));
 }
 
-template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels) {
+template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const Gemm<T>& g, int panels) {
   const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
@@ -173,8 +175,7 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
   for (int p = 0; p < panels; ++p) {
     Panel& P = ps[size_t(p)];
     P.j0 = int64_t(p) * w;
-    P.cols = std::min(w, g.n - P.j0);
-    if (P.cols <= 0) break;
+    P.cols = std::min(w, g.n - P.j0);  // > 0: see gemm_panels
     const T* dBp;
     int64_t ldb;
     if (same) {  // B is A, already up: its packed layout has A's leading dimension
@@ -207,43 +208,45 @@ template <class T> void gemm_run_panels(Engine& e, const Gemm<T>& g, int panels)
   };
   if (out_only) {
     // Only when C shares no byte with A or B (BLAS forbids it, but a C or Fortran caller may do it
-    // anyway): otherwise the panels written would change the inputs a CPU rerun reads.
-    auto bytes = [](const T* p, int64_t rows, int64_t cols, int64_t ld) {
-      const auto b = reinterpret_cast<uintptr_t>(p);
-      return std::make_pair(b, b + (uint64_t((cols - 1) * ld + rows)) * sizeof(T));
+    // anyway): otherwise the panels written would change the inputs a CPU rerun reads. The call's
+    // operands (a, b, c: their order in ops/operations.py) span exactly the bytes the CPU library
+    // reads and writes, row-major calls included (the same memory, A and B swapped).
+    auto bytes = [&call](int i) {
+      const gofl_call_operand& o = call.operands[i];
+      const auto b = reinterpret_cast<uintptr_t>(o.ptr);
+      return std::make_pair(b, b + uint64_t(o.elems) * o.elem_size);
     };
-    const auto c = bytes(g.C, g.m, g.n, g.ldc), x = bytes(g.A, g.ar(), g.ac(), g.lda), y = bytes(g.B, g.br(), g.bc(), g.ldb);
-    auto overlap = [](std::pair<uintptr_t, uintptr_t> u, std::pair<uintptr_t, uintptr_t> v) {
-      return u.first < v.second && v.first < u.second;
+    auto overlaps_c = [&](int i) {
+      const auto c = bytes(2), x = bytes(i);
+      return c.first < x.second && x.first < c.second;
     };
-    if (!overlap(c, x) && !overlap(c, y)) e.set_rerunnable();
+    if (!overlaps_c(0) && !overlaps_c(1)) e.set_rerunnable();
     // The first panel must have computed before anything is written (a failure there leaves the
-    // program's C untouched); then every panel comes back in one copy pipeline, each after its
-    // kernel, the next panel's DMAs running while the host copies out the previous one.
+    // program's C untouched).
     check(cudaEventSynchronize(ps[0].end.get()), "cudaEventSynchronize (panel)");
-    if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
-    std::vector<Engine::OutPart> outs;
-    for (Panel& P : ps)
-      if (P.cols > 0)
-        outs.push_back({g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
-    e.download_parts(outs, down, [&](size_t i) {
-      panel_done(ps[i]);  // its kernel is done: its columns are in host memory
-      if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
-    });
-    e.end_pipeline();
   } else {
-    for (Panel& P : ps)
-      if (P.cols > 0) panel_done(P);
+    for (Panel& P : ps) panel_done(P);
     e.end_pipeline();  // every panel succeeded before C is written
-    if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
-    e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T), down);
   }
+  // Nothing of the program's C is written yet on either path.
+  if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
+  if (!out_only) return e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T), down);
+  // Every panel comes back in one copy pipeline, each after its kernel, the next panel's DMAs
+  // running while the host copies out the previous one.
+  std::vector<Engine::OutPart> outs;
+  for (const Panel& P : ps)
+    outs.push_back({g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
+  e.download_parts(outs, down, [&](size_t i) {
+    panel_done(ps[i]);  // its kernel is done: its columns are in host memory
+    if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
+  });
+  e.end_pipeline();
 }
 
 template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
-  if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, g, panels);
+  if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, a.call(), g, panels);
   DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
   // a @ a: one copy of the shared operand.
   const bool same = g.b_is_a();
