@@ -257,15 +257,15 @@ struct Engine::Impl {
     HostView v;
     const char* dev;
     cudaEvent_t ready;
-    size_t index;  // what done() is told
+    size_t index;  // its position in download_parts()' `parts`: what the caller's done() is told
   };
 
   // Copy-out shared by download(), download_triangle() and download_parts(): DMA packed chunks into
   // the pinned ring, nbuf ahead, and copy each chunk's part of the host matrix out as soon as its
   // DMA is done. One pipeline runs across all parts, so the DMAs of part i + 1 proceed while the
-  // host copies out the end of part i. done(index) runs when a part is in host memory. `waited`
+  // host copies out the end of part i. done(part) runs when a part is in host memory. `waited`
   // gains the seconds spent waiting for parts to become ready (their computation, not copy time).
-  void download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(size_t)>& done,
+  void download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(const Part&)>& done,
                 double& waited) {
     struct Chunk {
       size_t part, off, n;
@@ -303,7 +303,7 @@ struct Engine::Impl {
       if (i + size_t(nbuf) < chunks.size()) issue(i + size_t(nbuf));
       // (If done() throws, DMAs already issued stay queued until recover(); ring is then left as it
       // was, which is safe: every use of a buffer waits for its event first.)
-      if (done && (i + 1 == chunks.size() || chunks[i + 1].part != c.part)) done(part.index);
+      if (done && (i + 1 == chunks.size() || chunks[i + 1].part != c.part)) done(part);
     }
     ring = int((first + chunks.size()) % size_t(nbuf));
   }
@@ -604,13 +604,21 @@ void Engine::begin_compute() {
   im.t_compute = Clock::now();
 }
 
+// finish_compute() and end_pipeline(): the pending launch error is taken before the waits and
+// reported after them, so that a failure the waits report comes first.
+void Engine::wait_checked(bool side_streams, const char* where) {
+  const cudaError_t launch = cudaGetLastError();
+  if (side_streams)
+    for (cudaStream_t x : side_) check(cudaStreamSynchronize(x), where);
+  check(cudaStreamSynchronize(stream_), where);
+  check(launch, "kernel launch");
+}
+
 void Engine::finish_compute() {
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "finish_compute before start");
   Impl& im = *impl_;
   if (!im.computing) begin_compute();
-  const cudaError_t launch = cudaGetLastError();
-  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (compute)");
-  check(launch, "kernel launch");
+  wait_checked(false, "cudaStreamSynchronize (compute)");
   im.compute += seconds_since(im.t_compute);
   im.computing = false;
   if (fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
@@ -672,18 +680,15 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   // Bytes are counted part by part, so that a call that failed after some parts were written still
   // reports them; so is the time (less the waits for the parts' kernels), on success or failure.
   double waited = 0;
-  bool first = true;
-  auto part_done = [&](size_t index) {
-    const Impl::Part& part = *std::find_if(ps.begin(), ps.end(), [&](const Impl::Part& x) { return x.index == index; });
-    // download_vec (elem 1) carries no numbers of the call's precision: never corrupted. (0,0) is
-    // in both triangles.
-    if (first && corrupt_result() && !impl_->corrupt_done && part.v.elem > 1) {
+  auto part_done = [&](const Impl::Part& part) {
+    // Once per call (corrupt_done is reset by begin_call()). download_vec (elem 1) carries no
+    // numbers of the call's precision: never corrupted. (0,0) is in both triangles.
+    if (corrupt_result() && !impl_->corrupt_done && part.v.elem > 1) {
       impl_->corrupt_done = true;
       corrupt_first(part.v.base, part.v.elem, impl_->precision);
     }
-    first = false;
     impl_->bytes_out += part.v.total();
-    if (done) done(index);
+    if (done) done(part.index);
   };
   auto account = [&] { impl_->copy_out += std::max(0.0, seconds_since(t0) - waited); };
   try {
@@ -738,10 +743,7 @@ void Engine::add_compute(double seconds) {
 
 void Engine::end_pipeline() {
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "end_pipeline before start");
-  const cudaError_t launch = cudaGetLastError();
-  for (cudaStream_t x : side_) check(cudaStreamSynchronize(x), "cudaStreamSynchronize (pipeline)");
-  check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (pipeline)");
-  check(launch, "kernel launch");
+  wait_checked(true, "cudaStreamSynchronize (pipeline)");
   impl_->uploading = impl_->computing = false;
 }
 
@@ -763,7 +765,9 @@ void Engine::recover() {
   (void)cudaDeviceSynchronize();
   (void)cudaGetLastError();
   // A sticky error (illegal address, device lost) survives the clearing: the context is unusable.
-  if (cudaStreamSynchronize(stream_) != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) impl_->lost = true;
+  // Nothing was queued since the wait above, so one more device-wide wait (which covers stream()
+  // and the side streams) only asks whether the error is still there.
+  if (cudaDeviceSynchronize() != cudaSuccess) impl_->lost = true;
   impl_->uploading = impl_->computing = false;
 }
 

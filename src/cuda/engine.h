@@ -205,6 +205,9 @@ class Engine {
   char fault_[32] = "";
   friend class DevMem;
   void release(void* p, size_t bytes);
+  // Waits for stream() (and the side streams too when side_streams) and throws on any error, a
+  // kernel launch's included; `where` (a string literal) names a failed wait.
+  void wait_checked(bool side_streams, const char* where);
   struct Impl;
   Impl* impl_ = nullptr;
 };
