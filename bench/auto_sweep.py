@@ -91,7 +91,17 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
         if p.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
         d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True)
-        return d.stdout, p.stderr
+        s = subprocess.run([cli, "dump", "--starts", "--csv", trace], capture_output=True, text=True, check=True)
+        return d.stdout, p.stderr, s.stdout
+
+
+def startup_of(run):
+    """The GPU start-up a run paid: from its trace's start records (`gpu-offload dump --starts`),
+    else, for runs saved before the trace recorded it, from its summary."""
+    rows = list(csv.DictReader(io.StringIO(run[2]))) if len(run) > 2 and run[2] else []
+    if rows:
+        return sum(int(r["duration_ns"]) for r in rows if r["ok"] == "1") / 1e9
+    return startup_paid(run[1])
 
 
 def startup_paid(summary):
@@ -126,7 +136,7 @@ def replay(a, raw):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
     cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), traced_calls(raw["gpu"][0])
-    startup = startup_paid(raw["gpu"][1])
+    startup = startup_of(raw["gpu"])
     with tempfile.NamedTemporaryFile("w", suffix=".calls", delete=False) as f:
         f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
     try:
@@ -183,12 +193,15 @@ def main():
             raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
             if a.save:
                 os.makedirs(a.save, exist_ok=True)
-                for ext, text in zip(("csv", "summary"), raw[m]):
+                for ext, text in zip(("csv", "summary", "starts.csv"), raw[m]):
                     with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
                         f.write(text)
             print(f"{m} run done", flush=True)
         elif m in loadable:
-            raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read() for ext in ("csv", "summary"))
+            # Folders saved before the traces recorded the GPU start have no MODE.starts.csv.
+            raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read()
+                           if os.path.exists(os.path.join(a.load, f"{m}.{ext}")) else ""
+                           for ext in ("csv", "summary", "starts.csv"))
     if a.replay:
         return replay(a, raw)
     if len(raw) < 3:
@@ -196,9 +209,9 @@ def main():
         return
     # What auto paid to start the GPU (its summary; the traced durations leave it out), and what a
     # start costs on this machine (the --device gpu run starts it at the warm-up call).
-    auto_start = startup_paid(raw["auto"][1])
-    startup = startup_paid(raw["gpu"][1]) or auto_start
-    runs = {m: traced_calls(t) for m, (t, _) in raw.items()}
+    auto_start = startup_of(raw["auto"])
+    startup = startup_of(raw["gpu"]) or auto_start
+    runs = {m: traced_calls(r[0]) for m, r in raw.items()}
     n_calls = min(len(r) for r in runs.values())
     if len({len(r) for r in runs.values()}) != 1:
         print(f"warning: the runs traced different call counts {[len(r) for r in runs.values()]}; comparing the first {n_calls}")

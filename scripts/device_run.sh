@@ -91,6 +91,7 @@ for i in range(5):
 import numpy as np
 r = np.random.default_rng(0); a = r.standard_normal((3000, 3000)); s = a @ a.T + 3000 * np.eye(3000)
 for _ in range(3): c = a @ s; np.linalg.solve(s, a[:, :100]); np.linalg.cholesky(s); np.linalg.eigh(s[:1500, :1500])' > /dev/null 2>&1
+  "$B/bin/gpu-offload" dump --starts "$T/gpu"
   "$B/bin/gpu-offload" report "$T/gpu" --html "$OUT/gpu_report.html" && "$B/bin/gpu-offload" report "$T/gpu" | head -40
 fi
 if has numpy-matmul; then

@@ -68,10 +68,23 @@ void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
           format_si(c.flops).c_str(), format_seconds(c.duration_ns * 1e-9).c_str(), where.c_str());
 }
 
+const char* const kStartsCsvHeader = "file,pid,tid,t_start_ns,duration_ns,ok,message\n";
+const char* const kStartsFormat = "%7s  %7s  %10s  %-3s  %s\n";
+
+void start_line(FILE* out, bool csv, TraceReader& r, const gofl_start_record& s) {
+  const std::string msg = trace_text(s.message, sizeof s.message);
+  if (csv)
+    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%s\n", csv_field(r.path()).c_str(), r.header().pid, s.tid,
+            s.t_start_ns, s.duration_ns, s.ok, csv_field(msg).c_str());
+  else
+    fprintf(out, kStartsFormat, std::to_string(r.header().pid).c_str(), std::to_string(s.tid).c_str(),
+            format_seconds(s.duration_ns * 1e-9).c_str(), s.ok ? "yes" : "no", msg.c_str());
+}
+
 }  // namespace
 
 int dump_command(const std::vector<std::string>& args) {
-  const ParsedOptions o = parse_options("dump", args, {{"--csv", nullptr}}, false);
+  const ParsedOptions o = parse_options("dump", args, {{"--csv", nullptr}, {"--starts", nullptr}}, false);
   if (o.help) {
     fputs(find_command_help("dump")->text, stdout);
     return 0;
@@ -82,6 +95,15 @@ int dump_command(const std::vector<std::string>& args) {
 
   static char buf[1 << 16];
   setvbuf(stdout, buf, _IOFBF, sizeof buf);
+  if (o.has("--starts")) {
+    if (csv) fputs(kStartsCsvHeader, stdout);
+    else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "why not");
+    gofl_record rec;
+    for (auto& r : traces)
+      while (r->next(&rec))
+        if (rec.kind == GOFL_REC_GPU_START) start_line(stdout, csv, *r, rec.u.start);
+    return 0;
+  }
   if (csv) fputs(kCsvHeader, stdout);
   else fprintf(stdout, kTableFormat, "pid", "op", "symbol", "dev", "reason", "depth", "m", "n", "k", "flops", "time",
                "site");

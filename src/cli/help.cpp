@@ -41,7 +41,7 @@ Exit status: the program's; 127 if PROGRAM is not found, 126 if it cannot be exe
 2 for a wrong command line, 1 if the library or the trace folder is not usable.
 )"},
     {"dump", "print every traced call, as a table or as CSV",
-     R"(Usage: gpu-offload dump [--csv] DIR|FILE...
+     R"(Usage: gpu-offload dump [--csv] [--starts] DIR|FILE...
 
 Prints one line per intercepted call in the trace files given, in file order. A DIR stands for
 every *.gofltrace file in it, sorted by name.
@@ -49,6 +49,9 @@ every *.gofltrace file in it, sorted by name.
 Options:
   --csv        comma-separated values with a header line (quoted where a value needs it),
                for scripts and spreadsheets; without it, an aligned table with fewer columns
+  --starts     the GPU starts instead of the calls: one line per process that started the GPU
+               backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
+               message). The start-up is in no call's time.
   -h, --help   this text
 
 CSV columns, in this order:

@@ -449,6 +449,22 @@ std::vector<std::string> report_summary(const Analysis& a) {
                   plural(uint64_t(v.calls + 0.5), "call") + "): about " + format_seconds(v.pred_gpu_s) +
                   " there, copies included. 'gpu-offload estimate' replays the whole decision.");
   }
+  if (!a.starts.empty()) {
+    double ok_s = 0;
+    size_t ok_n = 0;
+    const GpuStart* failed = nullptr;
+    for (const GpuStart& s : a.starts) {
+      if (s.ok) ok_s += s.seconds, ++ok_n;
+      else if (!failed) failed = &s;
+    }
+    if (ok_n)
+      out.push_back("Starting the GPU (loading the CUDA libraries, making the context) took " + format_seconds(ok_s) +
+                    (ok_n > 1 ? " in " + format_count(ok_n) + " processes" : std::string()) +
+                    ", on top of the calls' times" +
+                    (a.starts.size() > ok_n ? "; " + plural(a.starts.size() - ok_n, "start") + " failed" : "") + ".");
+    else
+      out.push_back("The GPU could not be started (" + failed->message + "): every call ran on the CPU.");
+  }
   if (const auto* r = main_cpu_reason(a)) {
     out.push_back("Most CPU time stayed there because of \"" + std::string(gofl_reason_name(r->first.second)) + "\" (" +
                   plural(r->second.calls, "call") + ", " + format_seconds(r->second.time_ns * 1e-9) + ", " +

@@ -242,6 +242,11 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   gofl_record rec;
   uint64_t order = 0;
   while (r.next(&rec)) {
+    if (rec.kind == GOFL_REC_GPU_START) {
+      const gofl_start_record& s = rec.u.start;
+      a.starts.push_back({h.pid, s.duration_ns * 1e-9, s.ok != 0, trace_text(s.message, sizeof s.message)});
+      continue;
+    }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
     add_call(a, r, rec.u.call, walk, order++, preds, pred_seen);

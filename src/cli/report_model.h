@@ -123,6 +123,14 @@ struct ProfileVerdict {
   double calls = 0, cpu_s = 0, pred_gpu_s = 0;  // estimated from the size samples
 };
 
+// A process's start of the GPU backend (or its failed attempt): in no call's time.
+struct GpuStart {
+  int32_t pid = 0;
+  double seconds = 0;
+  bool ok = false;
+  std::string message;  // why it cannot be used
+};
+
 struct Analysis {
   // Header facts.
   size_t files = 0;
@@ -131,6 +139,7 @@ struct Analysis {
   std::set<std::string> profiles, levels, device_modes, hosts;
   uint64_t first_realtime_ns = 0;
   uint64_t records = 0;
+  std::vector<GpuStart> starts;  // in file order
 
   std::map<int, OpStats> ops;
   std::map<std::pair<std::string, uint64_t>, SiteStats> sites;  // module (or "" + address), offset

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "policy/settings.h"
+#include "trace/writer.h"
 
 namespace gofl {
 namespace {
@@ -41,14 +42,13 @@ std::string backend_path() {
   return GOFL_BACKEND_SONAME;
 }
 
-double now_s() {
+uint64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
+  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
 }
 
-void start_locked() {
-  const double t0 = now_s();
+void start_locked_untraced() {
   const std::string path = backend_path();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
@@ -71,8 +71,17 @@ void start_locked() {
   }
   if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
   g_backend = b;
-  g_startup_s = now_s() - t0;
   g_state = State::Started;
+}
+
+// The start, timed, and its record in the trace (the start-up is in no call's time).
+void start_locked() {
+  const uint64_t t0 = now_ns();
+  start_locked_untraced();
+  const uint64_t dt = now_ns() - t0;
+  const bool ok = g_state.load() == State::Started;
+  if (ok) g_startup_s = double(dt) * 1e-9;
+  trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str());
 }
 
 }  // namespace

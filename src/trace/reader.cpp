@@ -106,6 +106,11 @@ void TraceReader::check_record(const gofl_record& r) const {
   const char* p = path_.c_str();
   const unsigned long long i = index_;
   if (r.kind == GOFL_REC_SITE) return;
+  if (r.kind == GOFL_REC_GPU_START) {
+    if (r.u.start.ok != 0 && r.u.start.ok != 1)
+      throw TraceError(format("%s: record %llu is a GPU start with outcome %d: the file is damaged", p, i, r.u.start.ok));
+    return;
+  }
   if (r.kind != GOFL_REC_CALL)
     throw TraceError(format("%s: record %llu has unknown kind %u: the file is damaged", p, i, r.kind));
   const gofl_call_record& c = r.u.call;

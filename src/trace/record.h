@@ -18,6 +18,7 @@ extern "C" {
 enum gofl_record_kind {
   GOFL_REC_CALL = 1,  // one intercepted call
   GOFL_REC_SITE = 2,  // names a call-site address the first time it appears: module + offset
+  GOFL_REC_GPU_START = 3,  // the process started the GPU backend (or tried to): when, how long, outcome
 };
 
 enum gofl_device { GOFL_DEV_CPU = 0, GOFL_DEV_GPU = 1 };
@@ -95,12 +96,21 @@ typedef struct gofl_site_record {
   char module[176];     // the module's path (truncated, NUL-terminated)
 } gofl_site_record;
 
+typedef struct gofl_start_record {
+  uint64_t t_start_ns;  // CLOCK_MONOTONIC, like the calls' t_start_ns
+  uint64_t duration_ns; // loading the CUDA libraries and making the context: not in any call's time
+  uint32_t tid;         // the thread whose call started it
+  int32_t ok;           // 1: the GPU runs; 0: it cannot be used (message says why)
+  char message[200];    // why it cannot be used (NUL-terminated, empty when ok)
+} gofl_start_record;
+
 typedef struct gofl_record {
   uint32_t kind;        // gofl_record_kind
   uint32_t reserved;
   union {
     gofl_call_record call;
     gofl_site_record site;
+    gofl_start_record start;
   } u;
 } gofl_record;
 

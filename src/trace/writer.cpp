@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -226,6 +227,22 @@ void trace_call(const gofl_call_record& rec) {
     r.u.call = rec;
     append_locked(w, r);
   }
+  pthread_mutex_unlock(&w.mu);
+}
+
+void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message) {
+  Writer& w = W();
+  if (!w.enabled) return;
+  gofl_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = GOFL_REC_GPU_START;
+  r.u.start.t_start_ns = t_start_ns;
+  r.u.start.duration_ns = duration_ns;
+  r.u.start.tid = uint32_t(syscall(SYS_gettid));
+  r.u.start.ok = ok ? 1 : 0;
+  if (message) snprintf(r.u.start.message, sizeof r.u.start.message, "%s", message);
+  pthread_mutex_lock(&w.mu);
+  if (!w.failed) append_locked(w, r);
   pthread_mutex_unlock(&w.mu);
 }
 

@@ -143,6 +143,39 @@ def test_dump_values_of_a_fortran_call(traced):
     assert int(ops[2][3]) != 0 and ops[0][3] == ops[1][3] == "0"  # only c is written
 
 
+def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
+    """--device gpu starts the GPU at the first GPU-capable call. The trace records the start (or the
+    failed attempt) apart from the calls: `dump --starts` prints it, the report's summary names it."""
+    tdir = tmp_path / "t"
+    run([client], trace_dir=tdir, env={"GPU_OFFLOAD_DEVICE": "gpu"})
+    p = cli("dump", "--starts", "--csv", tdir)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message"
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert len(rows) == 1, p.stdout  # one start per process, even though every call asked for the GPU
+    (s,) = rows
+    assert Path(s["file"]) == trace_file(tdir) and s["pid"] == s["tid"]
+    assert int(s["t_start_ns"]) > 0 and int(s["duration_ns"]) > 0
+    # It comes before the first call's start, which waited for it.
+    first = min(int(r["t_start_ns"]) for r in dump(tdir))
+    assert int(s["t_start_ns"]) + int(s["duration_ns"]) <= first
+    table = cli("dump", "--starts", tdir).stdout.splitlines()
+    assert table[0].split() == ["pid", "tid", "took", "ok", "why", "not"] and len(table) == 2
+    summary = cli("report", tdir).stdout
+    if s["ok"] == "1":
+        assert s["message"] == "" and "Starting the GPU (loading the CUDA libraries" in summary, summary
+    else:
+        assert s["ok"] == "0" and s["message"], s
+        assert f"The GPU could not be started ({s['message']}): every call ran on the CPU." in summary.replace(
+            "\n    ", " "), summary
+    # A run that never asks for the GPU records no start.
+    t2 = tmp_path / "cpu"
+    run([client], trace_dir=t2, env={"GPU_OFFLOAD_DEVICE": "cpu"})
+    assert cli("dump", "--starts", "--csv", t2).stdout.splitlines() == [lines[0]]
+    assert "GPU could not be started" not in cli("report", t2).stdout
+
+
 def test_dump_values_of_a_row_major_cblas_call(traced):
     (r,) = calls(traced[2], "cblas_dgemm")
     assert (r["iface"], r["scheme"], r["row_major"]) == ("cblas", "standard", "1")

@@ -277,6 +277,14 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     assert re.search(r"below threshold\s+2 calls\s+\+0\.000 s", r.stdout), r.stdout
     assert "auto 0.102 s in its calls + 0.002 s GPU start-up = 0.104 s; per-call best 0.022 s" in r.stdout, r.stdout
     assert "+ 0.050 s of first GPU calls of its 1 GPU ops = 0.074 s): auto / that = 1.405" in r.stdout, r.stdout
+    # Runs saved since the traces record the GPU start take it from there (`dump --starts`), not the
+    # summary's rounded text; a failed attempt costs nothing here.
+    head = "file,pid,tid,t_start_ns,duration_ns,ok,message\n"
+    (tmp_path / "auto.starts.csv").write_text(head + "t,1,1,5,3000000,1,\n")
+    (tmp_path / "gpu.starts.csv").write_text(head + "t,2,2,5,4000000,1,\nt,2,2,9,1000000,0,\"no, none\"\n")
+    r = auto_sweep(tmp_path)
+    assert "auto 0.102 s in its calls + 0.003 s GPU start-up = 0.105 s;" in r.stdout, r.stdout
+    assert "GPU start-up 0.004 s (the --device gpu run's)" in r.stdout, r.stdout
 
 
 def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
