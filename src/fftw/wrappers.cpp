@@ -28,17 +28,18 @@ namespace {
 template <class R>
 constexpr bool kSingle = std::is_same<R, float>::value;
 
-void* real_function(std::atomic<void*>& slot, const char* name, const void* caller) {
-  void* p = slot.load(std::memory_order_acquire);
-  if (__builtin_expect(p != nullptr, 1)) return p;
-  p = find_real_or_exit(name, caller);
-  slot.store(p, std::memory_order_release);  // two racing threads found the same function
-  return p;
+// Per caller, as for BLAS (src/preload/resolve.cpp): two modules with private FFTW libraries each
+// reach their own, so a plan is always executed and destroyed by the library that made it.
+using Slot = std::atomic<const RealEntry*>;
+
+void* real_function(Slot& slot, const char* name, const void* caller) {
+  void* const fn = cached_real_in(slot, caller);
+  return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real_in(slot, name, caller);
 }
 
 // Calls the real creator (whose signature is the exported one's) and remembers a plan it made.
 template <class Shape, class... A>
-Plan create(std::atomic<void*>& slot, const char* name, const void* caller, Shape shape, A... args) {
+Plan create(Slot& slot, const char* name, const void* caller, Shape shape, A... args) {
   Plan p = reinterpret_cast<Plan (*)(A...)>(real_function(slot, name, caller))(args...);
   if (p) plan_remember(p, shape());
   return p;
@@ -92,7 +93,7 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
 // One execute: unknown plans and small transforms go straight to FFTW, the rest through the dispatcher
 // like a generated BLAS wrapper. `in`/`out` nullptr: the plan's own arrays (fftw_execute).
 template <class... A>
-void execute(std::atomic<void*>& slot, const char* name, const void* caller, Plan plan, const void* in,
+void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
              const void* out, A... args) {
   auto real = reinterpret_cast<void (*)(A...)>(real_function(slot, name, caller));
   const PlanInfo* p = plan_lookup(plan);
@@ -106,7 +107,7 @@ void execute(std::atomic<void*>& slot, const char* name, const void* caller, Pla
   leave(c);
 }
 
-void destroy(std::atomic<void*>& slot, const char* name, const void* caller, Plan plan) {
+void destroy(Slot& slot, const char* name, const void* caller, Plan plan) {
   auto real = reinterpret_cast<void (*)(Plan)>(real_function(slot, name, caller));
   if (plan) plan_forget(plan);  // first: FFTW may hand the address to the next plan at once
   real(plan);
@@ -125,13 +126,13 @@ using gofl::fftw::Plan;
 #define GOFL_FFTW_CALLER __builtin_return_address(0)
 #define GOFL_FFTW_API(P, R)                                                                                        \
   extern "C" GOFL_EXPORT Plan P##plan_dft_1d(int n, Cplx<R>* in, Cplx<R>* out, int sign, unsigned flags) {        \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::C2C, 1, &n, in, out, flags); }, n, in, out, sign, flags);       \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_2d(int n0, int n1, Cplx<R>* in, Cplx<R>* out, int sign,                 \
                                              unsigned flags) {                                                     \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
       return gofl::fftw::simple<R>(Kind::C2C, 2, n, in, out, flags);                                              \
@@ -139,7 +140,7 @@ using gofl::fftw::Plan;
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_3d(int n0, int n1, int n2, Cplx<R>* in, Cplx<R>* out, int sign,         \
                                              unsigned flags) {                                                     \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
       return gofl::fftw::simple<R>(Kind::C2C, 3, n, in, out, flags);                                              \
@@ -147,55 +148,55 @@ using gofl::fftw::Plan;
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft(int rank, const int* n, Cplx<R>* in, Cplx<R>* out, int sign,            \
                                           unsigned flags) {                                                        \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::C2C, rank, n, in, out, flags); }, rank, n, in, out, sign, flags); \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_1d(int n, R* in, Cplx<R>* out, unsigned flags) {                    \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::R2C, 1, &n, in, out, flags); }, n, in, out, flags);             \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_2d(int n0, int n1, R* in, Cplx<R>* out, unsigned flags) {           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
       return gofl::fftw::simple<R>(Kind::R2C, 2, n, in, out, flags);                                              \
     }, n0, n1, in, out, flags);                                                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_3d(int n0, int n1, int n2, R* in, Cplx<R>* out, unsigned flags) {   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
       return gofl::fftw::simple<R>(Kind::R2C, 3, n, in, out, flags);                                              \
     }, n0, n1, n2, in, out, flags);                                                                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c(int rank, const int* n, R* in, Cplx<R>* out, unsigned flags) {      \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::R2C, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_1d(int n, Cplx<R>* in, R* out, unsigned flags) {                    \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::C2R, 1, &n, in, out, flags); }, n, in, out, flags);             \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_2d(int n0, int n1, Cplx<R>* in, R* out, unsigned flags) {           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
       return gofl::fftw::simple<R>(Kind::C2R, 2, n, in, out, flags);                                              \
     }, n0, n1, in, out, flags);                                                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_3d(int n0, int n1, int n2, Cplx<R>* in, R* out, unsigned flags) {   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
       return gofl::fftw::simple<R>(Kind::C2R, 3, n, in, out, flags);                                              \
     }, n0, n1, n2, in, out, flags);                                                                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r(int rank, const int* n, Cplx<R>* in, R* out, unsigned flags) {      \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
         [&] { return gofl::fftw::simple<R>(Kind::C2R, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
   }                                                                                                               \
@@ -203,7 +204,7 @@ using gofl::fftw::Plan;
                                                const int* inembed, int istride, int idist, Cplx<R>* out,           \
                                                const int* onembed, int ostride, int odist, int sign,               \
                                                unsigned flags) {                                                   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::C2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
                                        idist, out, onembed, ostride, odist, flags);                                \
@@ -212,7 +213,7 @@ using gofl::fftw::Plan;
   extern "C" GOFL_EXPORT Plan P##plan_many_dft_r2c(int rank, const int* n, int howmany, R* in,                    \
                                                    const int* inembed, int istride, int idist, Cplx<R>* out,       \
                                                    const int* onembed, int ostride, int odist, unsigned flags) {   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::R2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
                                        idist, out, onembed, ostride, odist, flags);                                \
@@ -221,7 +222,7 @@ using gofl::fftw::Plan;
   extern "C" GOFL_EXPORT Plan P##plan_many_dft_c2r(int rank, const int* n, int howmany, Cplx<R>* in,              \
                                                    const int* inembed, int istride, int idist, R* out,             \
                                                    const int* onembed, int ostride, int odist, unsigned flags) {   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::C2R, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
                                        idist, out, onembed, ostride, odist, flags);                                \
@@ -230,7 +231,7 @@ using gofl::fftw::Plan;
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft(int rank, const IoDim* dims, int howmany_rank,                     \
                                                const IoDim* howmany_dims, Cplx<R>* in, Cplx<R>* out, int sign,     \
                                                unsigned flags) {                                                   \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::guru<R>(Kind::C2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
     }, rank, dims, howmany_rank, howmany_dims, in, out, sign, flags);                                             \
@@ -238,7 +239,7 @@ using gofl::fftw::Plan;
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft_r2c(int rank, const IoDim* dims, int howmany_rank,                 \
                                                    const IoDim* howmany_dims, R* in, Cplx<R>* out,                 \
                                                    unsigned flags) {                                               \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::guru<R>(Kind::R2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
     }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
@@ -246,29 +247,29 @@ using gofl::fftw::Plan;
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft_c2r(int rank, const IoDim* dims, int howmany_rank,                 \
                                                    const IoDim* howmany_dims, Cplx<R>* in, R* out,                 \
                                                    unsigned flags) {                                               \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::guru<R>(Kind::C2R, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
     }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##destroy_plan(Plan p) {                                                           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::destroy(real, __func__, GOFL_FFTW_CALLER, p);                                                     \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##execute(const Plan p) {                                                          \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, nullptr, nullptr, p);                                \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##execute_dft(const Plan p, Cplx<R>* in, Cplx<R>* out) {                           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##execute_dft_r2c(const Plan p, R* in, Cplx<R>* out) {                             \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##execute_dft_c2r(const Plan p, Cplx<R>* in, R* out) {                             \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, p, in, out, p, in, out);                                \
   }
 
@@ -280,19 +281,19 @@ GOFL_FFTW_API(fftwf_, float)
 // reach the fftw_plan_* wrappers above through FFTW's own PLT, so the plans are already known.
 #define GOFL_FFTW_FORTRAN_API(F, R)                                                                                \
   extern "C" GOFL_EXPORT void F##execute_(const Plan* p) {                                                        \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, nullptr, nullptr, p);                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void F##execute_dft_(const Plan* p, Cplx<R>* in, Cplx<R>* out) {                         \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void F##execute_dft_r2c_(const Plan* p, R* in, Cplx<R>* out) {                           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void F##execute_dft_c2r_(const Plan* p, Cplx<R>* in, R* out) {                           \
-    static std::atomic<void*> real;                                                                               \
+    static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, in, out, p, in, out);                               \
   }
 

@@ -176,11 +176,13 @@ void* find_real_or_exit(const char* name, const void* caller) {
   return p;
 }
 
-void* resolve_real(int sym, const void* caller) {
-  if (void* fn = cached_real(sym, caller)) return fn;  // published since the wrapper looked
+void* resolve_real(int sym, const void* caller) { return resolve_real_in(g_real[sym], gofl_syms[sym].name, caller); }
+
+void* resolve_real_in(std::atomic<const RealEntry*>& entry, const char* name, const void* caller) {
+  if (void* fn = cached_real_in(entry, caller)) return fn;  // published since the wrapper looked
   // Outside the lock: the search calls dlopen/dladdr, which take the loader's lock.
-  const Found f = find(gofl_syms[sym].name, caller);
-  if (!f.fn) missing(gofl_syms[sym].name, caller);
+  const Found f = find(name, caller);
+  if (!f.fn) missing(name, caller);
   if (!f.global) {
     // Remembered for the caller's module: neither it nor the library may be unloaded and their
     // addresses reused while the answer stands.
@@ -190,7 +192,7 @@ void* resolve_real(int sym, const void* caller) {
     }
   }
   ResolveLock lk;
-  const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
+  const RealEntry* e = entry.load(std::memory_order_acquire);
   if (e)
     if (void* fn = cached_fn(e, caller)) return fn;  // another thread got here first
   // Call sites outside every module are few in practice (numba's calls through SciPy's cython_blas
@@ -205,7 +207,7 @@ void* resolve_real(int sym, const void* caller) {
   w->n = n + 1;
   for (uint32_t i = 0; i < n; ++i) w->slot[i] = e->slot[i];
   w->slot[n] = f.global ? RealSlot{0, UINTPTR_MAX, f.fn} : RealSlot{f.lo, f.hi - f.lo, f.fn};
-  g_real[sym].store(w, std::memory_order_release);
+  entry.store(w, std::memory_order_release);
   return f.fn;
 }
 

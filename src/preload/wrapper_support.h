@@ -55,12 +55,16 @@ extern __thread const void* t_site __attribute__((tls_model("initial-exec")));
 // Finds the real function for `sym` as seen from `caller`, caching it; never returns (exits like
 // ld.so) when none exists.
 [[gnu::cold, gnu::noinline]] void* resolve_real(int sym, const void* caller);
+// The same for a function outside the BLAS/LAPACK symbol table (FFTW's), cached in `entry`.
+[[gnu::cold, gnu::noinline]] void* resolve_real_in(std::atomic<const RealEntry*>& entry, const char* name,
+                                                   const void* caller);
 
 // The real function cached for `caller`, or null (not yet found for it).
-inline void* cached_real(int sym, const void* caller) {
-  const RealEntry* e = g_real[sym].load(std::memory_order_acquire);
+inline void* cached_real_in(const std::atomic<const RealEntry*>& entry, const void* caller) {
+  const RealEntry* e = entry.load(std::memory_order_acquire);
   return __builtin_expect(e != nullptr, 1) ? cached_fn(e, caller) : nullptr;
 }
+inline void* cached_real(int sym, const void* caller) { return cached_real_in(g_real[sym], caller); }
 
 inline void* real_fn(int sym, const void* caller) {
   void* const fn = cached_real(sym, caller);

@@ -330,13 +330,15 @@ def test_arguments_lapack_does_not_read_may_be_null(libs, trace_dir):
 ])
 def test_each_caller_reaches_the_library_the_dynamic_linker_would_bind(program, expected, trace_dir):
     """Two plugins loaded with RTLD_LOCAL, each linked against its own BLAS with the same plain dgemm_
-    (scope_client.c), called in turn. The dynamic linker binds a call to the global scope first, else
+    (and FFTW functions; scope_client.c), called in turn. The dynamic linker binds a call to the global scope first, else
     to the caller's own libraries: without a global dgemm_ each plugin reaches its own; with one (the
     program linked against library 1) every caller reaches that. Under the library the outputs must be
     the same, on the fast path (not tracing) and on the slow one (tracing)."""
     exe = client(program)
     plain = run([exe, CLIENTS], preload=False)
     assert plain.stdout.splitlines()[:3] == [expected] * 3, plain.stdout
+    # FFTW plans likewise: each made, executed and destroyed by the library the caller is bound to.
+    assert plain.stdout.splitlines()[3:6] == ["fft " + expected] * 3, plain.stdout
     fast = run([exe, CLIENTS])
     traced = run([exe, CLIENTS], trace_dir=trace_dir)
     assert fast.stdout == plain.stdout
