@@ -19,7 +19,6 @@
 #include "cli/text.h"
 #include "cli/traces.h"
 #include "common/table.h"
-#include "cuda/backend_abi.h"
 #include "policy/auto_policy.h"
 #include "policy/profile.h"
 #include "policy/settings.h"

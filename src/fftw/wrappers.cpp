@@ -7,7 +7,6 @@
 
 #include "fftw/plan_info.h"
 #include "fftw/plan_table.h"
-#include "preload/resolve.h"
 #include "preload/wrapper_support.h"
 
 namespace gofl::fftw {

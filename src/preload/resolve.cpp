@@ -168,14 +168,6 @@ struct ResolveLock {
 
 }  // namespace
 
-void* find_real(const char* name, const void* caller) { return find(name, caller).fn; }
-
-void* find_real_or_exit(const char* name, const void* caller) {
-  void* p = find_real(name, caller);
-  if (!p) missing(name, caller);
-  return p;
-}
-
 void* resolve_real(int sym, const void* caller) { return resolve_real_in(g_real[sym], gofl_syms[sym].name, caller); }
 
 void* resolve_real_in(std::atomic<const RealEntry*>& entry, const char* name, const void* caller) {
