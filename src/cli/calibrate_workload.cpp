@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "common/clock.h"
 #include "common/table.h"
 #include "policy/model.h"
 #include "policy/profile.h"
@@ -63,12 +64,6 @@ double now_s() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
 // ---- the canary ---------------------------------------------------------------------------------
@@ -781,9 +776,9 @@ int calibrate_workload(const WorkloadOptions& o) {
         // The first call sets the number of repetitions and warms caches and threads up; a call
         // longer than the time a point should take is measured once, by itself.
         pr.restore();
-        const uint64_t first0 = now_ns();
+        const uint64_t first0 = clock_ns();
         int info = pr.call();
-        const uint64_t first1 = now_ns();
+        const uint64_t first1 = clock_ns();
         call_s = double(first1 - first0) * 1e-9;
         bad_info = info != 0;
         if (call_s >= lim.target_s) {
@@ -793,7 +788,7 @@ int calibrate_workload(const WorkloadOptions& o) {
         } else {
           reps = std::clamp(int(ceil(lim.target_s / std::max(call_s, 1e-9))), lim.min_reps, lim.max_reps);
           bad_info = 0;
-          w0 = now_ns();
+          w0 = clock_ns();
           double fastest = 1e9;
           for (int r = 0; r < reps; ++r) {
             pr.restore();
@@ -801,7 +796,7 @@ int calibrate_workload(const WorkloadOptions& o) {
             bad_info += pr.call() != 0;
             fastest = std::min(fastest, now_s() - r0);
           }
-          w1 = now_ns();
+          w1 = clock_ns();
           // The next size is planned from a repetition, not from the first call: that one also
           // loads the GPU kernels the routine uses (CUDA loads them lazily), which made the first
           // calibration stop sgemm, zgemm and ssyevd on the GPU after their smallest size.

@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 
+#include "common/clock.h"
 #include "policy/decide.h"
 #include "policy/settings.h"
 #include "policy/verify.h"
@@ -36,12 +37,6 @@ __thread int t_tid __attribute__((tls_model("initial-exec")));
 
 std::atomic<bool> g_ready{false};
 bool g_record = false;  // trace or summary: every call takes the slow path
-
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 int tid() {
   if (!t_tid) t_tid = int(syscall(SYS_gettid));
@@ -161,13 +156,13 @@ bool enter(gofl_call& c) {
       c.fp_in[i] = (o.role != GOFL_OUT && !(c.flags & GOFL_F_QUERY)) ? fingerprint(o.ptr, uint64_t(o.elems) * o.elem_size) : 0;
     }
   }
-  c.t0_ns = now_ns();
+  c.t0_ns = clock_ns();
   if (c.device == GOFL_DEV_GPU) run_on_gpu(c);
   return c.device == GOFL_DEV_CPU;
 }
 
 void leave(gofl_call& c) {
-  const uint64_t t1 = now_ns();
+  const uint64_t t1 = clock_ns();
   --t_depth;
   const uint64_t dur = t1 - c.t0_ns;
   if (c.verify) verify_compare(c);

@@ -12,6 +12,7 @@
 #include <new>
 #include <string>
 
+#include "common/clock.h"
 #include "policy/settings.h"
 #include "trace/writer.h"
 
@@ -42,12 +43,6 @@ std::string backend_path() {
   return GOFL_BACKEND_SONAME;
 }
 
-uint64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000u + uint64_t(ts.tv_nsec);
-}
-
 void start_locked_untraced() {
   const std::string path = backend_path();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -76,9 +71,9 @@ void start_locked_untraced() {
 
 // The start, timed, and its record in the trace (the start-up is in no call's time).
 void start_locked() {
-  const uint64_t t0 = now_ns();
+  const uint64_t t0 = clock_ns();
   start_locked_untraced();
-  const uint64_t dt = now_ns() - t0;
+  const uint64_t dt = clock_ns() - t0;
   const bool ok = g_state.load() == State::Started;
   if (ok) g_startup_s = double(dt) * 1e-9;
   trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str());

@@ -16,6 +16,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "common/clock.h"
 #include "common/fs.h"
 #include "generated/table.h"
 
@@ -42,12 +43,6 @@ struct Writer {
 Writer& W() {
   static Writer* w = new Writer;  // never destroyed: other threads may trace during exit
   return *w;
-}
-
-uint64_t now_ns(clockid_t clk) {
-  timespec ts;
-  clock_gettime(clk, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
 void read_cmdline(char* out, size_t cap) {
@@ -106,7 +101,7 @@ bool open_file(Writer& w) {
     w.failed = true;
     return false;
   }
-  uint64_t seed = now_ns(CLOCK_MONOTONIC) ^ (uint64_t(getpid()) << 32);
+  uint64_t seed = clock_ns(CLOCK_MONOTONIC) ^ (uint64_t(getpid()) << 32);
   try {
     seed ^= std::random_device{}();
   } catch (...) {
@@ -199,8 +194,8 @@ void trace_configure(const char* dir, const TraceInfo& info) {
   Writer& w = W();
   pthread_mutex_lock(&w.mu);
   w.dir = absolute(dir);
-  w.start_realtime_ns = now_ns(CLOCK_REALTIME);
-  w.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+  w.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  w.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   w.info = info;
   w.profile = info.profile ? info.profile : "";
   w.enabled = true;
@@ -266,8 +261,8 @@ void trace_fork_child() {
   w.fd = -1;
   w.failed = false;
   w.final_flush_done = false;
-  w.start_realtime_ns = now_ns(CLOCK_REALTIME);
-  w.start_monotonic_ns = now_ns(CLOCK_MONOTONIC);
+  w.start_realtime_ns = clock_ns(CLOCK_REALTIME);
+  w.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   if (w.sites) w.sites->clear();
 }
 
