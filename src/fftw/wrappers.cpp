@@ -27,19 +27,15 @@ namespace {
 template <class R>
 constexpr bool kSingle = std::is_same<R, float>::value;
 
-// Per caller, as for BLAS (src/preload/resolve.cpp): two modules with private FFTW libraries each
-// reach their own, so a plan is always executed and destroyed by the library that made it.
+// The real functions are found per caller, as for BLAS (real_fn_in, src/preload/resolve.cpp): two
+// modules with private FFTW libraries each reach their own, so a plan is always executed and
+// destroyed by the library that made it.
 using Slot = std::atomic<const RealEntry*>;
-
-void* real_function(Slot& slot, const char* name, const void* caller) {
-  void* const fn = cached_real_in(slot, caller);
-  return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real_in(slot, name, caller);
-}
 
 // Calls the real creator (whose signature is the exported one's) and remembers a plan it made.
 template <class Shape, class... A>
 Plan create(Slot& slot, const char* name, const void* caller, Shape shape, A... args) {
-  Plan p = reinterpret_cast<Plan (*)(A...)>(real_function(slot, name, caller))(args...);
+  Plan p = reinterpret_cast<Plan (*)(A...)>(real_fn_in(slot, name, caller))(args...);
   if (p) plan_remember(p, shape());
   return p;
 }
@@ -94,7 +90,7 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
 template <class... A>
 void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
              const void* out, A... args) {
-  auto real = reinterpret_cast<void (*)(A...)>(real_function(slot, name, caller));
+  auto real = reinterpret_cast<void (*)(A...)>(real_fn_in(slot, name, caller));
   const PlanInfo* p = plan_lookup(plan);
   if (__builtin_expect(p == nullptr || p->flops < g_fast_limit, 1)) {
     real(args...);
@@ -107,7 +103,7 @@ void execute(Slot& slot, const char* name, const void* caller, Plan plan, const 
 }
 
 void destroy(Slot& slot, const char* name, const void* caller, Plan plan) {
-  auto real = reinterpret_cast<void (*)(Plan)>(real_function(slot, name, caller));
+  auto real = reinterpret_cast<void (*)(Plan)>(real_fn_in(slot, name, caller));
   if (plan) plan_forget(plan);  // first: FFTW may hand the address to the next plan at once
   real(plan);
 }

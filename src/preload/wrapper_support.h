@@ -40,10 +40,16 @@ struct RealEntry {
   uint32_t n;
   RealSlot slot[];  // n (at least 1) of them, allocated with the entry (GCC's flexible array member)
 };
-// The function cached for `caller` in `e`, or null.
+// The function cached for `caller` in `e`, or null. A slot never holds null (the resolver exits
+// first, as ld.so does, when no function exists): told to the compiler, so that the wrappers'
+// fast path does not test the answer again.
 inline void* cached_fn(const RealEntry* e, const void* caller) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(caller);
-  if (__builtin_expect(a - e->slot[0].lo < e->slot[0].span, 1)) return e->slot[0].fn;
+  if (__builtin_expect(a - e->slot[0].lo < e->slot[0].span, 1)) {
+    void* const fn = e->slot[0].fn;
+    if (fn == nullptr) __builtin_unreachable();
+    return fn;
+  }
   for (uint32_t i = 1; i < e->n; ++i)
     if (a - e->slot[i].lo < e->slot[i].span) return e->slot[i].fn;
   return nullptr;
@@ -69,6 +75,11 @@ inline void* cached_real(int sym, const void* caller) { return cached_real_in(g_
 inline void* real_fn(int sym, const void* caller) {
   void* const fn = cached_real(sym, caller);
   return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real(sym, caller);
+}
+// real_fn for a function outside the symbol table (FFTW's), with its own entry.
+inline void* real_fn_in(std::atomic<const RealEntry*>& entry, const char* name, const void* caller) {
+  void* const fn = cached_real_in(entry, caller);
+  return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real_in(entry, name, caller);
 }
 
 // Dispatcher: enter() returns true when the CPU library must run the call; leave() records it.
