@@ -23,7 +23,6 @@
 #include <string>
 
 #include "common/table.h"
-#include "cuda/backend_abi.h"
 #include "policy/auto_policy.h"
 #include "policy/model.h"
 #include "policy/profile.h"
@@ -74,9 +73,10 @@ int main(int argc, char** argv) {
       fprintf(stderr, "replay_policy: %s line %d: not a call\n", argv[1], lineno);
       return 1;
     }
-    gofl_call c{};
-    c.op = uint16_t(op);
-    c.flops = flops;
+    // As a trace record, so that the call is made from it as `gpu-offload estimate` makes it.
+    gofl_call_record r{};
+    r.op = uint16_t(op);
+    r.flops = flops;
     for (int i = 0; i < n_ops; ++i) {
       double bytes;
       int is_in, is_out;
@@ -84,10 +84,10 @@ int main(int argc, char** argv) {
         fprintf(stderr, "replay_policy: %s line %d: operand %d incomplete\n", argv[1], lineno, i + 1);
         return 1;
       }
-      if ((!is_in && !is_out) || c.n_operands >= GOFL_MAX_OPERANDS) continue;
-      c.operands[c.n_operands++] = gofl_call_operand{
-          nullptr, int64_t(bytes), 1, uint16_t(is_in && is_out ? GOFL_INOUT : is_in ? GOFL_IN : GOFL_OUT), 0};
+      if (r.n_operands < GOFL_MAX_OPERANDS)
+        r.operands[r.n_operands++] = gofl_operand{0, uint64_t(bytes), uint32_t(is_in != 0), uint32_t(is_out != 0)};
     }
+    gofl_call c = call_from_record(r);
     gpu.set_now(now);
     policy.decide(c, gpu);
     const double t = c.device == GOFL_DEV_GPU ? t_gpu : t_cpu;

@@ -244,7 +244,7 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   while (r.next(&rec)) {
     if (rec.kind == GOFL_REC_GPU_START) {
       const gofl_start_record& s = rec.u.start;
-      a.starts.push_back({h.pid, s.duration_ns * 1e-9, s.ok != 0, trace_text(s.message, sizeof s.message)});
+      a.starts.push_back({s.duration_ns * 1e-9, s.ok != 0, trace_text(s.message, sizeof s.message)});
       continue;
     }
     if (rec.kind != GOFL_REC_CALL) continue;

@@ -125,7 +125,6 @@ struct ProfileVerdict {
 
 // A process's start of the GPU backend (or its failed attempt): in no call's time.
 struct GpuStart {
-  int32_t pid = 0;
   double seconds = 0;
   bool ok = false;
   std::string message;  // why it cannot be used

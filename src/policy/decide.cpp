@@ -165,8 +165,9 @@ std::string decide_summary() {
     snprintf(line, sizeof line,
              "  GPU start-up: justified at decided call %llu, but it failed: %s; calls stay on the CPU\n",
              (unsigned long long)st.start_call, gpu_unavailable_reason());
-  } else if (gpu_unavailable() && !st.start_call) {
-    // A child forked after its parent started the GPU, or a process whose start failed elsewhere.
+  } else if (gpu_unavailable()) {
+    // A child forked after its parent's start failed (a child of a started GPU decides nothing:
+    // its calls are "forked child" before the policy sees them).
     snprintf(line, sizeof line, "  GPU start-up: none in this process: %s; calls stay on the CPU\n",
              gpu_unavailable_reason());
   } else if (st.not_started_calls > 0) {
