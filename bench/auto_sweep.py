@@ -98,7 +98,7 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
 def startup_of(run):
     """The GPU start-up a run paid: from its trace's start records (`gpu-offload dump --starts`),
     else, for runs saved before the trace recorded it, from its summary."""
-    rows = list(csv.DictReader(io.StringIO(run[2]))) if len(run) > 2 and run[2] else []
+    rows = list(csv.DictReader(io.StringIO(run[2]))) if run[2] else []
     if rows:
         return sum(int(r["duration_ns"]) for r in rows if r["ok"] == "1") / 1e9
     return startup_paid(run[1])
@@ -207,7 +207,8 @@ def main():
     if len(raw) < 3:
         print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
         return
-    # What auto paid to start the GPU (its summary; the traced durations leave it out), and what a
+    # What auto paid to start the GPU (its trace's start records, else its summary; the calls'
+    # durations leave it out), and what a
     # start costs on this machine (the --device gpu run starts it at the warm-up call).
     auto_start = startup_of(raw["auto"])
     startup = startup_of(raw["gpu"]) or auto_start
