@@ -11,6 +11,11 @@ extern "C" {
  * gofl_reason (see `gpu-offload help reasons`); gpu_status is the failure code of a GPU attempt. */
 void gpu_offload_last_call(int* device, int* reason, int* gpu_status);
 
+/* Which operands of this thread's last intercepted call a device copy kept from an earlier call
+ * served (residency): 2 bits per operand in the routine's operand order, 0 = copied, 1 = kept since
+ * an upload, 2 = left on the GPU by an earlier GPU call's result; 0 for a call that ran on the CPU. */
+unsigned gpu_offload_last_call_resident(void);
+
 /* Test-only: make a step of the GPU path fail ("alloc", "h2d", "compute") or corrupt its result
  * ("corrupt"); NULL restores normal operation. Results stay correct: the CPU library runs instead
  * (or, for "corrupt", verify mode reports the mismatch). */

@@ -143,10 +143,11 @@ def _check(name, value, valid):
         raise ValueError(f"gpu_offload: {name}={value!r} is not valid; use {name}=" + {
             "device": "'cpu', 'gpu' or 'auto'",
             "level": "a whole number from 1 to 10 (5 is the default)",
+            "residency": "True or False (or 'on' / 'off')",
         }[name])
 
 
-def _settings_env(trace, summary, device, level, verify, profile):
+def _settings_env(trace, summary, device, level, verify, profile, residency=None):
     """The GPU_OFFLOAD_* variables for the settings given (None: not given); ValueError for bad ones."""
     env = {}
     if device is not None:
@@ -162,6 +163,9 @@ def _settings_env(trace, summary, device, level, verify, profile):
         env["GPU_OFFLOAD_SUMMARY"] = "1" if summary else "0"
     if verify is not None:
         env["GPU_OFFLOAD_VERIFY"] = "1" if verify else "0"
+    if residency is not None:
+        _check("residency", residency, residency in (True, False, "on", "off"))
+        env["GPU_OFFLOAD_RESIDENCY"] = "on" if residency in (True, "on") else "off"
     if profile is not None:
         profile = os.fspath(profile)
         if not os.access(profile, os.R_OK):
@@ -187,17 +191,18 @@ def _too_late():
     return None
 
 
-def activate(trace=None, summary=None, device=None, level=None, verify=None, profile=None):
+def activate(trace=None, summary=None, device=None, level=None, verify=None, profile=None, residency=None):
     """Load libgpuoffload.so into the global scope now; returns True if the library is active.
 
     trace: a folder for the trace files (created if missing); summary: print a table at exit;
     device: 'cpu', 'gpu' or 'auto'; level: 1 to 10; verify: run GPU-capable calls on both devices;
-    profile: the machine profile. A setting left None comes from its GPU_OFFLOAD_* variable, then the
+    profile: the machine profile; residency: keep unchanged operands on the GPU between calls (default
+    True). A setting left None comes from its GPU_OFFLOAD_* variable, then the
     config file. The settings given become GPU_OFFLOAD_* variables, which child processes inherit.
     Must run before numpy or scipy is imported: otherwise it warns and leaves the library unloaded.
     """
     _disarm()
-    env = _settings_env(trace, summary, device, level, verify, profile)
+    env = _settings_env(trace, summary, device, level, verify, profile, residency)
     if is_active():
         if env:
             _warn("libgpuoffload.so is already loaded (LD_PRELOAD, gpu-offload run or an earlier "

@@ -30,6 +30,8 @@ Options (those of 'gpu-offload run'):
   --level N         1 to 10; 5 is the default (GPU_OFFLOAD_LEVEL)
   --verify          run GPU-capable calls on both devices and compare (GPU_OFFLOAD_VERIFY=1)
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
+  --residency on|off  keep unchanged operands on the GPU between calls (default on)
+                    (GPU_OFFLOAD_RESIDENCY)
   -m MODULE         run a module instead of a script
   -h, --help        this text
   --version         the version of gpu-offload
@@ -45,7 +47,7 @@ Exit status: the script's; 2 for a wrong command line, 1 if the library is not u
 """
 
 OPTIONS = {"--trace": "DIR", "--summary": None, "--device": "cpu|gpu|auto", "--level": "1-10",
-           "--verify": None, "--profile": "FILE"}
+           "--verify": None, "--profile": "FILE", "--residency": "on|off"}
 
 
 class UsageError(Exception):
@@ -115,6 +117,10 @@ def settings(opts):
         kw["verify"] = True
     if "--profile" in opts:
         kw["profile"] = opts["--profile"]
+    if "--residency" in opts:
+        if opts["--residency"] not in ("on", "off"):
+            raise UsageError(f"--residency '{opts['--residency']}' is not valid; use on or off")
+        kw["residency"] = opts["--residency"]
     return kw
 
 

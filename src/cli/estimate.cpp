@@ -142,7 +142,7 @@ int estimate_command(const std::vector<std::string>& args) {
       }
       OpRow& row_s = rows[r.op];
       ++row_s.calls;
-      gofl_call c = call_from_record(r);
+      gofl_call c = call_from_record(r, rec.resident);  // replayed with the copies residency avoided
       c.flags &= ~uint32_t(GOFL_F_INFO_NONZERO);  // decided before the call: its outcome is not known yet
       gpu.set_now(double(r.t_start_ns) * 1e-9);
       const bool was_started = gpu.started();

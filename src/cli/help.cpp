@@ -28,6 +28,8 @@ Options:
   --verify          run GPU-capable calls on both devices and compare the results; the
                     program gets the CPU result (GPU_OFFLOAD_VERIFY=1)
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
+  --residency on|off  keep operands the program has not changed on the GPU between calls
+                    (default on; GPU_OFFLOAD_RESIDENCY)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -156,6 +158,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   profile          GPU_OFFLOAD_PROFILE          a machine profile file
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
+  residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

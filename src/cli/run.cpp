@@ -23,6 +23,7 @@ namespace {
 const std::vector<OptionSpec> kRunOptions = {
     {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
     {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
+    {"--residency", "on|off"},
 };
 
 std::string absolute(const std::string& path) {
@@ -98,6 +99,11 @@ int run_command(const std::vector<std::string>& args) {
   if (o.has("--level")) env.emplace_back("GPU_OFFLOAD_LEVEL", check_level(o.values.at("--level")));
   if (o.has("--summary")) env.emplace_back("GPU_OFFLOAD_SUMMARY", "1");
   if (o.has("--verify")) env.emplace_back("GPU_OFFLOAD_VERIFY", "1");
+  if (o.has("--residency")) {
+    const std::string& r = o.values.at("--residency");
+    if (r != "on" && r != "off") throw UsageError("run", "--residency '" + r + "' is not valid; use on or off");
+    env.emplace_back("GPU_OFFLOAD_RESIDENCY", r);
+  }
   if (o.positionals.empty()) throw UsageError("run", "run needs a PROGRAM to run");
   if (o.has("--profile")) env.emplace_back("GPU_OFFLOAD_PROFILE", check_profile(o.values.at("--profile")));
   const std::string lib = find_preload_library();

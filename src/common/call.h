@@ -44,6 +44,7 @@ typedef struct gofl_call {
   float verify_error;
   uint16_t gpu_status;         // gofl_gpu_status of a failed GPU attempt (0 otherwise)
   uint16_t gpu_detail;         // the library's error number
+  uint32_t resident;           // gofl_residency of each operand's device copy (GOFL_RESIDENCY_OF)
   uint32_t fp_in[GOFL_MAX_OPERANDS];
   void* verify;                // verify mode: the GPU's private results until leave()
 } gofl_call;

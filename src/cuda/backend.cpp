@@ -12,6 +12,7 @@
 #include "cuda/backend_abi.h"
 #include "cuda/engine.h"
 #include "cuda/prefault.h"
+#include "cuda/resident.h"
 
 namespace gofl {
 namespace cuda {
@@ -82,7 +83,9 @@ int b_memory(uint64_t* free_bytes, uint64_t* total_bytes) {
     return GOFL_GPU_CUDA_ERROR;
   }
   // Blocks cached by our pool are ours to reuse (and are freed on demand).
-  if (free_bytes) *free_bytes = uint64_t(f) + e.cached_bytes();
+  // Kept copies (residency) give way to a call that needs their memory.
+  const ResidentCache* rc = e.resident();
+  if (free_bytes) *free_bytes = uint64_t(f) + e.cached_bytes() + (rc ? rc->bytes() : 0);
   if (total_bytes) *total_bytes = uint64_t(t);
   return 0;
 }
@@ -131,6 +134,12 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   }
 
   e.begin_call(*call);
+  uint64_t need = 0;
+  try {
+    need = rt->bytes ? rt->bytes(CallArgs(*call)) : 0;
+  } catch (...) {
+  }
+  e.make_room(need);  // kept copies give way to the call and to other processes' needs
   int status = GOFL_GPU_OK, detail = 0;
   const char* where = "";
   try {
@@ -160,6 +169,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
     // Program memory was partly written: the CPU cannot simply run the call again.
     if (e.output_written() && !e.rerunnable()) status = GOFL_GPU_COPY_OUT_FAILED;
   }
+  e.end_call(status == GOFL_GPU_OK);
   e.fill_result(r);
   r->status = status;
   r->detail = detail;
@@ -180,6 +190,50 @@ void b_trim() {
 
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 
+void b_configure(const gofl_backend_config* c) {
+  if (!c) return;
+  std::lock_guard<std::mutex> lk(run_m);
+  Engine::get().set_residency(c->residency != 0, c->reserve_bytes, c->reserve_fraction);
+}
+
+uint64_t b_resident_bytes(const gofl_call* call) {
+  // Never wait: the thread running a GPU call may be the one asking (a CUDA library calling host BLAS).
+  std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
+  if (!lk.owns_lock()) return 0;
+  ResidentCache* rc = Engine::get().resident();
+  if (!call || !rc || rc->count() == 0) return 0;
+  uint64_t bytes = 0;
+  for (int i = 0; i < call->n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    const gofl_call_operand& o = call->operands[i];
+    const uint64_t n = uint64_t(o.elems) * o.elem_size;
+    if (o.role == GOFL_IN && rc->covers(reinterpret_cast<uintptr_t>(o.ptr), n, o.elem_size)) bytes += n;
+  }
+  return bytes;
+}
+
+void b_residency_info(char* buf, size_t len) {
+  if (!buf || !len) return;
+  std::lock_guard<std::mutex> lk(run_m);
+  ResidentCache* rc = Engine::get().resident();
+  if (!rc) {
+    std::snprintf(buf, len, "not started");
+    return;
+  }
+  if (!rc->enabled()) {
+    std::snprintf(buf, len, "off");
+    return;
+  }
+  HostWatch& w = rc->watch();
+  const char* why = w.why_not_page_tracking();
+  std::snprintf(buf, len, "%s%s%s%s, %zu copies kept (%.1f MB)",
+                w.mechanism() == WatchMechanism::PageTracking ? "page tracking (userfaultfd write-protect)"
+                                                              : "content check (a hash of every byte)",
+                w.mechanism() != WatchMechanism::PageTracking && why && *why ? " (page tracking unavailable: " : "",
+                w.mechanism() != WatchMechanism::PageTracking && why && *why ? why : "",
+                w.mechanism() != WatchMechanism::PageTracking && why && *why ? ")" : "", rc->count(),
+                double(rc->bytes()) / 1e6);
+}
+
 }  // namespace
 }  // namespace cuda
 }  // namespace gofl
@@ -188,7 +242,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
   using namespace gofl::cuda;
   static const gofl_backend b = {
       GOFL_BACKEND_ABI, b_start, b_describe, b_memory, b_supports, b_device_bytes,
-      b_run, b_utilization, b_trim, b_set_fault,
+      b_run, b_utilization, b_trim, b_configure, b_resident_bytes, b_residency_info, b_set_fault,
   };
   return &b;
 }

@@ -11,7 +11,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 1
+#define GOFL_BACKEND_ABI 2
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -42,7 +42,16 @@ typedef struct gofl_gpu_result {
   float copy_out_s;
   uint64_t bytes_in;
   uint64_t bytes_out;
+  uint32_t resident;        // per operand (2 bits each, operand i at bit 2i): gofl_residency of its device copy
+  uint64_t bytes_resident;  // bytes the call did not copy because a kept device copy served
 } gofl_gpu_result;
+
+// What the library tells the backend once it runs (and again when a setting changes).
+typedef struct gofl_backend_config {
+  int32_t residency;          // 1: keep unchanged operands on the GPU between calls
+  int64_t reserve_bytes;      // GPU memory always left free, or -1: reserve_fraction of the total
+  double reserve_fraction;
+} gofl_backend_config;
 
 typedef struct gofl_backend {
   uint32_t abi;  // GOFL_BACKEND_ABI
@@ -65,6 +74,12 @@ typedef struct gofl_backend {
   int (*utilization)(void);
   // Release device memory held for reuse (scratch buffers).
   void (*trim)(void);
+  // Residency: apply the settings; bytes of the call's inputs that kept device copies would serve now
+  // (for the cost model: no GPU work, a check of the host memory); a line saying how host memory is
+  // watched and what is kept, for the summary.
+  void (*configure)(const gofl_backend_config* config);
+  uint64_t (*resident_bytes)(const gofl_call* call);
+  void (*residency_info)(char* buf, size_t len);
   // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before") or corrupt the
   // result ("corrupt"); NULL clears it.
   void (*set_fault)(const char* spec);

@@ -160,8 +160,11 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
-  DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
-  DevMem dB = same ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  // A (and B, when a kept copy holds it) from residency; otherwise B goes up panel by panel.
+  const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
+  Engine::Input inB;
+  const bool b_kept = !same && e.kept(g.B, g.br(), g.bc(), g.ldb, sizeof(T), &inB);
+  DevMem dB = same || b_kept ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
   const int64_t w = (g.n + panels - 1) / panels;
@@ -171,16 +174,16 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     Panel() : in(false), start(true), end(true) {}
   };
   std::vector<Panel> ps(static_cast<size_t>(panels));
-  e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
   for (int p = 0; p < panels; ++p) {
     Panel& P = ps[size_t(p)];
     P.j0 = int64_t(p) * w;
     P.cols = std::min(w, g.n - P.j0);  // > 0: see gemm_panels
     const T* dBp;
     int64_t ldb;
-    if (same) {  // B is A, already up: its packed layout has A's leading dimension
-      dBp = g.tb == 'N' ? dA.get<T>() + P.j0 * g.k : dA.get<T>() + P.j0;
-      ldb = g.br();
+    if (same || b_kept) {  // B is on the device already (A itself, or a kept copy)
+      const Engine::Input& src = same ? inA : inB;
+      dBp = g.tb == 'N' ? src.get<T>() + P.j0 * src.ld : src.get<T>() + P.j0;
+      ldb = src.ld;
     } else if (g.tb == 'N') {  // columns j0.. of B, packed k x n
       dBp = dB.get<T>() + P.j0 * g.k;
       ldb = g.k;
@@ -195,7 +198,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     check(cudaEventRecord(P.in.get(), up), "cudaEventRecord (panel in)");
     check(cudaStreamWaitEvent(s, P.in.get(), 0), "cudaStreamWaitEvent (panel in)");
     check(cudaEventRecord(P.start.get(), s), "cudaEventRecord (panel start)");
-    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, P.cols, g.k, cu(&g.alpha), cu(dA.get<const T>()), g.ar(),
+    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, P.cols, g.k, cu(&g.alpha), cu(inA.get<T>()), inA.ld,
                     cu(dBp), ldb, cu(&g.beta), cu(dCp), g.m),
           "cublasXgemm");
     check(cudaEventRecord(P.end.get(), s), "cudaEventRecord (panel end)");
@@ -230,7 +233,10 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   }
   // Nothing of the program's C is written yet on either path.
   if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
-  if (!out_only) return e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T), down);
+  if (!out_only) {
+    e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T), down);
+    return e.keep_output(std::move(dC), g.C, g.m, g.n, g.ldc, sizeof(T));
+  }
   // Every panel comes back in one copy pipeline, each after its kernel, the next panel's DMAs
   // running while the host copies out the previous one.
   std::vector<Engine::OutPart> outs;
@@ -241,28 +247,27 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
   });
   e.end_pipeline();
+  e.keep_output(std::move(dC), g.C, g.m, g.n, g.ldc, sizeof(T));
 }
 
 template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
   if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, a.call(), g, panels);
-  DevMem dA = e.alloc(size_t(g.ar() * g.ac()) * sizeof(T));
   // a @ a: one copy of the shared operand.
-  const bool same = g.b_is_a();
-  DevMem dB = same ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T));
+  const Engine::Input inB2 = g.b_is_a() ? Engine::Input() : e.input(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
+  const Engine::Input& inB = g.b_is_a() ? inA : inB2;
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
-  const T* pB = same ? dA.get<T>() : dB.get<T>();
-  e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T));
-  if (!same) e.upload(dB.get(), g.B, g.br(), g.bc(), g.ldb, sizeof(T));
   // beta == 0: C is not read (NaNs in it must not propagate), so it need not be copied in.
   if (!is_zero(g.beta)) e.upload(dC.get(), g.C, g.m, g.n, g.ldc, sizeof(T));
   e.begin_compute();
-  check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, g.n, g.k, cu(&g.alpha), cu(dA.get<const T>()), g.ar(),
-                  cu(pB), g.br(), cu(&g.beta), cu(dC.get<T>()), g.m),
+  check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, g.n, g.k, cu(&g.alpha), cu(inA.get<T>()), inA.ld,
+                  cu(inB.get<T>()), inB.ld, cu(&g.beta), cu(dC.get<T>()), g.m),
         "cublasXgemm");
   e.finish_compute();
   e.download(g.C, dC.get(), g.m, g.n, g.ldc, sizeof(T));
+  e.keep_output(std::move(dC), g.C, g.m, g.n, g.ldc, sizeof(T));
 }
 
 // ---- symm / hemm --------------------------------------------------------------------------------------
@@ -305,25 +310,34 @@ template <class T> uint64_t symm_bytes(const CallArgs& a) {
 template <class T, bool Herm> void symm_run(Engine& e, const CallArgs& a) {
   Symm<T> s(a);
   const int64_t ka = s.ka();
-  DevMem dA = e.alloc(size_t(ka * ka) * sizeof(T));
-  DevMem dB = e.alloc(size_t(s.m * s.n) * sizeof(T));
+  // hemm: the imaginary parts of A's diagonal are zeroed on the device, so A is a private copy.
+  Engine::Input inA;
+  DevMem dA;
+  if constexpr (Herm) {
+    dA = e.alloc(size_t(ka * ka) * sizeof(T));
+    e.upload(dA.get(), s.A, ka, ka, s.lda, sizeof(T));
+    zero_diag_imag(e, dA.get<T>(), ka);
+    inA.dev = dA.get();
+    inA.ld = ka;
+  } else {
+    inA = e.input(s.A, ka, ka, s.lda, sizeof(T));
+  }
+  const Engine::Input inB = e.input(s.B, s.m, s.n, s.ldb, sizeof(T));
   DevMem dC = e.alloc(size_t(s.m * s.n) * sizeof(T));
-  e.upload(dA.get(), s.A, ka, ka, s.lda, sizeof(T));
-  e.upload(dB.get(), s.B, s.m, s.n, s.ldb, sizeof(T));
   if (!is_zero(s.beta)) e.upload(dC.get(), s.C, s.m, s.n, s.ldc, sizeof(T));
-  if constexpr (Herm) zero_diag_imag(e, dA.get<T>(), ka);
   e.begin_compute();
   if constexpr (Herm) {
-    check(x_hemm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(dA.get<const T>()), ka,
-                    cu(dB.get<const T>()), s.m, cu(&s.beta), cu(dC.get<T>()), s.m),
+    check(x_hemm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(inA.get<T>()), inA.ld,
+                    cu(inB.get<T>()), inB.ld, cu(&s.beta), cu(dC.get<T>()), s.m),
           "cublasXhemm");
   } else {
-    check(x_symm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(dA.get<const T>()), ka,
-                    cu(dB.get<const T>()), s.m, cu(&s.beta), cu(dC.get<T>()), s.m),
+    check(x_symm<T>(e.blas(), side_of(s.side), fill_of(s.uplo), s.m, s.n, cu(&s.alpha), cu(inA.get<T>()), inA.ld,
+                    cu(inB.get<T>()), inB.ld, cu(&s.beta), cu(dC.get<T>()), s.m),
           "cublasXsymm");
   }
   e.finish_compute();
   e.download(s.C, dC.get(), s.m, s.n, s.ldc, sizeof(T));
+  e.keep_output(std::move(dC), s.C, s.m, s.n, s.ldc, sizeof(T));
 }
 
 // ---- syrk / herk / syr2k / her2k ----------------------------------------------------------------------
@@ -392,28 +406,26 @@ template <class T, class S, class Sb, bool Two, bool Herm> void rank_run(Engine&
   Rank<T, S, Sb, Two, Herm> r(a);
   r.trans = real_trans<T>(r.trans);
   const int64_t ar = r.ar(), ac = r.ac();
-  DevMem dA = e.alloc(size_t(ar * ac) * sizeof(T));
-  DevMem dB = Two ? e.alloc(size_t(ar * ac) * sizeof(T)) : DevMem();
+  const Engine::Input inA = e.input(r.A, ar, ac, r.lda, sizeof(T));
+  const Engine::Input inB = Two ? e.input(r.B, ar, ac, r.ldb, sizeof(T)) : Engine::Input();
   DevMem dC = e.alloc(size_t(r.n * r.n) * sizeof(T));
-  e.upload(dA.get(), r.A, ar, ac, r.lda, sizeof(T));
-  if (Two) e.upload(dB.get(), r.B, ar, ac, r.ldb, sizeof(T));
   if (!is_zero(r.beta)) e.upload(dC.get(), r.C, r.n, r.n, r.ldc, sizeof(T));
   e.begin_compute();
   const auto fill = fill_of(r.uplo);
   const auto op = op_of(r.trans);
   if constexpr (Herm && Two) {
-    check(x_her2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(dB.get<const T>()), ar,
+    check(x_her2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(inA.get<T>()), inA.ld, cu(inB.get<T>()), inB.ld,
                      &r.beta, cu(dC.get<T>()), r.n),
           "cublasXher2k");
   } else if constexpr (Herm) {
-    check(x_herk<T>(e.blas(), fill, op, r.n, r.k, &r.alpha, cu(dA.get<const T>()), ar, &r.beta, cu(dC.get<T>()), r.n),
+    check(x_herk<T>(e.blas(), fill, op, r.n, r.k, &r.alpha, cu(inA.get<T>()), inA.ld, &r.beta, cu(dC.get<T>()), r.n),
           "cublasXherk");
   } else if constexpr (Two) {
-    check(x_syr2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(dB.get<const T>()), ar,
+    check(x_syr2k<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(inA.get<T>()), inA.ld, cu(inB.get<T>()), inB.ld,
                      cu(&r.beta), cu(dC.get<T>()), r.n),
           "cublasXsyr2k");
   } else {
-    check(x_syrk<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(dA.get<const T>()), ar, cu(&r.beta), cu(dC.get<T>()),
+    check(x_syrk<T>(e.blas(), fill, op, r.n, r.k, cu(&r.alpha), cu(inA.get<T>()), inA.ld, cu(&r.beta), cu(dC.get<T>()),
                     r.n),
           "cublasXsyrk");
   }
@@ -465,23 +477,23 @@ template <class T, bool Solve> void tri_run(Engine& e, const CallArgs& a) {
   Tri<T> t(a);
   t.trans = real_trans<T>(t.trans);
   const int64_t ka = t.ka();
-  DevMem dA = e.alloc(size_t(ka * ka) * sizeof(T));
+  const Engine::Input inA = e.input(t.A, ka, ka, t.lda, sizeof(T));
   DevMem dB = e.alloc(size_t(t.m * t.n) * sizeof(T));
-  e.upload(dA.get(), t.A, ka, ka, t.lda, sizeof(T));
   e.upload(dB.get(), t.B, t.m, t.n, t.ldb, sizeof(T));
   e.begin_compute();
   if constexpr (Solve) {
     check(x_trsm<T>(e.blas(), side_of(t.side), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.m, t.n, cu(&t.alpha),
-                    cu(dA.get<const T>()), ka, cu(dB.get<T>()), t.m),
+                    cu(inA.get<T>()), inA.ld, cu(dB.get<T>()), t.m),
           "cublasXtrsm");
   } else {
     // cuBLAS trmm is out of place; C == B gives BLAS's in-place result.
     check(x_trmm<T>(e.blas(), side_of(t.side), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.m, t.n, cu(&t.alpha),
-                    cu(dA.get<const T>()), ka, cu(dB.get<const T>()), t.m, cu(dB.get<T>()), t.m),
+                    cu(inA.get<T>()), inA.ld, cu(dB.get<const T>()), t.m, cu(dB.get<T>()), t.m),
           "cublasXtrmm");
   }
   e.finish_compute();
   e.download(t.B, dB.get(), t.m, t.n, t.ldb, sizeof(T));
+  e.keep_output(std::move(dB), t.B, t.m, t.n, t.ldb, sizeof(T));
 }
 
 // ---- registration ---------------------------------------------------------------------------------------

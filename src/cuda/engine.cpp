@@ -3,6 +3,7 @@
 // timing and the test-only fault switch.
 #include "cuda/engine.h"
 #include "cuda/pieces.h"
+#include "cuda/resident.h"
 
 #include <unistd.h>
 #if defined(__SSE2__)
@@ -232,6 +233,13 @@ struct Engine::Impl {
   Clock::time_point t_compute;
   double copy_in = 0, compute = 0, copy_out = 0;
   uint64_t bytes_in = 0, bytes_out = 0;
+  // Residency: the cache, its settings, and what the call in progress did not copy.
+  ResidentCache* resident = nullptr;
+  int64_t reserve_bytes = -1;
+  double reserve_fraction = 0.3;
+  const gofl_call* call = nullptr;
+  uint32_t resident_bits = 0;
+  uint64_t bytes_resident = 0;
 
   // Parallel (or, for small ranges, single-threaded) host copy of packed range [b, e).
   void host_copy(const HostView& v, char* stage, size_t b, size_t e, bool to_host) {
@@ -459,6 +467,12 @@ int Engine::start(char* msg, size_t len) {
   if (cores < 1) cores = 1;
   const long threads = env_long("GPU_OFFLOAD_COPY_THREADS", std::clamp<long>(cores * 3 / 4, 1, 12));
   im->pool.start(int(std::clamp<long>(threads, 1, 64)));
+  im->resident = new ResidentCache([im](int parts, const std::function<void(int)>& body) { im->pool.run(parts, body); });
+  if (const char* mb = std::getenv("GPU_OFFLOAD_RESIDENCY_MIN_MB")) {
+    char* end = nullptr;
+    const long v = std::strtol(mb, &end, 10);
+    if (end != mb && *end == 0 && v >= 0) im->resident->set_min_bytes(size_t(v) << 20);
+  }
 
   cudaDeviceProp prop{};
   int rt = 0, drv = 0;
@@ -508,6 +522,12 @@ DevMem Engine::alloc(size_t bytes) {
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
     release_cached(0);  // our cached blocks may be what is missing
+    e = cudaMalloc(&p, want);
+  }
+  if (e == cudaErrorMemoryAllocation && impl_->resident->bytes() > 0) {
+    (void)cudaGetLastError();
+    impl_->resident->evict(want);  // kept copies never make a call fail: the least recently used go
+    release_cached(0);
     e = cudaMalloc(&p, want);
   }
   if (e != cudaSuccess) {
@@ -673,6 +693,8 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
     const OutPart& p = parts[i];
     if (p.rows <= 0 || p.cols <= 0 || p.elem == 0) continue;
     char* const base = static_cast<char*>(p.host);
+    impl_->resident->forget_overlapping(reinterpret_cast<uintptr_t>(base),
+                                        (size_t(p.cols - 1) * size_t(std::max(p.ld, p.rows)) + size_t(p.rows)) * p.elem);
     const HostView v = p.uplo ? HostView{base, p.rows, p.cols, std::max(p.ld, p.rows), p.elem, p.uplo}
                               : HostView::matrix(base, p.rows, p.cols, p.ld, p.elem);
     ps.push_back(Impl::Part{v, static_cast<const char*>(p.dev), p.ready, i});
@@ -714,6 +736,9 @@ void Engine::begin_call(const gofl_call& c) {
   reset_call_stats();
   if (!impl_) return;
   impl_->precision = c.op < GOFL_N_OPS ? gofl_ops[c.op].precision : 0;
+  impl_->call = &c;
+  impl_->resident_bits = 0;
+  impl_->bytes_resident = 0;
   impl_->corrupt_done = false;
   impl_->written = false;
   impl_->rerunnable = false;
@@ -749,6 +774,91 @@ void Engine::end_pipeline() {
 
 bool Engine::output_written() const { return impl_ && impl_->written; }
 
+// ---- residency ------------------------------------------------------------------------------------------
+
+namespace {
+// The call operand a host pointer belongs to (its bits in gofl_gpu_result.resident), or -1.
+int operand_of(const gofl_call* c, const void* host) {
+  if (!c) return -1;
+  const auto h = reinterpret_cast<uintptr_t>(host);
+  for (int i = 0; i < c->n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    const auto b = reinterpret_cast<uintptr_t>(c->operands[i].ptr);
+    if (h >= b && h < b + uint64_t(c->operands[i].elems) * c->operands[i].elem_size) return i;
+  }
+  return -1;
+}
+}  // namespace
+
+bool Engine::kept(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, Input* in) {
+  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "input before start");
+  if (rows <= 0 || cols <= 0 || elem == 0) return false;
+  const HostMatrix m{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem};
+  ResidentCache::Hit hit;
+  if (!impl_->resident->find(m, &hit)) return false;
+  if (!hit.fresh) {  // a copy this call uploaded itself (a @ a) saved nothing against earlier calls
+    if (const int i = operand_of(impl_->call, host); i >= 0) impl_->resident_bits |= uint32_t(hit.origin) << (2 * i);
+    impl_->bytes_resident += m.packed();
+  }
+  in->dev = hit.dev;
+  in->ld = hit.ld;
+  return true;
+}
+
+Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
+  Input in;
+  in.ld = std::max<int64_t>(rows, 1);
+  if (rows <= 0 || cols <= 0 || elem == 0) return in;
+  if (kept(host, rows, cols, ld, elem, &in)) return in;
+  const HostMatrix m{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem};
+  DevMem d = alloc(m.packed());
+  // Kept or not, the bytes are read only after watching began (resident.h).
+  ResidentCache::Entry* k = fault("corrupt") ? nullptr : impl_->resident->keep_upload(m, std::move(d));
+  void* dst = k ? k->dev.get() : d.get();
+  upload(dst, host, rows, cols, ld, elem, on);
+  in.dev = dst;
+  in.ld = rows;
+  if (!k) in.owned = std::move(d);
+  return in;
+}
+
+void Engine::keep_output(DevMem&& dev, void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+  // The test switch that corrupts a result leaves the host unlike the device: nothing is kept then.
+  if (!impl_ || rows <= 0 || cols <= 0 || corrupt_result()) return;
+  impl_->resident->keep_output(HostMatrix{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem},
+                               std::move(dev));
+}
+
+void Engine::set_residency(bool on, int64_t reserve_bytes, double reserve_fraction) {
+  if (!impl_) return;
+  impl_->resident->set_enabled(on);
+  impl_->reserve_bytes = reserve_bytes;
+  impl_->reserve_fraction = reserve_fraction;
+}
+
+ResidentCache* Engine::resident() const { return impl_ ? impl_->resident : nullptr; }
+
+void Engine::make_room(uint64_t need) {
+  if (!impl_ || impl_->resident->bytes() == 0) return;
+  size_t free_b = 0, total = 0;
+  if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return;
+  }
+  const uint64_t reserve = impl_->reserve_bytes >= 0 ? uint64_t(impl_->reserve_bytes)
+                                                     : uint64_t(impl_->reserve_fraction * double(total));
+  const uint64_t have = uint64_t(free_b) + cached_bytes();
+  if (have >= reserve + need) return;
+  // Another process (or this call) needs the memory: kept copies go, least recently used first.
+  impl_->resident->evict(reserve + need - have);
+  release_cached(kCacheLimit);
+}
+
+void Engine::end_call(bool ok) {
+  if (!impl_) return;
+  impl_->resident->end_call(ok);
+  impl_->call = nullptr;
+}
+
 void Engine::fill_result(gofl_gpu_result* r) {
   if (!r || !impl_) return;
   r->copy_in_s = float(impl_->copy_in);
@@ -756,6 +866,8 @@ void Engine::fill_result(gofl_gpu_result* r) {
   r->copy_out_s = float(impl_->copy_out);
   r->bytes_in = impl_->bytes_in;
   r->bytes_out = impl_->bytes_out;
+  r->resident = impl_->resident_bits;
+  r->bytes_resident = impl_->bytes_resident;
 }
 
 void Engine::recover() {

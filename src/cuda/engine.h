@@ -74,6 +74,8 @@ class DevMem {
   size_t bytes_ = 0;
 };
 
+class ResidentCache;
+
 // A CUDA event owned by a routine (timing: usable with cudaEventElapsedTime).
 class Event {
  public:
@@ -114,6 +116,30 @@ class Engine {
   void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
               cudaStream_t on = nullptr);
   void upload_vec(void* dev, const void* host, size_t bytes) { upload(dev, host, int64_t(bytes), 1, int64_t(bytes), 1); }
+
+  // A host matrix the routine only reads, on the device (residency, cuda/resident.h): a kept copy
+  // whose host bytes are unchanged serves without a copy, a sub-matrix of one too; otherwise it is
+  // uploaded (on `on`, as upload() does) and kept for later calls when worthwhile. Valid until the
+  // call ends. Its device leading dimension is `ld` (rows, unless it is part of a larger copy).
+  struct Input {
+    const void* dev = nullptr;
+    int64_t ld = 1;
+    DevMem owned;  // the upload, when it is not kept
+    template <class T> const T* get() const { return static_cast<const T*>(dev); }
+  };
+  Input input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on = nullptr);
+  // Only a kept copy, never an upload: false when there is none (the routine uploads as it likes).
+  bool kept(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, Input* in);
+  // After a download() that wrote every element of the host matrix from packed `dev`: the host now
+  // holds exactly dev, so dev may serve later calls as that matrix's copy.
+  void keep_output(DevMem&& dev, void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem);
+  // Residency settings (from the preload library), and the cache itself (backend.cpp).
+  void set_residency(bool on, int64_t reserve_bytes, double reserve_fraction);
+  ResidentCache* resident() const;
+  // Frees kept copies until the free device memory, less `need`, is above the reserve.
+  void make_room(uint64_t need);
+  // The call ended (ok: it succeeded): its new kept copies become valid or are dropped.
+  void end_call(bool ok);
 
   // Marks the end of the copy-in phase and the start of the computation (for the phase times).
   void begin_compute();

@@ -84,6 +84,7 @@ template <class T> void getrf_run(Engine& e, const CallArgs& a) {
   e.download_vec(piv.data(), dpiv.get(), sizeof(int64_t) * size_t(k));
   write_pivots(a, P::ipiv, piv);
   a.set_i(P::info, inf);
+  e.keep_output(std::move(dA), A_, m, n, lda, sizeof(T));  // the factors serve later getrs calls
 }
 
 // ---- getrs ------------------------------------------------------------------------------------------
@@ -112,21 +113,21 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
   const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
   if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getrs: pivot out of range");
 
-  DevMem dA = alloc_elems<T>(e, n * n);
+  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factors: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   DevMem dpiv = alloc_elems<int64_t>(e, n);
   DevInfo info = make_info(e, 1);
-  e.upload(dA.get(), a.ptr<const T>(P::a), n, n, lda, sizeof(T));
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
   e.begin_compute();
-  check(cusolverDnXgetrs(e.solver(), e.params(), op_of(t), n, nrhs, data_type<T>(), dA.get(), n,
+  check(cusolverDnXgetrs(e.solver(), e.params(), op_of(t), n, nrhs, data_type<T>(), inA.dev, inA.ld,
                          dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(0)), "cusolverDnXgetrs");
   e.finish_compute();
   read_info(e, info, 0, "cusolverDnXgetrs info");  // getrs has no info > 0
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
   a.set_i(P::info, 0);
+  e.keep_output(std::move(dB), B, n, nrhs, ldb, sizeof(T));
 }
 
 // ---- gesv -------------------------------------------------------------------------------------------
@@ -295,19 +296,19 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
   const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
   T* B = a.ptr<T>(P::b);
 
-  DevMem dA = alloc_elems<T>(e, n * n);
+  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factor: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   DevInfo info = make_info(e, 1);
-  e.upload(dA.get(), a.ptr<const T>(P::a), n, n, lda, sizeof(T));
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.begin_compute();
-  check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), dA.get(), n, data_type<T>(),
+  check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), inA.dev, inA.ld, data_type<T>(),
                          dB.get(), n, info.at(0)), "cusolverDnXpotrs");
   e.finish_compute();
   read_info(e, info, 0, "cusolverDnXpotrs info");  // potrs has no info > 0
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
   a.set_i(P::info, 0);
+  e.keep_output(std::move(dB), B, n, nrhs, ldb, sizeof(T));
 }
 
 // ---- posv -------------------------------------------------------------------------------------------

@@ -106,7 +106,9 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
     c.reason = GOFL_R_BELOW_THRESHOLD;
     return;
   }
-  const CallBytes bytes = call_bytes(c);
+  CallBytes bytes = call_bytes(c);
+  // Inputs already on the GPU cost no copy: a call too small to pay its copies may still gain.
+  if (env.started()) bytes.in = std::max(0.0, bytes.in - double(env.resident_bytes(c)));
   const double raw_cpu = model_.cpu_seconds(c.op, c.flops);
   const double raw_gpu = model_.gpu_seconds(c.op, c.flops, bytes.in, bytes.out);
 

@@ -62,6 +62,9 @@ class GpuEnv {
   virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
   virtual uint64_t device_bytes(const gofl_call& c) = 0;
+  // Bytes of the call's inputs that device copies kept from earlier calls would serve (no copy).
+  // A replay has them in the calls themselves (gofl_call.resident, counted by call_bytes()).
+  virtual uint64_t resident_bytes(const gofl_call&) { return 0; }
   virtual double now() = 0;        // seconds, monotonic
 };
 

@@ -23,6 +23,7 @@ const Key kKeys[] = {
     {"profile", "GPU_OFFLOAD_PROFILE", true},
     {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
+    {"residency", "GPU_OFFLOAD_RESIDENCY", false},
 };
 
 std::string trim(const std::string& s) {
@@ -44,7 +45,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

@@ -50,6 +50,10 @@ class LibraryGpu final : public GpuEnv {
     const gofl_backend* b = running();
     return b ? b->device_bytes(&c) : 0;
   }
+  uint64_t resident_bytes(const gofl_call& c) override {
+    const gofl_backend* b = running();
+    return b ? b->resident_bytes(&c) : 0;
+  }
   double now() override { return now_s(); }
 
  private:
@@ -140,6 +144,8 @@ void decide_fork_child() {
 }
 
 std::string active_profile_label() { return profile_label(active_profile()); }
+
+double predicted_copy_in_seconds(double bytes) { return active_profile().h2d.seconds(bytes); }
 
 std::string decide_summary() {
   if (!auto_mode()) {

@@ -16,6 +16,8 @@ void decide_done(const gofl_call& c, uint64_t duration_ns);
 // The profile in use, for the summary and the trace header. Loads it on first use; a profile that
 // cannot be read or parsed is reported once on stderr and the built-in one serves.
 std::string active_profile_label();
+// Seconds the profile predicts for copying `bytes` to the GPU (what residency saves).
+double predicted_copy_in_seconds(double bytes);
 // In a forked child (pthread_atfork): the decision's lock and counters start afresh.
 void decide_fork_child();
 // Summary lines (each starting with two spaces): GPU start-up paid or avoided, predicted saving.

@@ -52,13 +52,15 @@ CallBytes call_bytes(const gofl_call& c) {
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     const gofl_call_operand& o = c.operands[i];
     const double bytes = double(o.elems) * double(o.elem_size);
-    if (o.role == GOFL_IN || o.role == GOFL_INOUT) b.in += bytes;
+    // An input whose device copy was kept from an earlier call was not copied.
+    const bool kept = GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED;
+    if ((o.role == GOFL_IN || o.role == GOFL_INOUT) && !kept) b.in += bytes;
     if (o.role == GOFL_OUT || o.role == GOFL_INOUT) b.out += bytes;
   }
   return b;
 }
 
-gofl_call call_from_record(const gofl_call_record& r) {
+gofl_call call_from_record(const gofl_call_record& r, uint32_t resident) {
   gofl_call c{};
   c.op = r.op;
   c.sym = r.sym;
@@ -69,6 +71,7 @@ gofl_call call_from_record(const gofl_call_record& r) {
     const gofl_operand& o = r.operands[i];
     const bool in = o.fp_in != 0, out = o.fp_out != 0;
     if (!in && !out) continue;  // empty, or not looked at
+    c.resident |= GOFL_RESIDENCY_OF(resident, i) << (2 * c.n_operands);
     c.operands[c.n_operands++] =
         gofl_call_operand{nullptr, int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
   }

@@ -81,6 +81,9 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     if (!parse_bool(v, &s.verify)) complain(msgs, where("GPU_OFFLOAD_VERIFY"), v, "1 or 0", "0");
   }
   if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
+  if (const char* v = get("GPU_OFFLOAD_RESIDENCY"); v && *v) {
+    if (!parse_bool(v, &s.residency)) complain(msgs, where("GPU_OFFLOAD_RESIDENCY"), v, "on or off", "on");
+  }
   if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
     char* end = nullptr;
     double b = strtod(v, &end);

@@ -18,6 +18,7 @@ struct Settings {
   bool verify = false;           // run GPU-capable calls on both devices
   std::string profile;           // profile path (empty: per-user default, then built-in)
   double memory_reserve = -1;    // GPU memory always left free, bytes (-1: the level's fraction)
+  bool residency = true;         // keep unchanged operands on the GPU between calls
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

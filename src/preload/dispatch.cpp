@@ -122,6 +122,7 @@ void run_on_gpu(gofl_call& c) {
     c.copy_in_s = r.copy_in_s;
     c.compute_s = r.compute_s;
     c.copy_out_s = r.copy_out_s;
+    c.resident = r.resident;
     return;
   }
   if (st == GOFL_GPU_COPY_OUT_FAILED) {
@@ -206,7 +207,7 @@ void leave(gofl_call& c) {
       r.operands[i].fp_in = c.fp_in[i];
       r.operands[i].fp_out = (o.role != GOFL_IN && !(c.flags & GOFL_F_QUERY)) ? fingerprint(o.ptr, bytes) : 0;
     }
-    trace_call(r);
+    trace_call(r, c.resident);
   }
   summary_add(c, dur);
 }

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "policy/level.h"
 #include "policy/settings.h"
 #include "trace/writer.h"
 
@@ -65,6 +66,10 @@ void start_locked_untraced() {
     return;
   }
   if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
+  const Settings& s = settings();
+  const gofl_backend_config cfg{s.residency ? 1 : 0, s.memory_reserve >= 0 ? int64_t(s.memory_reserve) : -1,
+                                level_row(s.level).memory_reserve};
+  b->configure(&cfg);
   g_backend = b;
   g_state = State::Started;
 }

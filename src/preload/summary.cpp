@@ -10,6 +10,7 @@
 #include "common/table.h"
 #include "policy/decide.h"
 #include "policy/settings.h"
+#include "preload/gpu.h"
 
 namespace gofl {
 namespace {
@@ -25,6 +26,7 @@ struct OpStats {
 OpStats g_ops[GOFL_N_OPS];
 std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
+std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
 
 void add_double(std::atomic<double>& a, double v) {
   double cur = a.load(std::memory_order_relaxed);
@@ -41,6 +43,11 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   if (c.flags & GOFL_F_NESTED) { s.nested.fetch_add(1, std::memory_order_relaxed); return; }
   if (c.flags & GOFL_F_QUERY) { s.queries.fetch_add(1, std::memory_order_relaxed); return; }
   const int d = c.device == GOFL_DEV_GPU ? 1 : 0;
+  for (int i = 0; c.resident && i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    if (GOFL_RESIDENCY_OF(c.resident, i) == GOFL_RES_COPIED) continue;
+    g_kept_operands.fetch_add(1, std::memory_order_relaxed);
+    g_kept_bytes.fetch_add(uint64_t(c.operands[i].elems) * c.operands[i].elem_size, std::memory_order_relaxed);
+  }
   s.calls[d].fetch_add(1, std::memory_order_relaxed);
   s.time_ns[d].fetch_add(duration_ns, std::memory_order_relaxed);
   add_double(s.flops[d], c.flops);
@@ -54,6 +61,7 @@ void summary_reset() {
   }
   for (auto& r : g_reasons) r = 0;
   g_verify_mismatches = 0;
+  g_kept_operands = g_kept_bytes = 0;
 }
 
 void summary_print(int fd) {
@@ -89,6 +97,15 @@ void summary_print(int fd) {
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
   out += decide_summary();  // GPU start-up paid or avoided, predicted time saved
+  if (gpu_started()) {
+    char info[256] = "";
+    gpu_backend()->residency_info(info, sizeof info);
+    const double kb = double(g_kept_bytes.load());
+    snprintf(line, sizeof line, "  residency: %llu operand copies avoided (%.1f MB, about %.1f ms of copying by the profile); %s\n",
+             (unsigned long long)g_kept_operands.load(), kb / 1e6,
+             kb > 0 ? predicted_copy_in_seconds(kb) * 1e3 : 0.0, info);
+    out += line;
+  }
   if (st.verify || g_verify_mismatches) {
     snprintf(line, sizeof line, "  verify: %llu of %llu checked calls differed beyond the tolerance\n",
              (unsigned long long)g_verify_mismatches.load(), (unsigned long long)g_reasons[GOFL_R_VERIFY].load());

@@ -57,6 +57,15 @@ enum gofl_flag {
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };
 
+// How a GPU call's operand reached the device (gofl_record.resident: 2 bits per operand, operand i
+// at bits 2i..2i+1). Traces written before residency hold 0 there: every operand copied.
+enum gofl_residency {
+  GOFL_RES_COPIED = 0,  // copied from host memory by this call (or not an input)
+  GOFL_RES_KEPT = 1,    // a device copy an earlier call uploaded; the host bytes were unchanged since
+  GOFL_RES_OUTPUT = 2,  // an earlier GPU call's result, still on the device; unchanged on the host since
+};
+#define GOFL_RESIDENCY_OF(bits, i) (((bits) >> (2 * (i))) & 3u)
+
 typedef struct gofl_operand {
   uint64_t addr;
   uint64_t bytes;      // extent the routine may touch (ld * (cols - 1) + rows elements)
@@ -106,7 +115,7 @@ typedef struct gofl_start_record {
 
 typedef struct gofl_record {
   uint32_t kind;        // gofl_record_kind
-  uint32_t reserved;
+  uint32_t resident;    // GOFL_REC_CALL: gofl_residency of each operand (GOFL_RESIDENCY_OF); else 0
   union {
     gofl_call_record call;
     gofl_site_record site;

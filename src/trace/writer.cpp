@@ -204,7 +204,7 @@ void trace_configure(const char* dir, const TraceInfo& info) {
 
 bool trace_enabled() { return W().enabled; }
 
-void trace_call(const gofl_call_record& rec) {
+void trace_call(const gofl_call_record& rec, uint32_t resident) {
   Writer& w = W();
   if (!w.enabled) return;
   pthread_mutex_lock(&w.mu);
@@ -218,7 +218,7 @@ void trace_call(const gofl_call_record& rec) {
   if (!w.failed) {
     gofl_record r;
     r.kind = GOFL_REC_CALL;
-    r.reserved = 0;
+    r.resident = resident;
     r.u.call = rec;
     append_locked(w, r);
   }

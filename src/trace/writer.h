@@ -18,7 +18,7 @@ struct TraceInfo {
 void trace_configure(const char* dir, const TraceInfo& info);
 bool trace_enabled();
 // Append a call record; names its call site first when the site is new.
-void trace_call(const gofl_call_record& rec);
+void trace_call(const gofl_call_record& rec, uint32_t resident = 0);  // resident: gofl_record.resident
 // Append the record of a GPU start (or a failed attempt): at the start's end, timed by the caller.
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message);
 // Write buffered records (at exit and when the buffer fills).

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Loops that hand the same unchanged operand to call after call, side by side in one run: the CPU
+library, gpu-offload with residency off, with residency on, and the default (--device auto, residency on).
+
+    python3 bench/residency_bench.py [--build build] [--n 8192] [--iters 20] [--only NAME]
+
+Each loop runs in a fresh process per column; it times each iteration's library call(s) (the
+loop's own NumPy work, such as making X_i, is outside the timing) and reports the median iteration
+after the first (steady state) and the loop's total (first iteration included, GPU start-up not:
+the process starts the GPU before the loop in the gpu columns). Every column's result is compared
+with the CPU column's (relative difference). Figures are the calls themselves, not the program.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# The child: one loop, its per-iteration seconds and a result to compare. A GPU start before the
+# loop (a small product) keeps the start-up out of the gpu columns' loop times.
+CHILD = r'''
+import json, sys, time
+import numpy as np, scipy.linalg as sl
+name, n, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(0)
+w = rng.standard_normal((2048, 2048)); w @ w  # start-up and first-call costs before the loop
+times = []
+def timed(f):
+    t0 = time.perf_counter(); r = f(); times.append(time.perf_counter() - t0); return r
+if name in ("A @ X_i", "A @ (A @ X_i)", "rewrite A, then A @ X_i"):
+    A = rng.standard_normal((n, n))
+    for i in range(iters):
+        X = rng.standard_normal((n, 256))
+        if name.startswith("rewrite"):  # timed with the rewrite: write faults would show there
+            Y = timed(lambda: (np.multiply(A, 1.0000001, out=A), A @ X)[1])
+        else:
+            Y = timed(lambda: A @ X if name != "A @ (A @ X_i)" else A @ (A @ X))
+elif name in ("lu_solve, fixed factors", "cho_solve, fixed factor"):
+    M = rng.standard_normal((n, n)); S = M @ M.T + n * np.eye(n)
+    fac = sl.lu_factor(S) if name.startswith("lu") else sl.cho_factor(S)
+    for i in range(iters):
+        X = rng.standard_normal((n, 256))
+        Y = timed(lambda: sl.lu_solve(fac, X) if name.startswith("lu") else sl.cho_solve(fac, X))
+elif name == "gemv A @ x":
+    A = rng.standard_normal((n, n)); x = rng.standard_normal(n)
+    for i in range(iters):
+        x = timed(lambda: A @ x); x /= np.linalg.norm(x)
+    Y = x
+elif name == "block CG":
+    M = rng.standard_normal((n, n)); A = M @ M.T / n + np.eye(n)
+    B = rng.standard_normal((n, 16)); X = np.zeros_like(B); R = B.copy(); P = R.copy()
+    for i in range(iters):
+        AP = timed(lambda: A @ P)
+        PtAP = P.T @ AP; alpha = np.linalg.solve(PtAP, P.T @ R)
+        X += P @ alpha; R -= AP @ alpha
+        beta = -np.linalg.solve(PtAP, AP.T @ R); P = R + P @ beta
+    Y = X
+else:
+    raise SystemExit("unknown loop " + name)
+print(json.dumps({"times": times, "sum": float(np.abs(Y).sum()), "norm": float(np.linalg.norm(Y))}))
+'''
+
+LOOPS = [  # (name, n factor, iterations factor, goal: at least this many times the CPU, or None)
+    ("A @ X_i", 1, 1, 36.0),
+    ("lu_solve, fixed factors", 1, 1, 10.0),
+    ("A @ (A @ X_i)", 1, 1, None),
+    ("cho_solve, fixed factor", 1, 1, None),
+    ("gemv A @ x", 2, 5, 20.0),
+    ("block CG", 1, 1.5, None),
+    ("rewrite A, then A @ X_i", 1, 1, None),
+]
+COLUMNS = [("cpu", ["--device", "cpu"]), ("gpu, residency off", ["--device", "gpu", "--residency", "off"]),
+           ("gpu, residency on", ["--device", "gpu", "--residency", "on"]), ("auto (default)", [])]
+
+
+def run(build, name, n, iters, opts):
+    tool = os.path.join(build, "bin", "gpu-offload")
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "loop.py")
+        with open(script, "w") as f:
+            f.write(CHILD)
+        cmd = [tool, "run", "--summary", *opts, "--", sys.executable, script, name, str(n), str(iters)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        return {"error": (p.stderr or p.stdout)[-600:]}
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    out["summary"] = [ln for ln in p.stderr.splitlines() if "residency:" in ln or "where calls ran" in ln]
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--n", type=int, default=8192)
+    ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--only", default=None)
+    a = ap.parse_args()
+    print(f"# {' '.join(sys.argv)}", flush=True)
+    rows = []
+    for name, nf, itf, goal in LOOPS:
+        if a.only and a.only != name:
+            continue
+        n, iters = a.n * nf, int(a.iters * itf)
+        res = {}
+        for col, opts in COLUMNS:
+            res[col] = run(a.build, name, n, iters, opts)
+            r = res[col]
+            if "error" in r:
+                print(f"{name} [{col}] failed: {r['error']}", flush=True)
+                continue
+            steady = statistics.median(r["times"][1:]) if len(r["times"]) > 1 else r["times"][0]
+            r["steady"], r["total"] = steady, sum(r["times"])
+            ref = res["cpu"]
+            r["diff"] = abs(r["norm"] - ref["norm"]) / ref["norm"] if "norm" in ref and ref["norm"] else float("nan")
+            print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms, total {r['total']:.3f} s, "
+                  f"vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]), flush=True)
+        rows.append((name, n, iters, goal, res))
+    print()
+    print("| loop | n, iterations | " + " | ".join(c for c, _ in COLUMNS) + " | residency on vs CPU | goal |")
+    print("|---|---|" + "---|" * len(COLUMNS) + "---|---|")
+    for name, n, iters, goal, res in rows:
+        cells = []
+        for col, _ in COLUMNS:
+            r = res.get(col, {})
+            cells.append(f"{r['steady'] * 1e3:.2f} ms" if "steady" in r else "failed")
+        on, cpu = res.get("gpu, residency on", {}), res.get("cpu", {})
+        ratio = cpu["steady"] / on["steady"] if "steady" in on and "steady" in cpu else float("nan")
+        goal_s = f"≥ {goal:.0f}×: {'met' if ratio >= goal else 'missed'}" if goal else ""
+        if name.startswith("rewrite"):
+            off = res.get("gpu, residency off", {})
+            if "steady" in off and "steady" in on:
+                goal_s = f"on/off {on['steady'] / off['steady']:.3f} (≤ 1.05: {'met' if on['steady'] <= 1.05 * off['steady'] else 'missed'})"
+        print(f"| {name} | {n}, {iters} | " + " | ".join(cells) + f" | {ratio:.1f}× | {goal_s} |")
+    print("\nPer iteration: the median of the library calls of one iteration, after the first.")
+
+
+if __name__ == "__main__":
+    main()

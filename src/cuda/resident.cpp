@@ -1,0 +1,171 @@
+// Device copies kept between calls: see resident.h.
+#include "cuda/resident.h"
+
+#include <algorithm>
+
+namespace gofl {
+namespace cuda {
+
+namespace {
+
+// Where `m` lies in the device copy of kept matrix `k`, when m is a sub-matrix of k as stored on the
+// host: its first element's offset (in elements) and its device leading dimension.
+bool inside(const HostMatrix& k, const HostMatrix& m, size_t* dev_off, int64_t* dev_ld) {
+  if (m.elem != k.elem || m.host < k.host || m.rows <= 0 || m.cols <= 0) return false;
+  const uint64_t off = m.host - k.host;
+  if (off % k.elem != 0) return false;
+  const int64_t idx = int64_t(off / k.elem);
+  // Contiguous on the host (one column, or ld == rows): the device copy holds the same bytes in the
+  // same order, so any contiguous piece of it is a hit, stored as the piece's own packed matrix.
+  const bool k_flat = k.cols == 1 || k.ld == k.rows;
+  const bool m_flat = m.cols == 1 || m.ld == m.rows;
+  if (k_flat && m_flat) {
+    if (idx + m.rows * m.cols > k.rows * k.cols) return false;
+    *dev_off = size_t(idx);
+    *dev_ld = m.rows;
+    return true;
+  }
+  if (k.cols == 1 || (m.ld != k.ld && m.cols > 1)) return false;
+  const int64_t row = idx % k.ld, col = idx / k.ld;
+  if (row + m.rows > k.rows || col + m.cols > k.cols) return false;
+  *dev_off = size_t(col) * size_t(k.rows) + size_t(row);
+  *dev_ld = k.rows;
+  return true;
+}
+
+uint64_t range_key(const HostMatrix& m) { return uint64_t(m.host) * 1000003u ^ uint64_t(m.extent()); }
+
+}  // namespace
+
+void ResidentCache::set_enabled(bool on) {
+  enabled_ = on;
+  if (!on) clear();
+}
+
+bool ResidentCache::churning(const HostMatrix& m) const {
+  const auto it = history_.find(range_key(m));
+  return it != history_.end() && it->second.misses > 0 && it->second.hits == 0;
+}
+
+void ResidentCache::note(const HostMatrix& m, bool hit) {
+  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
+  History& h = history_[range_key(m)];
+  (hit ? h.hits : h.misses)++;
+}
+
+void ResidentCache::drop(size_t i) {
+  watch_.forget(&entries_[i]->ticket);
+  bytes_ -= entries_[i]->dev.bytes();
+  entries_.erase(entries_.begin() + std::ptrdiff_t(i));
+}
+
+bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
+  if (!enabled_ || entries_.empty()) return false;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = *entries_[i];
+    size_t off = 0;
+    int64_t ld = 0;
+    if (!inside(e.m, m, &off, &ld)) continue;
+    if (!e.pending && !watch_.unchanged(e.ticket)) {
+      note(e.m, false);
+      drop(i);
+      return false;
+    }
+    e.last_use = ++clock_;
+    e.in_use = true;
+    if (!e.pending) {
+      ++e.hits;
+      note(e.m, true);
+    }
+    hit->dev = e.dev.get<char>() + off * e.m.elem;
+    hit->ld = ld;
+    hit->origin = e.origin;
+    hit->fresh = e.pending;
+    return true;
+  }
+  return false;
+}
+
+bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) {
+  if (!enabled_ || n == 0) return false;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    Entry& e = *entries_[i];
+    if (e.m.elem != elem || p < e.m.host || p + n > e.m.host + e.m.extent()) continue;
+    if (watch_.unchanged(e.ticket)) return true;
+    note(e.m, false);
+    drop(i);
+    return false;
+  }
+  return false;
+}
+
+ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
+  if (!enabled_ || m.packed() < min_bytes_ || churning(m)) return nullptr;
+  forget_overlapping(m.host, m.extent());
+  auto e = std::make_unique<Entry>();
+  e->m = m;
+  // Watching starts before the caller reads the bytes: a write racing with the copy is seen.
+  if (!watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), &e->ticket)) return nullptr;
+  e->dev = std::move(dev);
+  e->origin = GOFL_RES_KEPT;
+  e->pending = e->in_use = true;
+  e->last_use = ++clock_;
+  bytes_ += e->dev.bytes();
+  entries_.push_back(std::move(e));
+  return entries_.back().get();
+}
+
+void ResidentCache::keep_output(const HostMatrix& m, DevMem&& dev) {
+  if (!enabled_ || m.packed() < min_bytes_) return;
+  forget_overlapping(m.host, m.extent());
+  auto e = std::make_unique<Entry>();
+  e->m = m;
+  // The copy-out is complete: the host holds exactly dev, and any later write is seen.
+  if (!watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), &e->ticket)) return;
+  e->dev = std::move(dev);
+  e->origin = GOFL_RES_OUTPUT;
+  e->pending = e->in_use = true;
+  e->last_use = ++clock_;
+  bytes_ += e->dev.bytes();
+  entries_.push_back(std::move(e));
+}
+
+void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    const HostMatrix& k = entries_[i]->m;
+    if (k.host < p + n && p < k.host + k.extent()) drop(i);
+  }
+}
+
+void ResidentCache::end_call(bool ok) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    Entry& e = *entries_[i];
+    if (e.pending && !ok) {
+      drop(i);
+      continue;
+    }
+    e.pending = e.in_use = false;
+  }
+}
+
+uint64_t ResidentCache::evict(uint64_t want) {
+  uint64_t freed = 0;
+  while (freed < want) {
+    size_t lru = entries_.size();
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (!entries_[i]->in_use && (lru == entries_.size() || entries_[i]->last_use < entries_[lru]->last_use)) lru = i;
+    if (lru == entries_.size()) break;
+    freed += entries_[lru]->dev.bytes();
+    drop(lru);
+  }
+  return freed;
+}
+
+void ResidentCache::clear() {
+  for (auto& e : entries_) watch_.forget(&e->ticket);
+  entries_.clear();
+  bytes_ = 0;
+}
+
+}  // namespace cuda
+}  // namespace gofl

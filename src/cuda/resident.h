@@ -1,0 +1,101 @@
+// Residency: device copies of host operands kept between calls, reused only while the host bytes are
+// provably unchanged (common/host_watch.h watches them: the kernel's write tracking, or a hash of every
+// byte). A copy comes from an upload, or is the result a GPU call copied out. Copies are evicted least
+// recently used first: when an allocation fails, when free device memory falls below the reserve, and
+// when residency is turned off. Used by the engine only; one call at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "common/host_watch.h"
+#include "cuda/engine.h"
+
+namespace gofl {
+namespace cuda {
+
+// The host matrix a device copy mirrors: column-major rows x cols, leading dimension ld.
+struct HostMatrix {
+  uintptr_t host = 0;
+  int64_t rows = 0, cols = 0, ld = 0;
+  size_t elem = 0;
+  size_t extent() const { return cols <= 0 || rows <= 0 ? 0 : (size_t(cols - 1) * size_t(ld) + size_t(rows)) * elem; }
+  size_t packed() const { return size_t(rows) * size_t(cols) * elem; }
+};
+
+class ResidentCache {
+ public:
+  struct Entry {
+    HostMatrix m;
+    DevMem dev;            // packed: device leading dimension = m.rows
+    WatchTicket ticket;
+    uint64_t last_use = 0;
+    uint8_t origin = 0;    // gofl_residency: GOFL_RES_KEPT (uploaded) or GOFL_RES_OUTPUT
+    bool pending = false;  // made by the call in progress: valid only once it succeeds
+    bool in_use = false;   // read by the call in progress: not evictable
+    uint64_t hits = 0;
+  };
+  struct Hit {
+    const void* dev = nullptr;  // the sub-matrix's first element on the device
+    int64_t ld = 0;             // its device leading dimension
+    uint8_t origin = 0;
+    bool fresh = false;         // uploaded by the call in progress
+  };
+
+  explicit ResidentCache(HostWatch::ParallelFor pf) : watch_(std::move(pf)) {}
+  ~ResidentCache() { clear(); }
+
+  void set_enabled(bool on);
+  bool enabled() const { return enabled_; }
+  // Operands smaller than this are copied every time: watching them costs about what copying saves.
+  void set_min_bytes(size_t b) { min_bytes_ = b; }
+
+  // A valid device copy holding `m` (the whole matrix or a sub-matrix of a kept one, same ld and
+  // element size). A copy whose host bytes may have changed is dropped. Marks it in use.
+  bool find(const HostMatrix& m, Hit* hit);
+  // Whether a valid kept copy of this element size holds the host bytes [p, p + n) (for the cost
+  // model, which knows a call's operands as byte ranges: a sub-matrix of a kept one lies inside it).
+  bool covers(uintptr_t p, size_t n, size_t elem);
+
+  // Whether an upload of `m` should be kept. When it should, watching starts here, before the
+  // caller reads the host bytes, and the returned entry (pending, in use) owns `dev`.
+  Entry* keep_upload(const HostMatrix& m, DevMem&& dev);
+  // A GPU result copied out to `m` in full (the host now holds exactly `dev`): keep it.
+  void keep_output(const HostMatrix& m, DevMem&& dev);
+  // The program's bytes [p, p + n) are about to be written by a copy-out: no copy of them stays.
+  void forget_overlapping(uintptr_t p, size_t n);
+
+  // The call ended: on success its new copies become valid, on failure they are dropped.
+  void end_call(bool ok);
+  // Frees copies, least recently used first, until `bytes` were freed (or none is left).
+  uint64_t evict(uint64_t bytes);
+  void clear();
+  uint64_t bytes() const { return bytes_; }
+  size_t count() const { return entries_.size(); }
+  HostWatch& watch() { return watch_; }
+
+ private:
+  // Per host range (address, extent): whether uploads of it paid. A range found changed at its
+  // first reuse is copied without watching from then on: a buffer rewritten before every call
+  // would otherwise pay a write fault per page each time (page tracking) or a hash for nothing.
+  struct History {
+    uint32_t hits = 0, misses = 0;
+  };
+  bool churning(const HostMatrix& m) const;
+  void note(const HostMatrix& m, bool hit);
+  void drop(size_t i);
+
+  HostWatch watch_;
+  std::vector<std::unique_ptr<Entry>> entries_;
+  std::unordered_map<uint64_t, History> history_;
+  uint64_t clock_ = 0;
+  uint64_t bytes_ = 0;
+  size_t min_bytes_ = size_t(4) << 20;
+  bool enabled_ = true;
+};
+
+}  // namespace cuda
+}  // namespace gofl

@@ -1,0 +1,345 @@
+// Residency on the GPU: a device copy kept from an earlier call serves a later one only while the
+// host bytes are unchanged. For every way host memory can change, the call after the change must
+// give the CPU library's result on the changed data (and say that it copied the operand), while the
+// control without the change reuses the kept copy. Run under LD_PRELOAD=libgpuoffload.so with
+// GPU_OFFLOAD_DEVICE=gpu (residency is on by default).
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "gpu_harness.h"
+#include "trace/record.h"
+
+namespace {
+
+using dgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                          const int*, const double*, const int*, const double*, double*, const int*);
+
+constexpr int kN = 1024;  // 8 MB matrices: above the size worth keeping (4 MB)
+constexpr size_t kElems = size_t(kN) * kN;
+constexpr size_t kBytes = kElems * sizeof(double);
+
+unsigned last_resident() {
+  using fn = unsigned (*)();
+  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_resident"));
+  return f ? f() : 0u;
+}
+unsigned res_of(unsigned bits, int operand) { return GOFL_RESIDENCY_OF(bits, operand); }
+
+// C = A(m x k, lda) * B (k x n): on the GPU through the wrapper, checked against the CPU library on
+// the bytes as they are now. Returns the residency bits of the GPU call.
+unsigned gemm_checked(const double* a, const double* b, int m = kN, int lda = kN) {
+  const int n = kN, k = kN, ldb = kN;
+  std::vector<double> c(size_t(m) * n, 7.0), ref(size_t(m) * n, 7.0);
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c.data(), &m);
+  EXPECT_RAN_ON_GPU();
+  const unsigned bits = last_resident();
+  gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, ref.data(), &m);
+  EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, m), 1e-10) << "stale device copy";
+  return bits;
+}
+
+void fill(double* p, size_t n, uint64_t seed) {
+  auto v = gpu_test::random_matrix<double>(int64_t(n), 1, int64_t(n), seed);
+  std::memcpy(p, v.data(), n * sizeof(double));
+}
+
+// Page-aligned private anonymous memory (what malloc gives large arrays).
+struct Anon {
+  double* p = nullptr;
+  size_t bytes = 0;
+  explicit Anon(size_t b, int flags = MAP_PRIVATE | MAP_ANONYMOUS) : bytes(b) {
+    void* m = mmap(nullptr, b, PROT_READ | PROT_WRITE, flags, -1, 0);
+    p = m == MAP_FAILED ? nullptr : static_cast<double*>(m);
+  }
+  ~Anon() {
+    if (p) munmap(p, bytes);
+  }
+};
+
+// Sets up A (kept after a first call) and B, checks that an unchanged A is reused, applies
+// `change` to A's host memory, and checks that the next call copies A again and is right.
+template <class Change> void expect_change_seen(double* a, Change change, const char* what) {
+  static uint64_t seed = 100;
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, ++seed);
+  gemm_checked(a, b.data());                                           // uploads A and keeps it
+  EXPECT_EQ(res_of(gemm_checked(a, b.data()), 0), GOFL_RES_KEPT) << what << ": the control must reuse A";
+  change();
+  EXPECT_EQ(res_of(gemm_checked(a, b.data()), 0), GOFL_RES_COPIED) << what << ": the change was not seen";
+}
+
+TEST(Residency, StoreByThisThread) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 1);
+  expect_change_seen(a.p, [&] { a.p[kElems / 2 + 3] += 1000.0; }, "a store in the middle");
+  expect_change_seen(a.p, [&] { a.p[kElems - 1] -= 500.0; }, "a store to the last element");
+}
+
+TEST(Residency, StoreByAnotherThread) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 2);
+  expect_change_seen(a.p, [&] { std::thread([&] { a.p[12345] = 4242.0; }).join(); }, "another thread's store");
+}
+
+TEST(Residency, KernelWritesWithRead) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 3);
+  expect_change_seen(
+      a.p,
+      [&] {
+        int fd[2];
+        ASSERT_EQ(pipe(fd), 0);
+        const double v[4] = {1e3, -2e3, 3e3, -4e3};
+        ASSERT_EQ(write(fd[1], v, sizeof v), ssize_t(sizeof v));
+        ASSERT_EQ(read(fd[0], a.p + 777, sizeof v), ssize_t(sizeof v));  // the kernel stores into A
+        close(fd[0]);
+        close(fd[1]);
+      },
+      "read() into A");
+}
+
+TEST(Residency, KernelWritesWithRecv) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 4);
+  expect_change_seen(
+      a.p,
+      [&] {
+        int sv[2];
+        ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+        const double v[2] = {9e3, -9e3};
+        ASSERT_EQ(send(sv[0], v, sizeof v, 0), ssize_t(sizeof v));
+        ASSERT_EQ(recv(sv[1], a.p + kElems - 2, sizeof v, MSG_WAITALL), ssize_t(sizeof v));
+        close(sv[0]);
+        close(sv[1]);
+      },
+      "recv() into A");
+}
+
+TEST(Residency, MadviseDontneed) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 5);
+  // The pages read back as zeros afterwards: the kept copy is stale.
+  expect_change_seen(a.p, [&] { ASSERT_EQ(madvise(a.p + 4096, 8 * 4096, MADV_DONTNEED), 0); }, "MADV_DONTNEED");
+}
+
+TEST(Residency, UnmapAndNewMappingAtTheSameAddress) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 6);
+  expect_change_seen(
+      a.p,
+      [&] {
+        std::vector<double> other(kElems);
+        fill(other.data(), kElems, 66);
+        ASSERT_EQ(munmap(a.p, kBytes), 0);
+        void* m = mmap(a.p, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        ASSERT_EQ(m, static_cast<void*>(a.p));
+        std::memcpy(a.p, other.data(), kBytes);
+      },
+      "munmap + mmap at the same address");
+}
+
+TEST(Residency, FreeThenMallocAtTheSameAddress) {
+  for (size_t bytes : {kBytes, kBytes + 4096}) {  // an mmap-served size; glibc may serve the second from the heap
+    double* a = static_cast<double*>(malloc(bytes));
+    ASSERT_NE(a, nullptr);
+    fill(a, kElems, 7);
+    std::vector<double> b(kElems);
+    fill(b.data(), kElems, 8);
+    gemm_checked(a, b.data());
+    EXPECT_EQ(res_of(gemm_checked(a, b.data()), 0), GOFL_RES_KEPT);
+    free(a);
+    double* again = static_cast<double*>(malloc(bytes));
+    ASSERT_NE(again, nullptr);
+    fill(again, kElems, 77);  // new contents, possibly at the same address
+    if (again == a) EXPECT_EQ(res_of(gemm_checked(again, b.data()), 0), GOFL_RES_COPIED);
+    else gemm_checked(again, b.data());  // another address: a plain miss, still right
+    free(again);
+  }
+}
+
+TEST(Residency, FileMappingWhoseFileChanges) {
+  char path[] = "/tmp/gofl_residency_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  unlink(path);
+  std::vector<double> v(kElems);
+  fill(v.data(), kElems, 9);
+  ASSERT_EQ(pwrite(fd, v.data(), kBytes, 0), ssize_t(kBytes));
+  auto* a = static_cast<double*>(mmap(nullptr, kBytes, PROT_READ, MAP_PRIVATE, fd, 0));
+  ASSERT_NE(a, MAP_FAILED);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 10);
+  gemm_checked(a, b.data());
+  // The file changes behind the mapping, through another descriptor: no write by this mapping.
+  const double big = 5e3;
+  ASSERT_EQ(pwrite(fd, &big, sizeof big, 8 * 1000), ssize_t(sizeof big));
+  EXPECT_EQ(res_of(gemm_checked(a, b.data()), 0), GOFL_RES_COPIED) << "a file mapping must never be reused";
+  munmap(a, kBytes);
+  close(fd);
+}
+
+TEST(Residency, CpuBlasCallWritesIt) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 11);
+  expect_change_seen(
+      a.p,
+      [&] {
+        // The CPU library itself writes A (as the C of a product it computes).
+        std::vector<double> x(kElems), y(kElems);
+        fill(x.data(), kElems, 12);
+        fill(y.data(), kElems, 13);
+        const int n = kN;
+        const double one = 1, zero = 0;
+        gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, x.data(), &n, y.data(), &n, &zero, a.p, &n);
+      },
+      "a CPU dgemm writing A");
+}
+
+TEST(Residency, ForkChildWritesItsCopyAndSharedMemoryIsNeverKept) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 14);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 15);
+  gemm_checked(a.p, b.data());
+  const pid_t pid = fork();
+  if (pid == 0) {
+    a.p[5] = 1e6;  // the child's own copy (copy on write): the parent's A is unchanged
+    _exit(0);
+  }
+  int st = 0;
+  waitpid(pid, &st, 0);
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data()), 0), GOFL_RES_KEPT) << "the parent's A did not change";
+  a.p[6] = -1e6;  // the parent's own store after the fork
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data()), 0), GOFL_RES_COPIED);
+
+  // Shared memory can change without a store by this process: never kept.
+  Anon s(kBytes, MAP_SHARED | MAP_ANONYMOUS);
+  fill(s.p, kElems, 16);
+  gemm_checked(s.p, b.data());
+  const pid_t pid2 = fork();
+  if (pid2 == 0) {
+    s.p[100] = 3e5;
+    _exit(0);
+  }
+  waitpid(pid2, &st, 0);
+  EXPECT_EQ(res_of(gemm_checked(s.p, b.data()), 0), GOFL_RES_COPIED);
+}
+
+TEST(Residency, GpuResultServesTheNextCall) {
+  Anon a(kBytes), b(kBytes), c(kBytes);
+  fill(a.p, kElems, 17);
+  fill(b.p, kElems, 18);
+  const int n = kN;
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, a.p, &n, b.p, &n, &zero, c.p, &n);
+  EXPECT_RAN_ON_GPU();
+  // C = A B is still on the device: A C uses it (and the kept A) without a copy, and is right.
+  const unsigned bits = gemm_checked(a.p, c.p);
+  EXPECT_EQ(res_of(bits, 0), GOFL_RES_KEPT);
+  EXPECT_EQ(res_of(bits, 1), GOFL_RES_OUTPUT) << "B of the second product is the first's result";
+}
+
+TEST(Residency, SubMatrixOfAKeptMatrix) {
+  Anon a(kBytes);
+  fill(a.p, kElems, 19);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 20);
+  gemm_checked(a.p, b.data());
+  // Rows 100..899 of A (lda = kN): a sub-matrix of the kept copy.
+  EXPECT_EQ(res_of(gemm_checked(a.p + 100, b.data(), 800, kN), 0), GOFL_RES_KEPT);
+  a.p[100 + 5 * kN] += 100.0;  // inside the sub-matrix
+  EXPECT_EQ(res_of(gemm_checked(a.p + 100, b.data(), 800, kN), 0), GOFL_RES_COPIED);
+}
+
+TEST(Residency, FactorsKeptForRepeatedSolves) {
+  using dgetrf_fn = void (*)(const int*, const int*, double*, const int*, int*, int*);
+  using dgetrs_fn = void (*)(const char*, const int*, const int*, const double*, const int*, const int*, double*,
+                             const int*, int*);
+  const int n = kN, nrhs = 64;
+  Anon lu(kBytes);
+  fill(lu.p, kElems, 21);
+  for (int i = 0; i < n; ++i) lu.p[i + size_t(i) * n] += n;  // well conditioned
+  std::vector<int> piv(n);
+  int info = -1;
+  gpu_test::intercepted<dgetrf_fn>("dgetrf_")(&n, &n, lu.p, &n, piv.data(), &info);
+  EXPECT_RAN_ON_GPU();
+  ASSERT_EQ(info, 0);
+  for (int rep = 0; rep < 3; ++rep) {
+    std::vector<double> x(size_t(n) * nrhs), ref;
+    fill(x.data(), x.size(), 30 + rep);
+    ref = x;
+    gpu_test::intercepted<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), x.data(), &n, &info);
+    EXPECT_RAN_ON_GPU();
+    EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_OUTPUT) << "getrf's factors stay on the GPU";
+    gpu_test::cpu<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), ref.data(), &n, &info);
+    EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
+  }
+  lu.p[3] *= 2;  // the program changes the factors: the next solve must use the new ones
+  std::vector<double> x(size_t(n) * nrhs), ref;
+  fill(x.data(), x.size(), 40);
+  ref = x;
+  gpu_test::intercepted<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), x.data(), &n, &info);
+  EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_COPIED);
+  gpu_test::cpu<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), ref.data(), &n, &info);
+  EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
+}
+
+// Kept copies give way when device memory runs short: a call that needs the memory still runs on
+// the GPU, and never fails for lack of it.
+TEST(Residency, KeptCopiesGiveWayWhenMemoryRunsShort) {
+  void* rt = dlopen("libcudart.so.13", RTLD_NOW | RTLD_NOLOAD);
+  if (!rt) rt = dlopen("libcudart.so", RTLD_NOW | RTLD_NOLOAD);
+  if (!rt) GTEST_SKIP() << "the CUDA runtime is not loaded in this process";
+  using info_fn = int (*)(size_t*, size_t*);
+  using malloc_fn = int (*)(void**, size_t);
+  using free_fn = int (*)(void*);
+  auto mem_info = reinterpret_cast<info_fn>(dlsym(rt, "cudaMemGetInfo"));
+  auto dev_malloc = reinterpret_cast<malloc_fn>(dlsym(rt, "cudaMalloc"));
+  auto dev_free = reinterpret_cast<free_fn>(dlsym(rt, "cudaFree"));
+  ASSERT_TRUE(mem_info && dev_malloc && dev_free);
+  // Keep several large matrices on the device.
+  const int n = 8192;
+  const size_t elems = size_t(n) * n;
+  std::vector<Anon> kept;
+  std::vector<double> b(elems);
+  fill(b.data(), elems, 50);
+  for (int i = 0; i < 4; ++i) {
+    kept.emplace_back(elems * sizeof(double));
+    fill(kept.back().p, elems, 51 + i);
+    std::vector<double> c(elems);
+    const double one = 1, zero = 0;
+    gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, kept.back().p, &n, b.data(), &n, &zero,
+                                              c.data(), &n);
+    EXPECT_RAN_ON_GPU();
+  }
+  // Another user takes what is free but the level's reserve (level 5: 30% of the card) and 0.5 GB;
+  // the next call needs 1.5 GB, which only evicting kept copies (2 GB) provides.
+  size_t free_b = 0, total = 0;
+  ASSERT_EQ(mem_info(&free_b, &total), 0);
+  void* hog = nullptr;
+  const size_t leave = size_t(0.3 * double(total)) + (size_t(1) << 29);
+  const size_t take = free_b > leave ? free_b - leave : 0;
+  if (take) ASSERT_EQ(dev_malloc(&hog, take), 0);
+  Anon a(elems * sizeof(double));
+  fill(a.p, elems, 60);
+  std::vector<double> c(elems), ref(elems);
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, a.p, &n, b.data(), &n, &zero, c.data(), &n);
+  const gpu_test::LastCall lc = gpu_test::last_call();
+  if (hog) dev_free(hog);
+  EXPECT_EQ(lc.device, 1) << "reason " << lc.reason << " status " << lc.gpu_status;
+  gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, a.p, &n, b.data(), &n, &zero, ref.data(), &n);
+  EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), n, n, n), 1e-10);
+}
+
+}  // namespace
