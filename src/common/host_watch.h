@@ -57,6 +57,7 @@ class HostWatch {
   WatchMechanism mechanism();
   // Why PageTracking is not used ("" when it is): "no userfaultfd (...)", "no PAGEMAP_SCAN ...",
   // "RDMA or io_uring library loaded: libibverbs.so.1", "GPU_OFFLOAD_RESIDENCY_CHECK=content", ...
+  // Valid until the next call.
   const char* why_not_page_tracking();
 
   // Starts watching [p, p + bytes). Call it BEFORE reading the range to copy it, so that a write

@@ -40,7 +40,6 @@ struct PmScanArg {
 static_assert(sizeof(PmScanArg) == 96, "struct pm_scan_arg is twelve __u64");
 static_assert(sizeof(PageRegion) == 24, "struct page_region is three __u64");
 constexpr unsigned long kPagemapScan = _IOWR('f', 16, PmScanArg);
-constexpr uint64_t kPageIsWpAllowed = 1u << 0;
 constexpr uint64_t kPageIsWritten = 1u << 1;
 constexpr uint64_t kPageIsFile = 1u << 2;
 constexpr uint64_t kPageIsPresent = 1u << 3;
@@ -173,31 +172,24 @@ bool Pagemap::protect_written(uintptr_t start, uintptr_t end,
 
 bool Pagemap::tracked(uintptr_t start, uintptr_t end, bool check_written) const {
   if (fd_ < 0 || !scan_) return false;
+  // Reports only the first page that is not present (or, when asked, was written): a clean page
+  // costs no output and no page lookup. A page table missing altogether (a huge page zapped by
+  // MADV_DONTNEED) counts as not present; a page outside a registered mapping fails the scan
+  // (EPERM); only a range with no mapping at all is skipped by the walk, which msync() finds.
+  // (File-backed and device mappings were refused before registration, by kind().)
   PageRegion region{};
   PmScanArg arg{};
-  arg.flags = kScanCheckWpAsync;  // a page outside a registered mapping fails the scan (EPERM)
+  arg.flags = kScanCheckWpAsync;
   arg.start = start;
   arg.end = end;
   arg.vec = reinterpret_cast<uintptr_t>(&region);
   arg.vec_len = 1;
-  if (check_written) {
-    // The frequent check, made cheap: report only the first page that is not present or was
-    // written (a clean page costs no output and no page lookup). A page table missing
-    // altogether (a huge page zapped by MADV_DONTNEED) counts as not present; only a range with
-    // no mapping at all is skipped by the walk, which msync() finds.
-    arg.max_pages = 1;
-    arg.category_inverted = kPageIsPresent;
-    arg.category_anyof_mask = kPageIsPresent | kPageIsWritten;
-    arg.return_mask = kPageIsPresent | kPageIsWritten;
-    if (scan(fd_, &arg) != 0) return false;
-    return msync(reinterpret_cast<void*>(start), end - start, MS_ASYNC) == 0;
-  }
-  // Every page reported, one region when all pages agree: anything but one region covering the
-  // range with exactly these categories means a hole, a device mapping, a page not present,
-  // shared or unregistered.
-  arg.return_mask = kPageIsPresent | kPageIsFile | kPageIsWpAllowed;
-  if (scan(fd_, &arg) != 1) return false;
-  return region.start == start && region.end == end && region.categories == (kPageIsPresent | kPageIsWpAllowed);
+  arg.max_pages = 1;
+  arg.category_inverted = kPageIsPresent;
+  arg.category_anyof_mask = kPageIsPresent | (check_written ? kPageIsWritten : 0);
+  arg.return_mask = kPageIsPresent | kPageIsWritten;
+  if (scan(fd_, &arg) != 0) return false;
+  return msync(reinterpret_cast<void*>(start), end - start, MS_ASYNC) == 0;
 }
 
 bool AsyncWriteProtect::open(bool user_mode_only_first, std::string* why) {

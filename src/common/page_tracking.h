@@ -43,9 +43,9 @@ class Pagemap {
   // False when the scan fails (e.g. part of the range is not registered).
   bool protect_written(uintptr_t start, uintptr_t end,
                        const std::function<void(uintptr_t, uintptr_t)>& written) const;
-  // Page tracking only: true when every page of [start, end) is present, private anonymous,
-  // registered for asynchronous write protection and, when `check_written`, not written since
-  // it was protected. Holes and device mappings make it false.
+  // Page tracking only: true when every page of [start, end) is present, in a mapping registered
+  // for asynchronous write protection and, when `check_written`, not written since it was
+  // protected. A hole or a new mapping makes it false. One ioctl, about 5-10 ns per page.
   bool tracked(uintptr_t start, uintptr_t end, bool check_written) const;
 
  private:
