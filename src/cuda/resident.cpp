@@ -44,7 +44,32 @@ void ResidentCache::set_enabled(bool on) {
 
 bool ResidentCache::churning(const HostMatrix& m) const {
   const auto it = history_.find(range_key(m));
-  return it != history_.end() && it->second.misses > 0 && it->second.hits == 0;
+  return it == history_.end() || it->second.uploads < 2 || (it->second.misses > 0 && it->second.hits == 0);
+}
+
+bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
+  watch_.force_mechanism(WatchMechanism::ContentHash);
+  const bool ok = watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), t);
+  watch_.force_mechanism(WatchMechanism::None);
+  return ok;
+}
+
+bool ResidentCache::confirm(Entry& e) {
+  if (e.tracked || e.pending) return e.pending || watch_.unchanged(e.ticket);
+  WatchTicket pages;
+  const bool tracking = watch_.mechanism() == WatchMechanism::PageTracking &&
+                        watch_.watch(reinterpret_cast<const void*>(e.m.host), e.m.extent(), &pages);
+  // Tracking started before the digest is compared: a write in between fails one or the other.
+  if (!watch_.unchanged(e.ticket)) {
+    if (tracking) watch_.forget(&pages);
+    return false;
+  }
+  if (tracking) {
+    watch_.forget(&e.ticket);
+    e.ticket = pages;
+    e.tracked = pages.mechanism == WatchMechanism::PageTracking;
+  }
+  return true;
 }
 
 void ResidentCache::note(const HostMatrix& m, bool hit) {
@@ -66,7 +91,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     size_t off = 0;
     int64_t ld = 0;
     if (!inside(e.m, m, &off, &ld)) continue;
-    if (!e.pending && !watch_.unchanged(e.ticket)) {
+    if (!confirm(e)) {
       note(e.m, false);
       drop(i);
       return false;
@@ -91,7 +116,9 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) {
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = *entries_[i];
     if (e.m.elem != elem || p < e.m.host || p + n > e.m.host + e.m.extent()) continue;
-    if (watch_.unchanged(e.ticket)) return true;
+    // A copy still under the content check is taken at its word: reading every byte for a
+    // prediction costs about what the copy would; input() checks it for real.
+    if (e.pending || !e.tracked || watch_.unchanged(e.ticket)) return true;
     note(e.m, false);
     drop(i);
     return false;
@@ -100,12 +127,15 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) {
 }
 
 ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
-  if (!enabled_ || m.packed() < min_bytes_ || churning(m)) return nullptr;
+  if (!enabled_ || m.packed() < min_bytes_) return nullptr;
+  if (history_.size() > 4096) history_.clear();
+  ++history_[range_key(m)].uploads;
+  if (churning(m)) return nullptr;
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
   e->m = m;
   // Watching starts before the caller reads the bytes: a write racing with the copy is seen.
-  if (!watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), &e->ticket)) return nullptr;
+  if (!watch_content(m, &e->ticket)) return nullptr;
   e->dev = std::move(dev);
   e->origin = GOFL_RES_KEPT;
   e->pending = e->in_use = true;
@@ -116,12 +146,12 @@ ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& d
 }
 
 void ResidentCache::keep_output(const HostMatrix& m, DevMem&& dev) {
-  if (!enabled_ || m.packed() < min_bytes_) return;
+  if (!enabled_ || m.packed() < std::max(min_bytes_, kMinOutputBytes)) return;
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
   e->m = m;
   // The copy-out is complete: the host holds exactly dev, and any later write is seen.
-  if (!watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), &e->ticket)) return;
+  if (!watch_content(m, &e->ticket)) return;
   e->dev = std::move(dev);
   e->origin = GOFL_RES_OUTPUT;
   e->pending = e->in_use = true;

@@ -36,6 +36,7 @@ class ResidentCache {
     uint8_t origin = 0;    // gofl_residency: GOFL_RES_KEPT (uploaded) or GOFL_RES_OUTPUT
     bool pending = false;  // made by the call in progress: valid only once it succeeds
     bool in_use = false;   // read by the call in progress: not evictable
+    bool tracked = false;  // page tracking watches it (else the content check)
     uint64_t hits = 0;
   };
   struct Hit {
@@ -78,14 +79,23 @@ class ResidentCache {
   HostWatch& watch() { return watch_; }
 
  private:
-  // Per host range (address, extent): whether uploads of it paid. A range found changed at its
-  // first reuse is copied without watching from then on: a buffer rewritten before every call
-  // would otherwise pay a write fault per page each time (page tracking) or a hash for nothing.
+  // Per host range (address, extent): how its uploads went. Watching is not free: page tracking
+  // costs ~0.5 us a page to start and the program 3-5 us a page on its next write to a protected
+  // page (measured on a Firecracker guest), so a range is watched in steps:
+  //   - its first upload is not kept (most operands are never passed again);
+  //   - its second is kept under the content check (a digest of every byte: no fault for anyone);
+  //   - at its first reuse, page tracking starts, then the digest confirms the bytes: from then on a
+  //     check is one ioctl. A range found changed before it was ever reused is not kept again, so
+  //     a buffer rewritten before every call pays one digest comparison, never a fault per page.
   struct History {
-    uint32_t hits = 0, misses = 0;
+    uint32_t uploads = 0, hits = 0, misses = 0;
   };
   bool churning(const HostMatrix& m) const;
   void note(const HostMatrix& m, bool hit);
+  // A kept copy under the content check that is about to serve: page tracking takes over, and the
+  // digest confirms nothing changed before it did. False: the bytes changed.
+  bool confirm(Entry& e);
+  bool watch_content(const HostMatrix& m, WatchTicket* t);
   void drop(size_t i);
 
   HostWatch watch_;
@@ -94,6 +104,8 @@ class ResidentCache {
   uint64_t clock_ = 0;
   uint64_t bytes_ = 0;
   size_t min_bytes_ = size_t(4) << 20;
+  // A GPU result is kept only when this large: a smaller one costs more to check than to copy again.
+  static constexpr size_t kMinOutputBytes = size_t(64) << 20;
   bool enabled_ = true;
 };
 
