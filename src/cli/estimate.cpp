@@ -16,12 +16,12 @@
 #include "cli/cli.h"
 #include "cli/help.h"
 #include "cli/options.h"
-#include "cli/text.h"
 #include "cli/traces.h"
 #include "common/table.h"
 #include "policy/auto_policy.h"
 #include "policy/profile.h"
 #include "policy/settings.h"
+#include "report/text.h"
 
 namespace gofl::cli {
 namespace {

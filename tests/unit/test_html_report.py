@@ -25,8 +25,8 @@ MAKE_TRACE = BUILD / "bin" / "make_trace"
 ARTIFACTS = BUILD / "test-artifacts" / "html-report"
 CHARTS = ("chart-time-by-op", "chart-work-vs-time", "chart-model-accuracy", "chart-cpu-reasons",
           "chart-copy-vs-compute", "chart-avoidable-copy")
-CPU_BLUE = (0x3B, 0x75, 0xAF)    # report_html.cpp's kCpu
-GPU_ORANGE = (0xE1, 0x81, 0x2C)  # report_html.cpp's kGpu
+CPU_BLUE = (0x3B, 0x75, 0xAF)    # src/report/html_view.cpp's kCpu
+GPU_ORANGE = (0xE1, 0x81, 0x2C)  # src/report/html_view.cpp's kGpu
 
 # A NumPy program with the reuse the estimate looks for: the same operands multiplied again and again.
 NUMPY_PROGRAM = r"""

@@ -8,7 +8,7 @@
 // only when the canary runs at its normal speed (the median of its recent runs), and is measured
 // again when the canary slowed down meanwhile: a multithreaded CPU library runs many times slower
 // while other programs take its cores.
-#include "cli/calibrate_workload.h"
+#include "calibrate/workload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
