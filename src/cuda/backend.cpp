@@ -34,6 +34,7 @@ void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_blas3();
+    register_blas2();
     register_lu_chol();
     register_qr();
     register_eig_svd();
