@@ -37,6 +37,7 @@ void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_blas3();
+    register_blas2();
     register_lu_chol();
     register_qr();
     register_syev();

@@ -245,6 +245,7 @@ struct Routine {
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();
 void register_blas3();    // blas3.cpp
+void register_blas2();    // blas2.cpp: gemv symv hemv trsv
 void register_lu_chol();  // lapack_lu.cpp: getrf getrs gesv getri potrf potrs posv
 void register_qr();       // lapack_qr.cpp: geqrf orgqr ungqr gels
 void register_syev();     // lapack_syev.cpp: syevd heevd syev heev syevr heevr
