@@ -92,12 +92,29 @@ OPS = [
        dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
        ifaces=BLAS_IF),
-    # ---- BLAS-2 (measured only) ------------------------------------------------------------------------------
+    # ---- BLAS-2 ---------------------------------------------------------------------------------------------
+    # Memory-bound: worth the GPU when the matrix is already there. A negative increment walks the
+    # vector backwards from its last element; its extent is the same as with the positive one.
     op("gemv", "sdcz", "blas2",
        "trans:ch m:int n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
        dims=("m", "n", "0"), flops="2.0*m*n",
        operands=[("a", "mat(m, n, lda)"), ("x", "vec(isN(trans)?n:m, incx)"), ("y", "vec(isN(trans)?m:n, incy)")],
-       ifaces=BLAS_IF, gpu=False),
+       ifaces=BLAS_IF),
+    op("symv", "sd", "blas2",
+       "uplo:ch n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
+       dims=("n", "n", "0"), flops="2.0*n*n",
+       operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
+       ifaces=BLAS_IF),
+    op("hemv", "cz", "blas2",
+       "uplo:ch n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
+       dims=("n", "n", "0"), flops="2.0*n*n",
+       operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
+       ifaces=BLAS_IF),
+    op("trsv", "sdcz", "blas2",
+       "uplo:ch trans:ch diag:ch n:int a:in lda:int x:inout incx:int",
+       dims=("n", "n", "0"), flops="1.0*n*n",
+       operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)")],
+       ifaces=BLAS_IF),
     # ---- LAPACK: LU ------------------------------------------------------------------------------------------
     op("getrf", "sdcz", "lapack",
        "m:int n:int a:inout lda:int ipiv:iinout info:iout",

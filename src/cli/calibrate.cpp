@@ -1,4 +1,4 @@
-// gpu-offload calibrate: runs the calibration workload (calibrate_workload.cpp) under the library
+// gpu-offload calibrate: runs the calibration workload (src/calibrate/workload.cpp) under the library
 // twice, every call forced to the CPU and then to the GPU, each pass traced, and fits the machine
 // profile from the two traces (policy/fit.h): speed curves, copy costs and the GPU start-up cost.
 #include <dirent.h>
@@ -20,23 +20,23 @@
 #include <thread>
 #include <vector>
 
-#include "cli/calibrate_workload.h"
+#include "calibrate/workload.h"
 #include "cli/cli.h"
-#include "common/fs.h"
 #include "cli/help.h"
 #include "cli/library_path.h"
 #include "cli/options.h"
-#include "cli/text.h"
+#include "common/fs.h"
 #include "common/table.h"
 #include "policy/fit.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "report/text.h"
 #include "trace/reader.h"
 
 extern char** environ;
 
 namespace gofl::cli {
-const char* gpu_status_name(int status);  // report_model.cpp
+const char* gpu_status_name(int status);  // report/analysis.cpp
 namespace {
 
 const std::vector<OptionSpec> kCalibrateOptions = {

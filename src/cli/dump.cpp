@@ -7,11 +7,11 @@
 
 #include "cli/cli.h"
 #include "cli/help.h"
-#include "cli/names.h"
 #include "cli/options.h"
-#include "cli/text.h"
 #include "cli/traces.h"
 #include "common/table.h"
+#include "report/names.h"
+#include "report/text.h"
 
 namespace gofl::cli {
 namespace {

@@ -16,12 +16,12 @@
 #include "cli/cli.h"
 #include "cli/help.h"
 #include "cli/options.h"
-#include "cli/text.h"
 #include "cli/traces.h"
 #include "common/table.h"
 #include "policy/auto_policy.h"
 #include "policy/profile.h"
 #include "policy/settings.h"
+#include "report/text.h"
 
 namespace gofl::cli {
 namespace {
@@ -213,7 +213,7 @@ int estimate_command(const std::vector<std::string>& args) {
   if (sorted.empty()) printf("  none\n");
   else table.print(stdout);
   if (other_calls)
-    printf("  and %s calls of operations that always run on the CPU (gemv, FFT, ...): %s traced\n",
+    printf("  and %s calls of operations that always run on the CPU (FFT, geevx): %s traced\n",
            format_count(other_calls).c_str(), format_seconds(other_s).c_str());
 
   printf("\nGPU start-up (ski rental, per process)\n");

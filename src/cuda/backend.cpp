@@ -26,7 +26,10 @@ Routine* routines() {
 // (a strong definition elsewhere replaces them).
 __attribute__((weak)) void register_lu_chol() {}
 __attribute__((weak)) void register_qr() {}
-__attribute__((weak)) void register_eig_svd() {}
+__attribute__((weak)) void register_syev() {}
+__attribute__((weak)) void register_geev() {}
+__attribute__((weak)) void register_svd() {}
+__attribute__((weak)) void register_gelsd() {}
 
 namespace {
 
@@ -35,9 +38,13 @@ void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_blas3();
+    register_blas2();
     register_lu_chol();
     register_qr();
-    register_eig_svd();
+    register_syev();
+    register_geev();
+    register_svd();
+    register_gelsd();
   });
 }
 

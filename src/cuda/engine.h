@@ -271,9 +271,13 @@ struct Routine {
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();
 void register_blas3();    // blas3.cpp
+void register_blas2();    // blas2.cpp: gemv symv hemv trsv
 void register_lu_chol();  // lapack_lu.cpp: getrf getrs gesv getri potrf potrs posv
 void register_qr();       // lapack_qr.cpp: geqrf orgqr ungqr gels
-void register_eig_svd();  // lapack_eig.cpp: syevd heevd syev heev syevr heevr gesvd gesdd gelsd geev
+void register_syev();     // lapack_syev.cpp: syevd heevd syev heev syevr heevr
+void register_geev();     // lapack_geev.cpp: geev
+void register_svd();      // lapack_svd.cpp: gesvd gesdd
+void register_gelsd();    // lapack_gelsd.cpp: gelsd
 
 // LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check
 // the CPU library makes would fail, so the CPU library reports it through its own xerbla.

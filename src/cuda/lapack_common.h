@@ -1,17 +1,22 @@
-// Helpers shared by the LAPACK routine families (lapack_lu.cpp, lapack_qr.cpp): precision dispatch
-// for the cuBLAS / legacy cuSOLVER entry points, pivot conversion, device scratch, and the CPU
-// library's workspace answers (work[0]) that LAPACK callers may read.
+// Helpers shared by the LAPACK routine families (lapack_lu.cpp, lapack_qr.cpp, lapack_syev.cpp,
+// lapack_geev.cpp, lapack_svd.cpp, lapack_gelsd.cpp): precision dispatch for the cuBLAS / legacy
+// cuSOLVER entry points, pivot conversion, device scratch, the CPU library's workspace answers
+// (work[0]) that LAPACK callers may read, and, for the eigenvalue, SVD and least-squares families,
+// their workspace queries, input screening and info handling.
 #pragma once
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/table.h"
@@ -145,7 +150,8 @@ inline int read_info(Engine& e, const DevInfo& d, int i, const char* where) {
   return v;
 }
 
-// Host scalars for cuBLAS (alpha): make sure the handle reads them from the host.
+// Host scalars for alpha/beta and host results for reductions; set on every call because the handle
+// is shared with the other routine families.
 inline void host_pointer_mode(Engine& e) {
   check(cublasSetPointerMode(e.blas(), CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode");
 }
@@ -246,6 +252,255 @@ template <class T> constexpr char prec_letter() {
 // The value LAPACK stores in a WORK(1) of precision T for an integer size.
 template <class T> T work_value(int64_t v) { return T(real_t<T>(v)); }
 template <class T> int64_t work_size(const T& w) { return int64_t(std::real(w)); }
+
+// =====================================================================================================
+// The eigenvalue, SVD and least-squares families (lapack_syev.cpp, lapack_geev.cpp, lapack_svd.cpp,
+// lapack_gelsd.cpp): what they share (workspace queries, input screening, info handling).
+//
+// Rules every routine here follows:
+// - supports() repeats reference LAPACK's argument checks, so INVALID_ARGS comes exactly where the
+//   CPU library would call xerbla (checked against LAPACK 3.11 and the 3.12 in scipy-openblas);
+//   workspace queries and quick returns (n <= 1, an empty matrix) stay on the CPU.
+// - work[0] / rwork[0] / iwork[0] are what the CPU library's own workspace query answers; the query
+//   runs before any GPU work and the values are written at copy-out.
+// - LAPACK scales a matrix whose largest entry lies outside a safe range and has routine-specific
+//   behaviour for NaN/Inf; cuSOLVER promises neither, so such inputs run on the CPU.
+// - cuSOLVER's info > 0 (no convergence) counts come from a different algorithm than the CPU's:
+//   the call falls back to the CPU, which reports its own info, instead of returning another number.
+// - Arrays LAPACK documents as destroyed (A in syev/syevd with jobz='N', syevr, geev, gelsd, and
+//   gesvd/gesdd unless a job is 'O') are left as the caller had them: their content is unspecified
+//   (reference LAPACK leaves its tridiagonal / bidiagonal / Hessenberg reduction there) and copying
+//   device scratch back would cost a matrix of traffic for nothing. Only the elements LAPACK
+//   defines are written; ld gaps never are.
+// =====================================================================================================
+
+template <class T> constexpr bool cplx_v = is_complex<T>::value;
+
+// An integer array element (iwork, isuppz) in the caller's width.
+inline void put_int(const CallArgs& c, int pos, int64_t idx, int64_t v) {
+  if (c.ilp64()) c.ptr<int64_t>(pos)[idx] = v;
+  else c.ptr<int32_t>(pos)[idx] = int32_t(v);
+}
+
+// ---- the CPU library's workspace query -----------------------------------------------------------
+// call().real has the wrapper's exact prototype; every argument is a pointer except the hidden
+// Fortran string lengths, so passing each argv pointer through keeps the ABI.
+constexpr size_t kLen = 1;
+inline void* arg(const CallArgs& c, int pos) { return c.ptr<void>(pos); }
+template <class... Args> void call_cpu(const CallArgs& c, Args... args) {
+  reinterpret_cast<void (*)(Args...)>(c.call().real)(args...);
+}
+
+// What LAPACK leaves in work[0] / rwork[0] / iwork[0], written at copy-out.
+template <class T> struct WorkOut {
+  T work0{};
+  real_t<T> rwork0{};
+  int64_t iwork0 = 0;
+  int work_pos = -1, rwork_pos = -1, iwork_pos = -1;
+  void write(const CallArgs& c) const {
+    c.ptr<T>(work_pos)[0] = work0;
+    if (rwork_pos >= 0) c.ptr<real_t<T>>(rwork_pos)[0] = rwork0;
+    if (iwork_pos >= 0) put_int(c, iwork_pos, 0, iwork0);
+  }
+};
+
+// A workspace query's answer (work[0]) for the routine whose argument positions are P; a failed
+// query leaves the call to the CPU library.
+template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0) {
+  if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
+  WorkOut<T> q;
+  q.work_pos = P::work;
+  q.work0 = w0;
+  return q;
+}
+// The same with iwork[0] and, for complex T, rwork[0].
+template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0, int64_t iw, real_t<T> rw0) {
+  WorkOut<T> q = query_answer<P>(info, w0);
+  q.iwork_pos = P::iwork;
+  q.iwork0 = iw;
+  if constexpr (cplx_v<T>) {
+    q.rwork_pos = P::rwork;
+    q.rwork0 = rw0;
+  }
+  return q;
+}
+
+// ---- device scratch ----------------------------------------------------------------------------------
+// A cuSOLVER call's device and host workspace; lives until the end of the routine because the
+// stream may still be using it. (Workspace above is the same thing made by make_workspace(); these
+// families keep theirs in std::unique_ptr<Work> lists. One of the two could go.)
+struct Work {
+  DevMem dev;
+  std::vector<unsigned char> host;
+  Work(Engine& e, size_t dbytes, size_t hbytes) : dev(e.alloc(std::max<size_t>(dbytes, 16))), host(hbytes) {}
+  void* d() const { return dev.get(); }
+  void* h() { return host.empty() ? nullptr : host.data(); }
+};
+
+// One device info per cuSOLVER call (a later call must not overwrite an earlier failure). Unlike
+// DevInfo/read_info above, any nonzero info sends the call to the CPU (see the rules above).
+class Infos {
+ public:
+  Infos(Engine& e, int count) : e_(e), n_(count), mem_(e.alloc(size_t(count) * sizeof(int))) {
+    check(cudaMemsetAsync(mem_.get(), 0, size_t(count) * sizeof(int), e.stream()), "cudaMemsetAsync");
+  }
+  int* at(int i) const { return mem_.get<int>() + i; }
+  // After finish_compute(): any nonzero info sends the call to the CPU (see the file comment).
+  void require_zero(const char* where) const {
+    std::vector<int> h(static_cast<size_t>(n_));
+    e_.read_small(h.data(), mem_.get(), size_t(n_) * sizeof(int));
+    for (int v : h)
+      if (v != 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
+  }
+
+ private:
+  Engine& e_;
+  int n_;
+  DevMem mem_;
+};
+
+// ---- typed cuBLAS entry points --------------------------------------------------------------------
+template <class T> cublasStatus_t blas_asum(cublasHandle_t h, int64_t n, const T* x, real_t<T>* r) {
+  if constexpr (std::is_same_v<T, float>) return cublasSasum_64(h, n, x, 1, r);
+  else if constexpr (std::is_same_v<T, double>) return cublasDasum_64(h, n, x, 1, r);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasScasum_64(h, n, cu(x), 1, r);
+  else return cublasDzasum_64(h, n, cu(x), 1, r);
+}
+template <class T> cublasStatus_t blas_iamax(cublasHandle_t h, int64_t n, const T* x, int64_t* r) {
+  if constexpr (std::is_same_v<T, float>) return cublasIsamax_64(h, n, x, 1, r);
+  else if constexpr (std::is_same_v<T, double>) return cublasIdamax_64(h, n, x, 1, r);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasIcamax_64(h, n, cu(x), 1, r);
+  else return cublasIzamax_64(h, n, cu(x), 1, r);
+}
+template <class R> cublasStatus_t blas_copy(cublasHandle_t h, int64_t n, const R* x, int64_t incx, R* y) {
+  if constexpr (std::is_same_v<R, float>) return cublasScopy_64(h, n, x, incx, y, 1);
+  else return cublasDcopy_64(h, n, x, incx, y, 1);
+}
+template <class R> cublasStatus_t blas_scal(cublasHandle_t h, int64_t n, const R* alpha, R* x, int64_t incx) {
+  if constexpr (std::is_same_v<R, float>) return cublasSscal_64(h, n, alpha, x, incx);
+  else return cublasDscal_64(h, n, alpha, x, incx);
+}
+// Full storage -> packed storage of one triangle.
+template <class T> cublasStatus_t blas_trttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const T* a, int lda, T* ap) {
+  if constexpr (std::is_same_v<T, float>) return cublasStrttp(h, uplo, n, a, lda, ap);
+  else if constexpr (std::is_same_v<T, double>) return cublasDtrttp(h, uplo, n, a, lda, ap);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasCtrttp(h, uplo, n, cu(a), lda, cu(ap));
+  else return cublasZtrttp(h, uplo, n, cu(a), lda, cu(ap));
+}
+
+// ---- input screening ------------------------------------------------------------------------------
+// LAPACK scales a matrix whose largest entry lies outside [lo, hi] (0 excluded) before its
+// algorithm and unscales after; outside that range, and for NaN/Inf, the CPU runs the call.
+struct Bounds {
+  double lo, hi;
+};
+
+template <class T> double abs1(T v) {
+  if constexpr (cplx_v<T>) return std::fabs(double(v.real())) + std::fabs(double(v.imag()));
+  else return std::fabs(double(v));
+}
+
+// `count` contiguous device elements. asum is NaN/Inf exactly when an element is (or when finite
+// values overflow the sum, which only sends a hopeless input to the CPU). amax picks the largest
+// |re|+|im|, within a factor sqrt(2) of LAPACK's largest modulus: the margins below cover it.
+template <class T> void screen(Engine& e, const T* dev, int64_t count, Bounds b, bool zero_ok) {
+  if (count <= 0) return;
+  real_t<T> sum = 0;
+  check(blas_asum(e.blas(), count, dev, &sum), "cublasAsum");
+  if (!std::isfinite(double(sum))) fail(GOFL_GPU_UNSUPPORTED, "non-finite input");
+  int64_t idx = 0;
+  check(blas_iamax(e.blas(), count, dev, &idx), "cublasIamax");
+  if (idx < 1 || idx > count) fail(GOFL_GPU_CUBLAS_ERROR, "cublasIamax");
+  T v;
+  e.read_small(&v, dev + (idx - 1), sizeof(T));
+  const double a = abs1(v);
+  if (a > b.hi || (a == 0 ? !zero_ok : a < 2 * b.lo)) fail(GOFL_GPU_UNSUPPORTED, "input outside LAPACK's unscaled range");
+}
+
+// Only the uplo triangle of a symmetric/Hermitian matrix is the input (the other may hold anything):
+// screen a packed copy of it.
+template <class T> void screen_triangle(Engine& e, const T* dA, int64_t n, char uplo, Bounds b) {
+  if (n > INT_MAX) fail(GOFL_GPU_UNSUPPORTED, "matrix too large for cublasXtrttp");
+  DevMem packed = alloc_elems<T>(e, n * (n + 1) / 2);
+  check(blas_trttp(e.blas(), fill_of(uplo), int(n), dA, int(n), packed.get<T>()), "cublasXtrttp");
+  screen(e, packed.get<T>(), n * (n + 1) / 2, b, true);
+}
+
+// LAPACK's zhetrd uses only the real part of the diagonal; make the device copy agree.
+template <class T> void zero_diag_imag(Engine& e, T* dA, int64_t n) {
+  if constexpr (cplx_v<T>) {
+    using R = real_t<T>;
+    const R zero = 0;
+    check(blas_scal<R>(e.blas(), n, &zero, reinterpret_cast<R*>(dA) + 1, 2 * (n + 1)), "cublasScal");
+  }
+}
+
+// Device results read back for checking before anything reaches the caller. read_small, unlike
+// download(), does not count as writing program memory, so a failed check still sends the call
+// to the CPU instead of reporting a half-done copy-out. The caller's arrays are then written with
+// download() from the device (or from these copies where the host had to change them).
+template <class T> std::vector<T> fetch(Engine& e, const void* dev, int64_t count) {
+  std::vector<T> h(static_cast<size_t>(std::max<int64_t>(count, 1)));
+  if (count > 0) e.read_small(h.data(), dev, size_t(count) * sizeof(T));
+  return h;
+}
+
+template <class T> void require_finite(const T* x, int64_t n, const char* where) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(abs1(x[i]))) fail(GOFL_GPU_CUSOLVER_ERROR, where);
+}
+
+// dgeev and zgeev scale when the largest entry lies outside [sqrt(safmin)/eps, its inverse].
+template <class R> Bounds geev_bounds() {
+  const double smlnum = std::sqrt(double(std::numeric_limits<R>::min())) / double(std::numeric_limits<R>::epsilon());
+  return Bounds{smlnum, 1.0 / smlnum};
+}
+
+// ---- the SVD (lapack_svd.cpp; gelsd takes the SVD of its triangular factor) -------------------------
+// ILAENV(6, ...): the row/column ratio beyond which LAPACK's SVD drivers start with a QR/LQ step.
+inline int64_t ilaenv6(int64_t m, int64_t n) { return int64_t(float(std::min(m, n)) * 1.6f); }
+
+template <class T>
+cublasStatus_t blas_geam(cublasHandle_t h, cublasOperation_t op, int64_t m, int64_t n, const T* a, int64_t lda, T* c,
+                         int64_t ldc) {
+  const T one(1), zero(0);  // beta = 0: B (= A, finite) only satisfies the interface
+  if constexpr (std::is_same_v<T, float>) return cublasSgeam_64(h, op, op, m, n, &one, a, lda, &zero, a, lda, c, ldc);
+  else if constexpr (std::is_same_v<T, double>) return cublasDgeam_64(h, op, op, m, n, &one, a, lda, &zero, a, lda, c, ldc);
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return cublasCgeam_64(h, op, op, m, n, cu(&one), cu(a), lda, cu(&zero), cu(a), lda, cu(c), ldc);
+  else return cublasZgeam_64(h, op, op, m, n, cu(&one), cu(a), lda, cu(&zero), cu(a), lda, cu(c), ldc);
+}
+
+// out (cols x rows) = a^H for a device rows x cols matrix with leading dimension rows.
+template <class T> void adjoint(Engine& e, const T* a, int64_t rows, int64_t cols, T* out) {
+  check(blas_geam<T>(e.blas(), cplx_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T, cols, rows, a, rows, out, cols), "cublasXgeam");
+}
+
+// Descending, non-negative singular values, as LAPACK guarantees; anything else goes to the CPU.
+template <class R> void require_singular_values(const R* s, int64_t k) {
+  require_finite(s, k, "non-finite singular values");
+  for (int64_t i = 0; i < k; ++i)
+    if (s[i] < R(0) || (i > 0 && s[i] > s[i - 1])) fail(GOFL_GPU_CUSOLVER_ERROR, "singular values not descending");
+}
+
+// Xgesvd of the device rows x cols matrix `a` (rows >= cols, leading dimension rows; destroyed),
+// jobs in {A, S, N}: U rows x (rows or cols), VT cols x cols, both packed.
+template <class T>
+void xgesvd(Engine& e, signed char ju, signed char jv, int64_t rows, int64_t cols, T* a, real_t<T>* s, T* u, T* vt,
+            int* info, std::vector<std::unique_ptr<Work>>& keep) {
+  using R = real_t<T>;
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXgesvd_bufferSize(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows,
+                                    data_type<R>(), s, data_type<T>(), u, rows, data_type<T>(), vt, cols,
+                                    data_type<T>(), &dbytes, &hbytes),
+        "cusolverDnXgesvd_bufferSize");
+  keep.emplace_back(new Work(e, dbytes, hbytes));
+  Work& ws = *keep.back();
+  check(cusolverDnXgesvd(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows, data_type<R>(), s,
+                         data_type<T>(), u, rows, data_type<T>(), vt, cols, data_type<T>(), ws.d(), dbytes, ws.h(),
+                         hbytes, info),
+        "cusolverDnXgesvd");
+}
 
 }  // namespace lapack
 }  // namespace cuda

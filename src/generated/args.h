@@ -23,6 +23,10 @@ struct trsm_r { static constexpr int side = 0, uplo = 1, transa = 2, diag = 3, m
 struct trsm_c { static constexpr int side = 0, uplo = 1, transa = 2, diag = 3, m = 4, n = 5, alpha = 6, a = 7, lda = 8, b = 9, ldb = 10, count = 11; };
 struct gemv_r { static constexpr int trans = 0, m = 1, n = 2, alpha = 3, a = 4, lda = 5, x = 6, incx = 7, beta = 8, y = 9, incy = 10, count = 11; };
 struct gemv_c { static constexpr int trans = 0, m = 1, n = 2, alpha = 3, a = 4, lda = 5, x = 6, incx = 7, beta = 8, y = 9, incy = 10, count = 11; };
+struct symv_r { static constexpr int uplo = 0, n = 1, alpha = 2, a = 3, lda = 4, x = 5, incx = 6, beta = 7, y = 8, incy = 9, count = 10; };
+struct hemv_c { static constexpr int uplo = 0, n = 1, alpha = 2, a = 3, lda = 4, x = 5, incx = 6, beta = 7, y = 8, incy = 9, count = 10; };
+struct trsv_r { static constexpr int uplo = 0, trans = 1, diag = 2, n = 3, a = 4, lda = 5, x = 6, incx = 7, count = 8; };
+struct trsv_c { static constexpr int uplo = 0, trans = 1, diag = 2, n = 3, a = 4, lda = 5, x = 6, incx = 7, count = 8; };
 struct getrf_r { static constexpr int m = 0, n = 1, a = 2, lda = 3, ipiv = 4, info = 5, count = 6; };
 struct getrf_c { static constexpr int m = 0, n = 1, a = 2, lda = 3, ipiv = 4, info = 5, count = 6; };
 struct getrs_r { static constexpr int trans = 0, n = 1, nrhs = 2, a = 3, lda = 4, ipiv = 5, b = 6, ldb = 7, info = 8, count = 9; };

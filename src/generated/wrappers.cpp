@@ -12571,6 +12571,2758 @@ extern "C" GOFL_EXPORT void cblas_zgemv64_(int v_layout, int v_trans, int64_t v_
   return slow_cblas_zgemv64_(v_layout, v_trans, v_m, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
 }
 
+using fn_ssymv__t = void (*)(const char*, const int32_t*, const float*, const float*, const int32_t*, const float*, const int32_t*, const float*, float*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssymv_(const char* p_uplo, const int32_t* p_n, const float* p_alpha, const float* a, const int32_t* p_lda, const float* x, const int32_t* p_incx, const float* p_beta, float* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssymv__t gofl_real = reinterpret_cast<fn_ssymv__t>(gofl::real_fn(S_ssymv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_ssymv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssymv_(const char* p_uplo, const int32_t* p_n, const float* p_alpha, const float* a, const int32_t* p_lda, const float* x, const int32_t* p_incx, const float* p_beta, float* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssymv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssymv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssymv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_ssymv_t = void (*)(int, int, int32_t, float, const float*, int32_t, const float*, int32_t, float, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ssymv(int v_layout, int v_uplo, int32_t v_n, float v_alpha, const float* a, int32_t v_lda, const float* x, int32_t v_incx, float v_beta, float* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ssymv_t gofl_real = reinterpret_cast<fn_cblas_ssymv_t>(gofl::real_fn(S_cblas_ssymv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_ssymv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ssymv(int v_layout, int v_uplo, int32_t v_n, float v_alpha, const float* a, int32_t v_lda, const float* x, int32_t v_incx, float v_beta, float* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssymv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssymv_t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ssymv(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_scipy_ssymv__t = void (*)(const char*, const int32_t*, const float*, const float*, const int32_t*, const float*, const int32_t*, const float*, float*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssymv_(const char* p_uplo, const int32_t* p_n, const float* p_alpha, const float* a, const int32_t* p_lda, const float* x, const int32_t* p_incx, const float* p_beta, float* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssymv__t gofl_real = reinterpret_cast<fn_scipy_ssymv__t>(gofl::real_fn(S_scipy_ssymv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_ssymv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssymv_(const char* p_uplo, const int32_t* p_n, const float* p_alpha, const float* a, const int32_t* p_lda, const float* x, const int32_t* p_incx, const float* p_beta, float* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssymv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssymv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssymv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_ssymv_t = void (*)(int, int, int32_t, float, const float*, int32_t, const float*, int32_t, float, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ssymv(int v_layout, int v_uplo, int32_t v_n, float v_alpha, const float* a, int32_t v_lda, const float* x, int32_t v_incx, float v_beta, float* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ssymv_t gofl_real = reinterpret_cast<fn_scipy_cblas_ssymv_t>(gofl::real_fn(S_scipy_cblas_ssymv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ssymv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ssymv(int v_layout, int v_uplo, int32_t v_n, float v_alpha, const float* a, int32_t v_lda, const float* x, int32_t v_incx, float v_beta, float* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssymv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssymv_t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ssymv(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_scipy_ssymv_64__t = void (*)(const char*, const int64_t*, const float*, const float*, const int64_t*, const float*, const int64_t*, const float*, float*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssymv_64_(const char* p_uplo, const int64_t* p_n, const float* p_alpha, const float* a, const int64_t* p_lda, const float* x, const int64_t* p_incx, const float* p_beta, float* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssymv_64__t gofl_real = reinterpret_cast<fn_scipy_ssymv_64__t>(gofl::real_fn(S_scipy_ssymv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_ssymv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssymv_64_(const char* p_uplo, const int64_t* p_n, const float* p_alpha, const float* a, const int64_t* p_lda, const float* x, const int64_t* p_incx, const float* p_beta, float* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssymv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssymv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssymv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_ssymv64__t = void (*)(int, int, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ssymv64_(int v_layout, int v_uplo, int64_t v_n, float v_alpha, const float* a, int64_t v_lda, const float* x, int64_t v_incx, float v_beta, float* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ssymv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_ssymv64__t>(gofl::real_fn(S_scipy_cblas_ssymv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ssymv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ssymv64_(int v_layout, int v_uplo, int64_t v_n, float v_alpha, const float* a, int64_t v_lda, const float* x, int64_t v_incx, float v_beta, float* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ssymv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ssymv64__t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ssymv64_(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_ssymv_64__t = void (*)(const char*, const int64_t*, const float*, const float*, const int64_t*, const float*, const int64_t*, const float*, float*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssymv_64_(const char* p_uplo, const int64_t* p_n, const float* p_alpha, const float* a, const int64_t* p_lda, const float* x, const int64_t* p_incx, const float* p_beta, float* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssymv_64__t gofl_real = reinterpret_cast<fn_ssymv_64__t>(gofl::real_fn(S_ssymv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_ssymv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssymv_64_(const char* p_uplo, const int64_t* p_n, const float* p_alpha, const float* a, const int64_t* p_lda, const float* x, const int64_t* p_incx, const float* p_beta, float* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssymv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssymv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssymv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_ssymv64__t = void (*)(int, int, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ssymv64_(int v_layout, int v_uplo, int64_t v_n, float v_alpha, const float* a, int64_t v_lda, const float* x, int64_t v_incx, float v_beta, float* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ssymv64__t gofl_real = reinterpret_cast<fn_cblas_ssymv64__t>(gofl::real_fn(S_cblas_ssymv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_ssymv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ssymv64_(int v_layout, int v_uplo, int64_t v_n, float v_alpha, const float* a, int64_t v_lda, const float* x, int64_t v_incx, float v_beta, float* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ssymv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ssymv64__t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ssymv64_(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_dsymv__t = void (*)(const char*, const int32_t*, const double*, const double*, const int32_t*, const double*, const int32_t*, const double*, double*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsymv_(const char* p_uplo, const int32_t* p_n, const double* p_alpha, const double* a, const int32_t* p_lda, const double* x, const int32_t* p_incx, const double* p_beta, double* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsymv__t gofl_real = reinterpret_cast<fn_dsymv__t>(gofl::real_fn(S_dsymv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_dsymv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsymv_(const char* p_uplo, const int32_t* p_n, const double* p_alpha, const double* a, const int32_t* p_lda, const double* x, const int32_t* p_incx, const double* p_beta, double* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsymv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsymv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsymv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_dsymv_t = void (*)(int, int, int32_t, double, const double*, int32_t, const double*, int32_t, double, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dsymv(int v_layout, int v_uplo, int32_t v_n, double v_alpha, const double* a, int32_t v_lda, const double* x, int32_t v_incx, double v_beta, double* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dsymv_t gofl_real = reinterpret_cast<fn_cblas_dsymv_t>(gofl::real_fn(S_cblas_dsymv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_dsymv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dsymv(int v_layout, int v_uplo, int32_t v_n, double v_alpha, const double* a, int32_t v_lda, const double* x, int32_t v_incx, double v_beta, double* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsymv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsymv_t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dsymv(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_scipy_dsymv__t = void (*)(const char*, const int32_t*, const double*, const double*, const int32_t*, const double*, const int32_t*, const double*, double*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsymv_(const char* p_uplo, const int32_t* p_n, const double* p_alpha, const double* a, const int32_t* p_lda, const double* x, const int32_t* p_incx, const double* p_beta, double* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsymv__t gofl_real = reinterpret_cast<fn_scipy_dsymv__t>(gofl::real_fn(S_scipy_dsymv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_dsymv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsymv_(const char* p_uplo, const int32_t* p_n, const double* p_alpha, const double* a, const int32_t* p_lda, const double* x, const int32_t* p_incx, const double* p_beta, double* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsymv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsymv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsymv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_dsymv_t = void (*)(int, int, int32_t, double, const double*, int32_t, const double*, int32_t, double, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dsymv(int v_layout, int v_uplo, int32_t v_n, double v_alpha, const double* a, int32_t v_lda, const double* x, int32_t v_incx, double v_beta, double* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dsymv_t gofl_real = reinterpret_cast<fn_scipy_cblas_dsymv_t>(gofl::real_fn(S_scipy_cblas_dsymv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_dsymv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dsymv(int v_layout, int v_uplo, int32_t v_n, double v_alpha, const double* a, int32_t v_lda, const double* x, int32_t v_incx, double v_beta, double* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsymv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsymv_t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dsymv(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_scipy_dsymv_64__t = void (*)(const char*, const int64_t*, const double*, const double*, const int64_t*, const double*, const int64_t*, const double*, double*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsymv_64_(const char* p_uplo, const int64_t* p_n, const double* p_alpha, const double* a, const int64_t* p_lda, const double* x, const int64_t* p_incx, const double* p_beta, double* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsymv_64__t gofl_real = reinterpret_cast<fn_scipy_dsymv_64__t>(gofl::real_fn(S_scipy_dsymv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_dsymv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsymv_64_(const char* p_uplo, const int64_t* p_n, const double* p_alpha, const double* a, const int64_t* p_lda, const double* x, const int64_t* p_incx, const double* p_beta, double* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsymv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsymv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsymv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_dsymv64__t = void (*)(int, int, int64_t, double, const double*, int64_t, const double*, int64_t, double, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dsymv64_(int v_layout, int v_uplo, int64_t v_n, double v_alpha, const double* a, int64_t v_lda, const double* x, int64_t v_incx, double v_beta, double* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dsymv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_dsymv64__t>(gofl::real_fn(S_scipy_cblas_dsymv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_dsymv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dsymv64_(int v_layout, int v_uplo, int64_t v_n, double v_alpha, const double* a, int64_t v_lda, const double* x, int64_t v_incx, double v_beta, double* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dsymv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dsymv64__t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dsymv64_(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_dsymv_64__t = void (*)(const char*, const int64_t*, const double*, const double*, const int64_t*, const double*, const int64_t*, const double*, double*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsymv_64_(const char* p_uplo, const int64_t* p_n, const double* p_alpha, const double* a, const int64_t* p_lda, const double* x, const int64_t* p_incx, const double* p_beta, double* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsymv_64__t gofl_real = reinterpret_cast<fn_dsymv_64__t>(gofl::real_fn(S_dsymv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_dsymv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsymv_64_(const char* p_uplo, const int64_t* p_n, const double* p_alpha, const double* a, const int64_t* p_lda, const double* x, const int64_t* p_incx, const double* p_beta, double* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsymv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsymv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsymv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_dsymv64__t = void (*)(int, int, int64_t, double, const double*, int64_t, const double*, int64_t, double, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dsymv64_(int v_layout, int v_uplo, int64_t v_n, double v_alpha, const double* a, int64_t v_lda, const double* x, int64_t v_incx, double v_beta, double* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dsymv64__t gofl_real = reinterpret_cast<fn_cblas_dsymv64__t>(gofl::real_fn(S_cblas_dsymv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_dsymv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)&v_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)&v_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dsymv64_(int v_layout, int v_uplo, int64_t v_n, double v_alpha, const double* a, int64_t v_lda, const double* x, int64_t v_incx, double v_beta, double* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dsymv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dsymv64__t>(gofl_fn)(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dsymv64_(v_layout, v_uplo, v_n, v_alpha, a, v_lda, x, v_incx, v_beta, y, v_incy);
+}
+
+using fn_chemv__t = void (*)(const char*, const int32_t*, const std::complex<float>*, const std::complex<float>*, const int32_t*, const std::complex<float>*, const int32_t*, const std::complex<float>*, std::complex<float>*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chemv_(const char* p_uplo, const int32_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int32_t* p_lda, const std::complex<float>* x, const int32_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chemv__t gofl_real = reinterpret_cast<fn_chemv__t>(gofl::real_fn(S_chemv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_chemv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chemv_(const char* p_uplo, const int32_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int32_t* p_lda, const std::complex<float>* x, const int32_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chemv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chemv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_chemv_t = void (*)(int, int, int32_t, const void*, const std::complex<float>*, int32_t, const std::complex<float>*, int32_t, const void*, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_chemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<float>* a, int32_t v_lda, const std::complex<float>* x, int32_t v_incx, const void* p_beta, std::complex<float>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_chemv_t gofl_real = reinterpret_cast<fn_cblas_chemv_t>(gofl::real_fn(S_cblas_chemv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_chemv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_chemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<float>* a, int32_t v_lda, const std::complex<float>* x, int32_t v_incx, const void* p_beta, std::complex<float>* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_chemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_chemv_t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_chemv(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_scipy_chemv__t = void (*)(const char*, const int32_t*, const std::complex<float>*, const std::complex<float>*, const int32_t*, const std::complex<float>*, const int32_t*, const std::complex<float>*, std::complex<float>*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chemv_(const char* p_uplo, const int32_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int32_t* p_lda, const std::complex<float>* x, const int32_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chemv__t gofl_real = reinterpret_cast<fn_scipy_chemv__t>(gofl::real_fn(S_scipy_chemv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_chemv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chemv_(const char* p_uplo, const int32_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int32_t* p_lda, const std::complex<float>* x, const int32_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chemv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chemv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_chemv_t = void (*)(int, int, int32_t, const void*, const std::complex<float>*, int32_t, const std::complex<float>*, int32_t, const void*, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_chemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<float>* a, int32_t v_lda, const std::complex<float>* x, int32_t v_incx, const void* p_beta, std::complex<float>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_chemv_t gofl_real = reinterpret_cast<fn_scipy_cblas_chemv_t>(gofl::real_fn(S_scipy_cblas_chemv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_chemv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_chemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<float>* a, int32_t v_lda, const std::complex<float>* x, int32_t v_incx, const void* p_beta, std::complex<float>* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_chemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_chemv_t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_chemv(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_scipy_chemv_64__t = void (*)(const char*, const int64_t*, const std::complex<float>*, const std::complex<float>*, const int64_t*, const std::complex<float>*, const int64_t*, const std::complex<float>*, std::complex<float>*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int64_t* p_lda, const std::complex<float>* x, const int64_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chemv_64__t gofl_real = reinterpret_cast<fn_scipy_chemv_64__t>(gofl::real_fn(S_scipy_chemv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_chemv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int64_t* p_lda, const std::complex<float>* x, const int64_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chemv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chemv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_chemv64__t = void (*)(int, int, int64_t, const void*, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, const void*, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_chemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<float>* a, int64_t v_lda, const std::complex<float>* x, int64_t v_incx, const void* p_beta, std::complex<float>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_chemv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_chemv64__t>(gofl::real_fn(S_scipy_cblas_chemv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_chemv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_chemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<float>* a, int64_t v_lda, const std::complex<float>* x, int64_t v_incx, const void* p_beta, std::complex<float>* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_chemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_chemv64__t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_chemv64_(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_chemv_64__t = void (*)(const char*, const int64_t*, const std::complex<float>*, const std::complex<float>*, const int64_t*, const std::complex<float>*, const int64_t*, const std::complex<float>*, std::complex<float>*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int64_t* p_lda, const std::complex<float>* x, const int64_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chemv_64__t gofl_real = reinterpret_cast<fn_chemv_64__t>(gofl::real_fn(S_chemv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_chemv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<float>* p_alpha, const std::complex<float>* a, const int64_t* p_lda, const std::complex<float>* x, const int64_t* p_incx, const std::complex<float>* p_beta, std::complex<float>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chemv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chemv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_chemv64__t = void (*)(int, int, int64_t, const void*, const std::complex<float>*, int64_t, const std::complex<float>*, int64_t, const void*, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_chemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<float>* a, int64_t v_lda, const std::complex<float>* x, int64_t v_incx, const void* p_beta, std::complex<float>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_chemv64__t gofl_real = reinterpret_cast<fn_cblas_chemv64__t>(gofl::real_fn(S_cblas_chemv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_chemv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_chemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<float>* a, int64_t v_lda, const std::complex<float>* x, int64_t v_incx, const void* p_beta, std::complex<float>* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_chemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_chemv64__t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_chemv64_(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_zhemv__t = void (*)(const char*, const int32_t*, const std::complex<double>*, const std::complex<double>*, const int32_t*, const std::complex<double>*, const int32_t*, const std::complex<double>*, std::complex<double>*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhemv_(const char* p_uplo, const int32_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int32_t* p_lda, const std::complex<double>* x, const int32_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhemv__t gofl_real = reinterpret_cast<fn_zhemv__t>(gofl::real_fn(S_zhemv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_zhemv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhemv_(const char* p_uplo, const int32_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int32_t* p_lda, const std::complex<double>* x, const int32_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhemv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhemv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_zhemv_t = void (*)(int, int, int32_t, const void*, const std::complex<double>*, int32_t, const std::complex<double>*, int32_t, const void*, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_zhemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<double>* a, int32_t v_lda, const std::complex<double>* x, int32_t v_incx, const void* p_beta, std::complex<double>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_zhemv_t gofl_real = reinterpret_cast<fn_cblas_zhemv_t>(gofl::real_fn(S_cblas_zhemv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_zhemv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_zhemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<double>* a, int32_t v_lda, const std::complex<double>* x, int32_t v_incx, const void* p_beta, std::complex<double>* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zhemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zhemv_t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_zhemv(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_scipy_zhemv__t = void (*)(const char*, const int32_t*, const std::complex<double>*, const std::complex<double>*, const int32_t*, const std::complex<double>*, const int32_t*, const std::complex<double>*, std::complex<double>*, const int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhemv_(const char* p_uplo, const int32_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int32_t* p_lda, const std::complex<double>* x, const int32_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhemv__t gofl_real = reinterpret_cast<fn_scipy_zhemv__t>(gofl::real_fn(S_scipy_zhemv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_zhemv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhemv_(const char* p_uplo, const int32_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int32_t* p_lda, const std::complex<double>* x, const int32_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int32_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhemv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhemv__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhemv_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_zhemv_t = void (*)(int, int, int32_t, const void*, const std::complex<double>*, int32_t, const std::complex<double>*, int32_t, const void*, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zhemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<double>* a, int32_t v_lda, const std::complex<double>* x, int32_t v_incx, const void* p_beta, std::complex<double>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_zhemv_t gofl_real = reinterpret_cast<fn_scipy_cblas_zhemv_t>(gofl::real_fn(S_scipy_cblas_zhemv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_zhemv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_zhemv(int v_layout, int v_uplo, int32_t v_n, const void* p_alpha, const std::complex<double>* a, int32_t v_lda, const std::complex<double>* x, int32_t v_incx, const void* p_beta, std::complex<double>* y, int32_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zhemv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zhemv_t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_zhemv(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_scipy_zhemv_64__t = void (*)(const char*, const int64_t*, const std::complex<double>*, const std::complex<double>*, const int64_t*, const std::complex<double>*, const int64_t*, const std::complex<double>*, std::complex<double>*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int64_t* p_lda, const std::complex<double>* x, const int64_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhemv_64__t gofl_real = reinterpret_cast<fn_scipy_zhemv_64__t>(gofl::real_fn(S_scipy_zhemv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_zhemv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int64_t* p_lda, const std::complex<double>* x, const int64_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhemv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhemv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_scipy_cblas_zhemv64__t = void (*)(int, int, int64_t, const void*, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, const void*, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zhemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<double>* a, int64_t v_lda, const std::complex<double>* x, int64_t v_incx, const void* p_beta, std::complex<double>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_zhemv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_zhemv64__t>(gofl::real_fn(S_scipy_cblas_zhemv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_zhemv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_zhemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<double>* a, int64_t v_lda, const std::complex<double>* x, int64_t v_incx, const void* p_beta, std::complex<double>* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zhemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zhemv64__t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_zhemv64_(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_zhemv_64__t = void (*)(const char*, const int64_t*, const std::complex<double>*, const std::complex<double>*, const int64_t*, const std::complex<double>*, const int64_t*, const std::complex<double>*, std::complex<double>*, const int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int64_t* p_lda, const std::complex<double>* x, const int64_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhemv_64__t gofl_real = reinterpret_cast<fn_zhemv_64__t>(gofl::real_fn(S_zhemv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_zhemv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 8);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)p_alpha, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx, (void*)p_beta, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhemv_64_(const char* p_uplo, const int64_t* p_n, const std::complex<double>* p_alpha, const std::complex<double>* a, const int64_t* p_lda, const std::complex<double>* x, const int64_t* p_incx, const std::complex<double>* p_beta, std::complex<double>* y, const int64_t* p_incy, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhemv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhemv_64__t>(gofl_fn)(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhemv_64_(p_uplo, p_n, p_alpha, a, p_lda, x, p_incx, p_beta, y, p_incy, l_uplo);
+}
+
+using fn_cblas_zhemv64__t = void (*)(int, int, int64_t, const void*, const std::complex<double>*, int64_t, const std::complex<double>*, int64_t, const void*, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_zhemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<double>* a, int64_t v_lda, const std::complex<double>* x, int64_t v_incx, const void* p_beta, std::complex<double>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_zhemv64__t gofl_real = reinterpret_cast<fn_cblas_zhemv64__t>(gofl::real_fn(S_cblas_zhemv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  gofl::Call gofl_call(S_cblas_zhemv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 6);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_INOUT, 9);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_n, (void*)p_alpha, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx, (void*)p_beta, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_zhemv64_(int v_layout, int v_uplo, int64_t v_n, const void* p_alpha, const std::complex<double>* a, int64_t v_lda, const std::complex<double>* x, int64_t v_incx, const void* p_beta, std::complex<double>* y, int64_t v_incy) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (2.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zhemv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zhemv64__t>(gofl_fn)(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_zhemv64_(v_layout, v_uplo, v_n, p_alpha, a, v_lda, x, v_incx, p_beta, y, v_incy);
+}
+
+using fn_strsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const float*, const int32_t*, float*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_strsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const float* a, const int32_t* p_lda, float* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_strsv__t gofl_real = reinterpret_cast<fn_strsv__t>(gofl::real_fn(S_strsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_strsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void strsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const float* a, const int32_t* p_lda, float* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_strsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_strsv_t = void (*)(int, int, int, int, int32_t, const float*, int32_t, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_strsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const float* a, int32_t v_lda, float* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_strsv_t gofl_real = reinterpret_cast<fn_cblas_strsv_t>(gofl::real_fn(S_cblas_strsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_strsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_strsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const float* a, int32_t v_lda, float* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_strsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_strsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const float*, const int32_t*, float*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_strsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const float* a, const int32_t* p_lda, float* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_strsv__t gofl_real = reinterpret_cast<fn_scipy_strsv__t>(gofl::real_fn(S_scipy_strsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_strsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_strsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const float* a, const int32_t* p_lda, float* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_strsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_strsv_t = void (*)(int, int, int, int, int32_t, const float*, int32_t, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_strsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const float* a, int32_t v_lda, float* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_strsv_t gofl_real = reinterpret_cast<fn_scipy_cblas_strsv_t>(gofl::real_fn(S_scipy_cblas_strsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_strsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_strsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const float* a, int32_t v_lda, float* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_strsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_strsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const float*, const int64_t*, float*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_strsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const float* a, const int64_t* p_lda, float* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_strsv_64__t gofl_real = reinterpret_cast<fn_scipy_strsv_64__t>(gofl::real_fn(S_scipy_strsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_strsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_strsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const float* a, const int64_t* p_lda, float* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_strsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_strsv64__t = void (*)(int, int, int, int, int64_t, const float*, int64_t, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_strsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const float* a, int64_t v_lda, float* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_strsv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_strsv64__t>(gofl::real_fn(S_scipy_cblas_strsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_strsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_strsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const float* a, int64_t v_lda, float* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_strsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_strsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_strsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_strsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const float*, const int64_t*, float*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_strsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const float* a, const int64_t* p_lda, float* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_strsv_64__t gofl_real = reinterpret_cast<fn_strsv_64__t>(gofl::real_fn(S_strsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_strsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void strsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const float* a, const int64_t* p_lda, float* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_strsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_strsv64__t = void (*)(int, int, int, int, int64_t, const float*, int64_t, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_strsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const float* a, int64_t v_lda, float* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_strsv64__t gofl_real = reinterpret_cast<fn_cblas_strsv64__t>(gofl::real_fn(S_cblas_strsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_strsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_strsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const float* a, int64_t v_lda, float* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_strsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_strsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_strsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_dtrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const double*, const int32_t*, double*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dtrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const double* a, const int32_t* p_lda, double* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dtrsv__t gofl_real = reinterpret_cast<fn_dtrsv__t>(gofl::real_fn(S_dtrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_dtrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dtrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const double* a, const int32_t* p_lda, double* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dtrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_dtrsv_t = void (*)(int, int, int, int, int32_t, const double*, int32_t, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dtrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const double* a, int32_t v_lda, double* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dtrsv_t gofl_real = reinterpret_cast<fn_cblas_dtrsv_t>(gofl::real_fn(S_cblas_dtrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_dtrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dtrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const double* a, int32_t v_lda, double* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dtrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_dtrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const double*, const int32_t*, double*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dtrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const double* a, const int32_t* p_lda, double* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dtrsv__t gofl_real = reinterpret_cast<fn_scipy_dtrsv__t>(gofl::real_fn(S_scipy_dtrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_dtrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dtrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const double* a, const int32_t* p_lda, double* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dtrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_dtrsv_t = void (*)(int, int, int, int, int32_t, const double*, int32_t, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dtrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const double* a, int32_t v_lda, double* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dtrsv_t gofl_real = reinterpret_cast<fn_scipy_cblas_dtrsv_t>(gofl::real_fn(S_scipy_cblas_dtrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_dtrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dtrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const double* a, int32_t v_lda, double* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dtrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_dtrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const double*, const int64_t*, double*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dtrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const double* a, const int64_t* p_lda, double* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dtrsv_64__t gofl_real = reinterpret_cast<fn_scipy_dtrsv_64__t>(gofl::real_fn(S_scipy_dtrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_dtrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dtrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const double* a, const int64_t* p_lda, double* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dtrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_dtrsv64__t = void (*)(int, int, int, int, int64_t, const double*, int64_t, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dtrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const double* a, int64_t v_lda, double* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dtrsv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_dtrsv64__t>(gofl::real_fn(S_scipy_cblas_dtrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_dtrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dtrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const double* a, int64_t v_lda, double* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dtrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dtrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dtrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_dtrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const double*, const int64_t*, double*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dtrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const double* a, const int64_t* p_lda, double* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dtrsv_64__t gofl_real = reinterpret_cast<fn_dtrsv_64__t>(gofl::real_fn(S_dtrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_dtrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dtrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const double* a, const int64_t* p_lda, double* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dtrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_dtrsv64__t = void (*)(int, int, int, int, int64_t, const double*, int64_t, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dtrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const double* a, int64_t v_lda, double* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dtrsv64__t gofl_real = reinterpret_cast<fn_cblas_dtrsv64__t>(gofl::real_fn(S_cblas_dtrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_dtrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dtrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const double* a, int64_t v_lda, double* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dtrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dtrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dtrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_ctrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ctrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<float>* a, const int32_t* p_lda, std::complex<float>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ctrsv__t gofl_real = reinterpret_cast<fn_ctrsv__t>(gofl::real_fn(S_ctrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_ctrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ctrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<float>* a, const int32_t* p_lda, std::complex<float>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ctrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_ctrsv_t = void (*)(int, int, int, int, int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ctrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<float>* a, int32_t v_lda, std::complex<float>* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ctrsv_t gofl_real = reinterpret_cast<fn_cblas_ctrsv_t>(gofl::real_fn(S_cblas_ctrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_ctrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ctrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<float>* a, int32_t v_lda, std::complex<float>* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ctrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_ctrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ctrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<float>* a, const int32_t* p_lda, std::complex<float>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ctrsv__t gofl_real = reinterpret_cast<fn_scipy_ctrsv__t>(gofl::real_fn(S_scipy_ctrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_ctrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ctrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<float>* a, const int32_t* p_lda, std::complex<float>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ctrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_ctrsv_t = void (*)(int, int, int, int, int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ctrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<float>* a, int32_t v_lda, std::complex<float>* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ctrsv_t gofl_real = reinterpret_cast<fn_scipy_cblas_ctrsv_t>(gofl::real_fn(S_scipy_cblas_ctrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ctrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ctrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<float>* a, int32_t v_lda, std::complex<float>* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ctrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_ctrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ctrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<float>* a, const int64_t* p_lda, std::complex<float>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ctrsv_64__t gofl_real = reinterpret_cast<fn_scipy_ctrsv_64__t>(gofl::real_fn(S_scipy_ctrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_ctrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ctrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<float>* a, const int64_t* p_lda, std::complex<float>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ctrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_ctrsv64__t = void (*)(int, int, int, int, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ctrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<float>* a, int64_t v_lda, std::complex<float>* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ctrsv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_ctrsv64__t>(gofl::real_fn(S_scipy_cblas_ctrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ctrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ctrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<float>* a, int64_t v_lda, std::complex<float>* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ctrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ctrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ctrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_ctrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ctrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<float>* a, const int64_t* p_lda, std::complex<float>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ctrsv_64__t gofl_real = reinterpret_cast<fn_ctrsv_64__t>(gofl::real_fn(S_ctrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_ctrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ctrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<float>* a, const int64_t* p_lda, std::complex<float>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ctrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_ctrsv64__t = void (*)(int, int, int, int, int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ctrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<float>* a, int64_t v_lda, std::complex<float>* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ctrsv64__t gofl_real = reinterpret_cast<fn_cblas_ctrsv64__t>(gofl::real_fn(S_cblas_ctrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_ctrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ctrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<float>* a, int64_t v_lda, std::complex<float>* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ctrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ctrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ctrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_ztrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ztrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<double>* a, const int32_t* p_lda, std::complex<double>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ztrsv__t gofl_real = reinterpret_cast<fn_ztrsv__t>(gofl::real_fn(S_ztrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_ztrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ztrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<double>* a, const int32_t* p_lda, std::complex<double>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ztrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_ztrsv_t = void (*)(int, int, int, int, int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ztrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<double>* a, int32_t v_lda, std::complex<double>* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ztrsv_t gofl_real = reinterpret_cast<fn_cblas_ztrsv_t>(gofl::real_fn(S_cblas_ztrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_ztrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ztrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<double>* a, int32_t v_lda, std::complex<double>* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ztrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_ztrsv__t = void (*)(const char*, const char*, const char*, const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ztrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<double>* a, const int32_t* p_lda, std::complex<double>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ztrsv__t gofl_real = reinterpret_cast<fn_scipy_ztrsv__t>(gofl::real_fn(S_scipy_ztrsv_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_ztrsv_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ztrsv_(const char* p_uplo, const char* p_trans, const char* p_diag, const int32_t* p_n, const std::complex<double>* a, const int32_t* p_lda, std::complex<double>* x, const int32_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrsv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrsv__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ztrsv_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_ztrsv_t = void (*)(int, int, int, int, int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ztrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<double>* a, int32_t v_lda, std::complex<double>* x, int32_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ztrsv_t gofl_real = reinterpret_cast<fn_scipy_cblas_ztrsv_t>(gofl::real_fn(S_scipy_cblas_ztrsv, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ztrsv, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ztrsv(int v_layout, int v_uplo, int v_trans, int v_diag, int32_t v_n, const std::complex<double>* a, int32_t v_lda, std::complex<double>* x, int32_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrsv, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrsv_t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ztrsv(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_scipy_ztrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ztrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<double>* a, const int64_t* p_lda, std::complex<double>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ztrsv_64__t gofl_real = reinterpret_cast<fn_scipy_ztrsv_64__t>(gofl::real_fn(S_scipy_ztrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_ztrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ztrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<double>* a, const int64_t* p_lda, std::complex<double>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ztrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_scipy_cblas_ztrsv64__t = void (*)(int, int, int, int, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<double>* a, int64_t v_lda, std::complex<double>* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ztrsv64__t gofl_real = reinterpret_cast<fn_scipy_cblas_ztrsv64__t>(gofl::real_fn(S_scipy_cblas_ztrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_scipy_cblas_ztrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<double>* a, int64_t v_lda, std::complex<double>* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ztrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ztrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ztrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
+using fn_ztrsv_64__t = void (*)(const char*, const char*, const char*, const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ztrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<double>* a, const int64_t* p_lda, std::complex<double>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ztrsv_64__t gofl_real = reinterpret_cast<fn_ztrsv_64__t>(gofl::real_fn(S_ztrsv_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_ztrsv_64_, gofl_flops, gofl_site);
+  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_trans, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)x, (void*)p_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ztrsv_64_(const char* p_uplo, const char* p_trans, const char* p_diag, const int64_t* p_n, const std::complex<double>* a, const int64_t* p_lda, std::complex<double>* x, const int64_t* p_incx, gofl_strlen l_uplo, gofl_strlen l_trans, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char trans = *p_trans;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrsv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrsv_64__t>(gofl_fn)(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ztrsv_64_(p_uplo, p_trans, p_diag, p_n, a, p_lda, x, p_incx, l_uplo, l_trans, l_diag);
+}
+
+using fn_cblas_ztrsv64__t = void (*)(int, int, int, int, int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<double>* a, int64_t v_lda, std::complex<double>* x, int64_t v_incx) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ztrsv64__t gofl_real = reinterpret_cast<fn_cblas_ztrsv64__t>(gofl::real_fn(S_cblas_ztrsv64_, gofl_site));
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  gofl::Call gofl_call(S_cblas_ztrsv64_, gofl_flops, gofl_site);
+  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
+  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  void* const gofl_argv[] = {(void*)&v_layout, (void*)&v_uplo, (void*)&v_trans, (void*)&v_diag, (void*)&v_n, (void*)a, (void*)&v_lda, (void*)x, (void*)&v_incx};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans, int v_diag, int64_t v_n, const std::complex<double>* a, int64_t v_lda, std::complex<double>* x, int64_t v_incx) {
+  [[maybe_unused]] const bool gofl_row_major = v_layout == GOFL_CBLAS_ROW_MAJOR;
+  [[maybe_unused]] const char uplo = gofl::cblas_flag(v_uplo);
+  [[maybe_unused]] const char trans = gofl::cblas_flag(v_trans);
+  [[maybe_unused]] const char diag = gofl::cblas_flag(v_diag);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(v_lda);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  const double gofl_flops = 4.0 * (1.0*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ztrsv64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ztrsv64__t>(gofl_fn)(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ztrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
+}
+
 using fn_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*);
 [[gnu::noinline, gnu::cold]] static void slow_sgetrf_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, int32_t* info) {
   const void* const gofl_site = gofl::t_site;

@@ -41,7 +41,8 @@ std::string fmt(double v) {
 
 const char* routine_family(const char* r) {
   static const char* const kMap[][2] = {{"hemm", "symm"},   {"herk", "syrk"}, {"her2k", "syr2k"}, {"heevd", "syevd"},
-                                        {"heev", "syev"},   {"heevr", "syevr"}, {"ungqr", "orgqr"}};
+                                        {"heev", "syev"},   {"heevr", "syevr"}, {"ungqr", "orgqr"},
+                                        {"hemv", "symv"}};
   for (const auto& m : kMap)
     if (!strcmp(r, m[0])) return m[1];
   return r;

@@ -36,7 +36,7 @@ CallBytes call_bytes(const gofl_call& c);
 gofl_call call_from_record(const gofl_call_record& r, uint32_t resident = 0);
 
 // The routine family used for fallbacks: the Hermitian names as the symmetric ones (heevd -> syevd,
-// herk -> syrk, hemm -> symm, her2k -> syr2k, heev -> syev, heevr -> syevr, ungqr -> orgqr).
+// herk -> syrk, hemm -> symm, hemv -> symv, her2k -> syr2k, heev -> syev, heevr -> syevr, ungqr -> orgqr).
 const char* routine_family(const char* routine);
 
 class Model {

@@ -29,7 +29,7 @@ enum gofl_reason {
   GOFL_R_BELOW_THRESHOLD = 1,   // less work than the decision threshold
   GOFL_R_NESTED = 2,            // called from inside another intercepted routine
   GOFL_R_QUERY = 3,             // workspace query (lwork = -1)
-  GOFL_R_NOT_GPU_CAPABLE = 4,   // measured only (gemv, FFT)
+  GOFL_R_NOT_GPU_CAPABLE = 4,   // measured only (geevx, FFT)
   GOFL_R_NO_BACKEND = 5,        // libgpuoffload-cuda.so, the driver or the GPU is missing
   GOFL_R_PREDICTED_SLOWER = 6,  // the cost model says the CPU is faster
   GOFL_R_NOT_STARTED = 7,       // ski rental: GPU start-up not yet justified

@@ -44,6 +44,12 @@ void F(trsm_)(const char*, const char*, const char*, const char*, const int*, co
               const int*, T*, const int*);
 void F(gemv_)(const char*, const int*, const int*, const T*, const T*, const int*, const T*, const int*, const T*,
               T*, const int*);
+#if CPLX
+void F(hemv_)(const char*, const int*, const T*, const T*, const int*, const T*, const int*, const T*, T*, const int*);
+#else
+void F(symv_)(const char*, const int*, const T*, const T*, const int*, const T*, const int*, const T*, T*, const int*);
+#endif
+void F(trsv_)(const char*, const char*, const char*, const int*, const T*, const int*, T*, const int*);
 
 void F(getrf_)(const int*, const int*, T*, const int*, int*, int*);
 void F(getrs_)(const char*, const int*, const int*, const T*, const int*, const int*, T*, const int*, int*);
@@ -333,11 +339,13 @@ static void F(blas_tests)(void) {
     }
   }
 
-  /* gemv (measured only) */
+  /* BLAS-2: gemv, symv/hemv, trsv with strided vectors, negative increments included (a negative
+   * increment walks the vector backwards from the end of its storage). */
   {
     const char* trs[] = {"N", "T", TRANS_C};
+    const int incs[] = {1, -2, 3};
     for (int t = 0; t < 3; ++t) {
-      int lda = m + 2, incx = 1 + t, incy = 2;
+      int lda = m + 2, incx = incs[t], incy = incs[(t + 1) % 3];
       T* a = F(mk)(BUF);
       T* x = F(mk)(BUF);
       T* y = F(mk)(BUF);
@@ -349,6 +357,49 @@ static void F(blas_tests)(void) {
       expect(STR(CB(gemv)), m, n, 0, 0, 0);
       F(pr)("cblas_gemv y", y, 3 * (size_t)m);
       free(a); free(x); free(y);
+    }
+    for (int t = 0; t < 2; ++t) {
+      int lda = n + 2, incx = t ? -1 : 2, incy = t ? 3 : -2;
+      const char* uplo = t ? "L" : "U";
+      T* a = F(mk)(BUF);
+      T* x = F(mk)(BUF);
+      T* y = F(mk)(BUF);
+#if CPLX
+      F(hemv_)(uplo, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy);
+      expect(NAME(hemv_), n, n, 0, 0, 0);
+      F(pr)("hemv_ y", y, 3 * (size_t)n);
+      CB(hemv)(ORD(t ? CblasRowMajor : CblasColMajor), t ? CblasLower : CblasUpper, n, CSC(alpha), a, lda, x, incx,
+               CSC(beta), y, incy);
+      expect(STR(CB(hemv)), n, n, 0, 0, 0);
+      F(pr)("cblas_hemv y", y, 3 * (size_t)n);
+#else
+      F(symv_)(uplo, &n, &alpha, a, &lda, x, &incx, &beta, y, &incy);
+      expect(NAME(symv_), n, n, 0, 0, 0);
+      F(pr)("symv_ y", y, 3 * (size_t)n);
+      CB(symv)(ORD(t ? CblasRowMajor : CblasColMajor), t ? CblasLower : CblasUpper, n, CSC(alpha), a, lda, x, incx,
+               CSC(beta), y, incy);
+      expect(STR(CB(symv)), n, n, 0, 0, 0);
+      F(pr)("cblas_symv y", y, 3 * (size_t)n);
+#endif
+      free(a); free(x); free(y);
+    }
+    const int tincs[] = {1, -3, 2};
+    for (int t = 0; t < 3; ++t) {
+      int lda = n + 1, incx = tincs[t];
+      const char* uplo = t % 2 ? "L" : "U";
+      const char* diag = t == 2 ? "U" : "N";
+      T* a = F(mk)(BUF);
+      T* x = F(mk)(BUF);
+      for (int i = 0; i < n; ++i) a[i + (size_t)i * lda] += (T)8; /* a solvable triangle */
+      F(trsv_)(uplo, trs[t], diag, &n, a, &lda, x, &incx);
+      expect(NAME(trsv_), n, n, 0, 0, 0);
+      F(pr)("trsv_ x", x, 3 * (size_t)n);
+      CB(trsv)(ORD(t == 1 ? CblasRowMajor : CblasColMajor), t % 2 ? CblasLower : CblasUpper,
+               t == 0 ? CblasNoTrans : t == 1 ? CBLAS_TRANS_C : CblasTrans, t == 2 ? CblasUnit : CblasNonUnit, n, a,
+               lda, x, incx);
+      expect(STR(CB(trsv)), n, n, 0, 0, 0);
+      F(pr)("cblas_trsv x", x, 3 * (size_t)n);
+      free(a); free(x);
     }
   }
 }

@@ -18,6 +18,7 @@ from conftest import CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, client, dump, 
 LIBS = {"reference": REFERENCE_LIBS, "openblas": OPENBLAS_LIBS}
 
 BLAS3 = {"gemm", "symm", "hemm", "syrk", "herk", "syr2k", "her2k", "trmm", "trsm"}
+BLAS2 = {"gemv", "symv", "hemv", "trsv"}
 
 
 def need_libs(which):
@@ -141,7 +142,7 @@ def test_c_covers_every_routine(c_run):
     seen = Counter((describe(c[0])[0], describe(c[0])[3]) for c in c_run.calls)
     expected = {
         "gemm": "sdcz", "symm": "sdcz", "hemm": "cz", "syrk": "sdcz", "herk": "cz", "syr2k": "sdcz",
-        "her2k": "cz", "trmm": "sdcz", "trsm": "sdcz", "gemv": "sdcz",
+        "her2k": "cz", "trmm": "sdcz", "trsm": "sdcz", "gemv": "sdcz", "symv": "sd", "hemv": "cz", "trsv": "sdcz",
         "getrf": "sdcz", "getrs": "sdcz", "gesv": "sdcz", "getri": "sdcz", "potrf": "sdcz", "potrs": "sdcz",
         "posv": "sdcz", "syevd": "sd", "heevd": "cz", "syev": "sd", "heev": "cz", "syevr": "sd", "heevr": "cz",
         "gesvd": "sdcz", "gesdd": "sdcz", "geqrf": "sdcz", "orgqr": "sd", "ungqr": "cz", "gels": "sdcz",
@@ -150,10 +151,33 @@ def test_c_covers_every_routine(c_run):
     for routine, precs in expected.items():
         for p in precs:
             assert seen[(p + routine, "fortran")] > 0, f"{p}{routine}_ not called"
-            if routine in BLAS3 or routine == "gemv":
+            if routine in BLAS3 or routine in BLAS2:
                 assert seen[(p + routine, "cblas")] > 0, f"cblas_{p}{routine} not called"
     rows = [r for r in c_run.rows if r["depth"] == "0" and r["iface"] == "cblas"]
     assert {r["row_major"] for r in rows} == {"0", "1"}
+
+
+def test_c_blas2_vector_extents(c_run):
+    """A strided vector spans 1 + (len - 1) * |inc| elements, whichever the increment's sign (a negative
+    one walks backwards from the end of that span): the trace's operand sizes say so."""
+    def sizes(row):
+        return [int(o.split(":")[1]) for o in row["operands"].split(";")]
+
+    gemv = top_level(c_run.rows, "dgemv")
+    # dgemv_('N', 13, 11, lda 15, incx 1, incy -2): A 15*10+13, x 11, y 1+12*2.
+    assert sizes(gemv[0]) == [8 * 163, 8 * 11, 8 * 25], gemv[0]
+    # cblas_dgemv(RowMajor, Trans, 13, 11, lda 13, incx -2, incy 3): A 13*12+11, x 1+12*2, y 1+10*3.
+    assert gemv[3]["symbol"] == "cblas_dgemv" and gemv[3]["row_major"] == "1", gemv[3]
+    assert sizes(gemv[3]) == [8 * 167, 8 * 25, 8 * 31], gemv[3]
+    # dsymv_('L', 11, lda 13, incx -1, incy 3) and ztrsv_('L', 'T', 'N', 11, lda 12, incx -3).
+    symv = top_level(c_run.rows, "dsymv")[2]
+    assert sizes(symv) == [8 * 141, 8 * 11, 8 * 31], symv
+    trsv = top_level(c_run.rows, "ztrsv")[2]
+    assert sizes(trsv) == [16 * 131, 16 * 31], trsv
+    for r in top_level(c_run.rows):
+        if r["routine"] in BLAS2:
+            assert float(r["flops"]) == (1 if r["routine"] == "trsv" else 2) * int(r["m"]) * int(r["n"]) * (
+                4 if r["precision"] in "cz" else 1), r
 
 
 def test_c_workspace_queries(c_run):

@@ -1,4 +1,5 @@
-// GPU eigenvalue and SVD routines (src/cuda/lapack_eig.cpp) against the CPU library, run under
+// GPU eigenvalue, SVD and least-squares routines (src/cuda/lapack_syev.cpp, lapack_geev.cpp,
+// lapack_svd.cpp, lapack_gelsd.cpp) against the CPU library, run under
 // LD_PRELOAD=libgpuoffload.so with GPU_OFFLOAD_DEVICE=gpu: every routine x precision x variant on
 // copies of the same input. Eigen/singular values are compared with the CPU's; vectors (defined up
 // to sign or phase) through residuals and orthogonality; info, m, rank and work[0]/rwork[0]/

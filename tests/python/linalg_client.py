@@ -12,6 +12,8 @@ CALLS = {
     "matmul_f32": (191, 149, 167),
     "matmul_c128": (181, 139, 163),
     "matmul_aat": (205, 187),            # (n, k): a @ a.T with a (n, k)
+    "matvec_f64": (347, 251),            # (m, n): (m, n) @ (n,)
+    "matvec_c128_strided": (349, 257),   # (m, n): (m, n) @ x[::2], x of 2n elements
     "np_solve": (223, 7),                # (n, nrhs)
     "np_inv": (229,),
     "np_det": (233,),
@@ -63,6 +65,10 @@ def main(out):
     n, k = CALLS["matmul_aat"]
     a = mat(n, k)
     r["matmul_aat"] = a @ a.T
+    m, n = CALLS["matvec_f64"]
+    r["matvec_f64"] = mat(m, n) @ mat(n, 1)[:, 0]
+    m, n = CALLS["matvec_c128_strided"]
+    r["matvec_c128_strided"] = mat(m, n, np.complex128) @ mat(2 * n, 1, np.complex128)[::2, 0]
 
     # Inputs for the LAPACK calls are made before any of them, so the matmuls that build them
     # (spd) come first in the trace and cannot be mistaken for the calls under test.

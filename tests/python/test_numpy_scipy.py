@@ -27,10 +27,10 @@ NUMPY = dict(scheme="numpy-ilp64", ilp64="1")
 SCIPY = dict(scheme="scipy", ilp64="0")
 
 
-def blas(op, m, n, k, scheme):
-    """A row-major CBLAS call (NumPy's matmul)."""
+def blas(op, m, n, k, scheme, row_major="1"):
+    """A CBLAS call (NumPy's matmul), row-major unless said otherwise."""
     suffix = "64_" if scheme is NUMPY else ""
-    return dict(op=op, symbol=f"scipy_cblas_{op}{suffix}", iface="cblas", row_major="1", dims=(m, n, k), **scheme)
+    return dict(op=op, symbol=f"scipy_cblas_{op}{suffix}", iface="cblas", row_major=row_major, dims=(m, n, k), **scheme)
 
 
 def lapack(op, m, n, k, scheme, query=False):
@@ -50,6 +50,12 @@ def expected():
     e["matmul_c128"] = [[blas("zgemm", m, n, k, NUMPY)]]
     n, k = c["matmul_aat"]
     e["matmul_aat"] = [[blas("dsyrk", n, n, k, NUMPY)]]  # a @ a.T on one buffer
+    # a @ x: NumPy's bundled OpenBLAS gets cblas_?gemv(ColMajor, Trans, n, m) for a C-contiguous
+    # (m, n) a: its memory is the column-major n x m matrix a.T.
+    m, n = c["matvec_f64"]
+    e["matvec_f64"] = [[blas("dgemv", n, m, 0, NUMPY, row_major="0")]]
+    m, n = c["matvec_c128_strided"]
+    e["matvec_c128_strided"] = [[blas("zgemv", n, m, 0, NUMPY, row_major="0")]]
     n, nrhs = c["np_solve"]
     e["np_solve"] = [[lapack("dgesv", n, n, nrhs, NUMPY)]]
     n, = c["np_inv"]
@@ -166,6 +172,18 @@ def test_call_in_trace(runs, name):
             return
     seen = sorted({(r["op"], dims(r)) for r in tops})
     pytest.fail(f"{name}: " + "; ".join(problems) + f"\ntop-level calls seen: {seen}")
+
+
+def test_matvec_operands(runs):
+    """a @ x is gemv, its work 2mn (x4 complex); a strided x (x[::2]) reaches it with its stride, and the
+    trace's operand extents say so: a, x over 1 + (n - 1) * 2 elements, y."""
+    tops = top_level(runs[3])
+    for name, op, elem, inc in (("matvec_f64", "dgemv", 8, 1), ("matvec_c128_strided", "zgemv", 16, 2)):
+        m, n = CALLS[name]
+        r = next(r for r in tops if r["op"] == op and dims(r) == (n, m, 0))
+        assert float(r["flops"]) == 2.0 * m * n * (4 if op[0] == "z" else 1), r
+        sizes = [int(o.split(":")[1]) for o in r["operands"].split(";")]
+        assert sizes == [elem * m * n, elem * (1 + (n - 1) * inc), elem * m], (name, r["operands"])
 
 
 def test_no_unexpected_top_level_calls(runs):

@@ -113,21 +113,21 @@ void avoidable() {
   emit(gemm(30 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 12, 0}, {B, MB8, 22, 0}, {E, MB8, 0, 55}}, 0.004f));
   // 2: A unchanged since 1, C is 1's output unchanged -> both avoidable (16 MB, 4 ms of its 4 ms).
   emit(gemm(20 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {C, MB8, 33, 0}, {D, MB8, 0, 44}}, 0.004f));
-  // Not in the estimate: a nested call, a workspace query, a call the GPU cannot run (gemv).
+  // Not in the estimate: a nested call, a workspace query, a call the GPU cannot run (geevx).
   Call nested = gemm(31 * MS, P, GOFL_R_NESTED, {{A, MB8, 12, 0}, {B, MB8, 22, 0}});
   nested.depth = 1;
   emit(nested);
   Call query = gemm(32 * MS, P, GOFL_R_QUERY, {{A, MB8, 12, 0}});
   query.flags = GOFL_F_QUERY;
   emit(query);
-  Call gemv{OP_dgemv, S_dgemv_};
-  gemv.reason = GOFL_R_NOT_GPU_CAPABLE;
-  gemv.t_ns = 33 * MS;
-  gemv.dur_ns = MS;
-  gemv.m = gemv.n = 1000;
-  gemv.flops = 2e6;
-  gemv.operands = {{A, MB8, 12, 0}};
-  emit(gemv);
+  Call geevx{OP_dgeevx, S_dgeevx_};
+  geevx.reason = GOFL_R_NOT_GPU_CAPABLE;
+  geevx.t_ns = 33 * MS;
+  geevx.dur_ns = MS;
+  geevx.m = geevx.n = 1000;
+  geevx.flops = 1e10;
+  geevx.operands = {{A, MB8, 12, 0}};
+  emit(geevx);
   // 4, on the CPU: A (fp 12, held since 3) and B (held since 1) would already be on the GPU: 16 MB.
   emit(gemm(40 * MS, P, GOFL_R_BELOW_THRESHOLD, {{A, MB8, 12, 0}, {B, MB8, 22, 0}, {F, MB8, 0, 66}}));
   // 5, on the GPU without a measured copy: F was written by the CPU call (the GPU never held it),
@@ -227,7 +227,7 @@ void mixed() {
     c.operands = {{B, 32000000, 801u + i, 901u + i}};
     emit(c);
   }
-  // A workspace query and four gemv calls the GPU does not run.
+  // A workspace query and four geevx calls the GPU does not run.
   Call q{OP_dsyevd, S_dsyevd_};
   q.reason = GOFL_R_QUERY;
   q.flags = GOFL_F_QUERY;
@@ -235,12 +235,12 @@ void mixed() {
   q.dur_ns = 1000;
   emit(q);
   for (int i = 0; i < 4; ++i) {
-    Call c{OP_dgemv, S_dgemv_};
+    Call c{OP_dgeevx, S_dgeevx_};
     c.reason = GOFL_R_NOT_GPU_CAPABLE;
     c.t_ns = uint64_t(1000 + i) * MS;
     c.dur_ns = MS / 2;
     c.m = c.n = 1000;
-    c.flops = 2e6;
+    c.flops = 1e10;
     c.site = 80;
     emit(c);
   }
@@ -341,16 +341,16 @@ void demo() {
            {{0xc00000000ull, s, ++d.fp, ++d.fp}, {0xd00000000ull, uint64_t(m * 100 * 8), ++d.fp, ++d.fp}},
            m == 8000);
   }
-  // Small calls a loop makes, below the threshold, and vector products the GPU does not run.
+  // Small calls a loop makes, below the threshold, and eigenvalue calls the GPU does not run (geevx).
   for (int i = 0; i < 40; ++i)
     d.call(OP_dgemm, S_dgemm_, 24, 24, 2.0 * 24 * 24 * 24, 1.0, 1.0, 96, {{0xe00000000ull, 4608, ++d.fp, 0}});
   for (int i = 0; i < 30; ++i) {
-    Call c{OP_dgemv, S_dgemv_};
+    Call c{OP_dgeevx, S_dgeevx_};
     c.reason = GOFL_R_NOT_GPU_CAPABLE;
     c.t_ns = d.t;
     c.dur_ns = 400000;
-    c.m = c.n = 4000;
-    c.flops = 3.2e7;
+    c.m = c.n = 400;
+    c.flops = 6.4e8;
     c.site = 112;
     emit(c);
     d.t += 500000;

@@ -123,7 +123,7 @@ TEST(Table, EveryRoutinePrecisionAndSchemeIsExported) {
   for (const auto& s : gofl_syms) (s.iface == GOFL_IFACE_FORTRAN ? fortran : cblas)++;
   EXPECT_EQ(fortran % 4, 0);
   EXPECT_EQ(cblas % 4, 0);
-  EXPECT_EQ(cblas / 4, 34);  // gemm symm hemm syrk herk syr2k her2k trmm trsm gemv in their precisions
+  EXPECT_EQ(cblas / 4, 42);  // gemm symm hemm syrk herk syr2k her2k trmm trsm gemv symv hemv trsv in their precisions
   const char* names[] = {"dgemm_", "cblas_dgemm", "scipy_dgemm_", "scipy_cblas_dgemm", "scipy_dgemm_64_",
                          "scipy_cblas_dgemm64_", "dgemm_64_", "cblas_dgemm64_", "zheevd_", "scipy_dsyevr_",
                          "scipy_zgesdd_64_", "sgeev_64_", "cungqr_", "dorgqr_"};
@@ -136,7 +136,8 @@ TEST(Table, EveryRoutinePrecisionAndSchemeIsExported) {
   EXPECT_EQ(gofl_op_by_name("csyevd"), -1);  // complex symmetric eigensolvers are heevd
   EXPECT_STREQ(gofl_ops[OP_zgemm].routine, "gemm");
   EXPECT_TRUE(gofl_ops[OP_zgemm].complex);
-  EXPECT_FALSE(gofl_ops[OP_dgemv].gpu_capable);
+  EXPECT_TRUE(gofl_ops[OP_dgemv].gpu_capable);
+  EXPECT_FALSE(gofl_ops[OP_dgeevx].gpu_capable);
   EXPECT_TRUE(gofl_syms[S_scipy_dgemm_64_].ilp64);
   EXPECT_FALSE(gofl_syms[S_scipy_dgemm_].ilp64);
 }

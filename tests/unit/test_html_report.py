@@ -25,8 +25,8 @@ MAKE_TRACE = BUILD / "bin" / "make_trace"
 ARTIFACTS = BUILD / "test-artifacts" / "html-report"
 CHARTS = ("chart-time-by-op", "chart-work-vs-time", "chart-model-accuracy", "chart-cpu-reasons",
           "chart-copy-vs-compute", "chart-avoidable-copy")
-CPU_BLUE = (0x3B, 0x75, 0xAF)    # report_html.cpp's kCpu
-GPU_ORANGE = (0xE1, 0x81, 0x2C)  # report_html.cpp's kGpu
+CPU_BLUE = (0x3B, 0x75, 0xAF)    # src/report/html_view.cpp's kCpu
+GPU_ORANGE = (0xE1, 0x81, 0x2C)  # src/report/html_view.cpp's kGpu
 
 # A NumPy program with the reuse the estimate looks for: the same operands multiplied again and again.
 NUMPY_PROGRAM = r"""
@@ -113,8 +113,8 @@ def test_avoidable_copy_known_answers(tmp_path):
     assert row(cpu, "total") == ["total", "1", "16.0 MB", "16.0 MB", "100.0%", "4.0 ms"]
     assert "measured copy-in rate (4.0 GB/s" in out
     assert "could have avoided copying 40.0 MB of the 92.0 MB" in out
-    # Nested calls, workspace queries and gemv (not GPU-capable) are not in the estimate.
-    assert not re.search(r"^\s+dgemv\s", "\n".join(gpu + cpu), re.M)
+    # Nested calls, workspace queries and geevx (not GPU-capable) are not in the estimate.
+    assert not re.search(r"^\s+dgeevx\s", "\n".join(gpu + cpu), re.M)
 
 
 def test_avoidable_copy_is_per_process_and_in_time_order(tmp_path):
@@ -162,7 +162,7 @@ def test_gpu_columns_failures_verify_and_model(tmp_path):
     # Verify calls count on the CPU (the program got the CPU result), their GPU phases are shown.
     assert row(dev, "dsyevd") == ["dsyevd", "2", "160.0 ms", "0", "4.0 ms", "40.0 ms", "4.0 ms", "64.0 MB", "16.0",
                                   "16.7%"]
-    assert row(dev, "dgemv")[:4] == ["dgemv", "4", "2.0 ms", "0"]
+    assert row(dev, "dgeevx")[:4] == ["dgeevx", "4", "2.0 ms", "0"]
     assert row(dev, "total")[:8] == ["total", "11", "365.0 ms", "2", "100.0 ms", "24.0 ms", "100.0 ms", "14.0 ms"]
 
     reasons = section(out, "Where calls ran and why")

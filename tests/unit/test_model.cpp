@@ -144,6 +144,23 @@ TEST(Profile, BuiltInPredictsTheMeasuredH200Numbers) {
   EXPECT_LT(m.cpu_seconds(dgemm, 8 * f), 1.71 * 1.35);
 }
 
+// BLAS-2 reads each matrix element once: the built-in profile's curves for it (estimated by hand
+// until calibrate measures them) make the CPU memory-bound, the GPU's computation fast, and keep a
+// gemv whose matrix must be copied in on every call on the CPU.
+TEST(Profile, BuiltInBlas2IsMemoryBound) {
+  Model m(builtin_profile());
+  for (const char* name : {"sgemv", "dgemv", "cgemv", "zgemv", "ssymv", "dsymv", "chemv", "zhemv", "strsv", "dtrsv",
+                           "ctrsv", "ztrsv"})
+    for (int d : {kCpu, kGpu}) EXPECT_EQ(m.explain(d, op(name)), "curve") << name << " on " << d;
+  const double n = 8192, f = 2 * n * n, mat = n * n * 8, vec = n * 8;
+  const int dgemv = op("dgemv");
+  EXPECT_NEAR(m.cpu_seconds(dgemv, f), mat / 60e9, 0.1 * mat / 60e9);  // 60 GB/s
+  EXPECT_NEAR(m.gpu_compute_seconds(dgemv, f), 10e-6 + mat / 3e12, 0.1 * mat / 3e12);  // 3 TB/s
+  EXPECT_GT(m.gpu_seconds(dgemv, f, mat + 2 * vec, vec), m.cpu_seconds(dgemv, f));
+  // Against gemm's speed (the fallback without these curves) the CPU would seem 30x faster.
+  EXPECT_GT(m.cpu_seconds(dgemv, f), 20 * m.cpu_seconds(op("dgemm"), f));
+}
+
 TEST(Profile, RoundTripsThroughTheWriter) {
   Profile p = builtin_profile();
   p.name = "x";

@@ -8,7 +8,7 @@
 // only when the canary runs at its normal speed (the median of its recent runs), and is measured
 // again when the canary slowed down meanwhile: a multithreaded CPU library runs many times slower
 // while other programs take its cores.
-#include "cli/calibrate_workload.h"
+#include "calibrate/workload.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -258,6 +258,21 @@ template <class T> Prepared prep(const std::string& family, void* fn, int n, Rng
     auto a = dominant_matrix<T>(n, rng), b0 = random_matrix<T>(n, n, rng), b = buf<T>(0);
     p.restore = [=] { copy_into(b0, b); };
     p.call = [=] { callf(fn, "L", "U", "N", "N", pn, pn, &one, a->data(), &ld, b->data(), &ld, L1, L1, L1, L1); return 0; };
+  } else if (family == "gemv" || family == "symv" || family == "hemv") {
+    // beta = 1: y is read, so the copies are the operands' extents exactly.
+    auto a = family == "gemv" ? random_matrix<T>(n, n, rng) : symmetric_matrix<T>(n, rng, false);
+    auto x = random_matrix<T>(n, 1, rng), y0 = random_matrix<T>(n, 1, rng), y = buf<T>(0);
+    static const int inc = 1;
+    p.restore = [=] { copy_into(y0, y); };
+    if (family == "gemv")
+      p.call = [=] { callf(fn, "N", pn, pn, &one, a->data(), &ld, x->data(), &inc, &one, y->data(), &inc, L1); return 0; };
+    else
+      p.call = [=] { callf(fn, "U", pn, &one, a->data(), &ld, x->data(), &inc, &one, y->data(), &inc, L1); return 0; };
+  } else if (family == "trsv") {
+    auto a = dominant_matrix<T>(n, rng), x0 = random_matrix<T>(n, 1, rng), x = buf<T>(0);
+    static const int inc = 1;
+    p.restore = [=] { copy_into(x0, x); };
+    p.call = [=] { callf(fn, "U", "N", "N", pn, a->data(), &ld, x->data(), &inc, L1, L1, L1); return 0; };
   } else if (family == "getrf" || family == "potrf") {
     auto a0 = family == "potrf" ? symmetric_matrix<T>(n, rng, true) : random_matrix<T>(n, n, rng), a = buf<T>(0);
     auto ipiv = std::make_shared<std::vector<int>>(n);
@@ -513,7 +528,8 @@ struct Family {
   const char* name;      // as prep() knows it
   const char* real;      // routine name in s/d (nullptr: none)
   const char* cplx;      // routine name in c/z (nullptr: none)
-  double coef;           // flops ~ coef x n^3 (x4 for complex), for the plan only
+  double coef;           // flops ~ coef x n^power (x4 for complex), for the plan only
+  int power = 3;         // 2: BLAS-2
 };
 
 const Family kFamilies[] = {
@@ -526,6 +542,7 @@ const Family kFamilies[] = {
     {"syevr", "syevr", "heevr", 9},  {"gesvd", "gesvd", "gesvd", 14.7},   {"gesdd", "gesdd", "gesdd", 14.7},
     {"geqrf", "geqrf", "geqrf", 4.0 / 3}, {"orgqr", "orgqr", "ungqr", 4.0 / 3}, {"gels", "gels", "gels", 5.3},
     {"gelsd", "gelsd", "gelsd", 10.7}, {"geev", "geev", "geev", 26.3},
+    {"gemv", "gemv", "gemv", 2, 2},  {"symv", "symv", "hemv", 2, 2},     {"trsv", "trsv", "trsv", 1, 2},
 };
 
 struct Item {
@@ -551,7 +568,7 @@ std::vector<Item> all_items() {
 }
 
 double plan_flops(const Item& it, int n) {
-  return it.fam->coef * double(n) * n * n * ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
+  return it.fam->coef * std::pow(double(n), it.fam->power) * ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
 }
 
 Prepared prepare(const Item& it, int n, Rng& rng) {
@@ -697,7 +714,7 @@ int calibrate_workload(const WorkloadOptions& o) {
   auto predicted_call = [&](const Item& it, int n) {
     const double f = plan_flops(it, n);
     if (!o.gpu) return model.cpu_seconds(it.op_id, f);
-    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * 2;
+    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * (it.fam->power == 2 ? 1 : 2);
     return model.gpu_seconds(it.op_id, f, bytes, bytes);
   };
   auto point_cost = [&](double call_s) {

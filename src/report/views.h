@@ -1,5 +1,5 @@
-// The two views of `gpu-offload report`: the terminal tables (report.cpp) and the self-contained
-// HTML page (report_html.cpp), both printing one Analysis (report_model.h).
+// The two views of `gpu-offload report`: the terminal tables (text_view.cpp) and the self-contained
+// HTML page (html_view.cpp), both printing one Analysis (analysis.h).
 #pragma once
 
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "cli/report_model.h"
+#include "report/analysis.h"
 
 namespace gofl::cli {
 
@@ -40,6 +40,10 @@ std::vector<ReportTable> report_tables(const Analysis& a, long top);
 // Header facts as (label, value) pairs: files, processes, programs (command lines cut to
 // `program_width` characters), device, level, profile, traced.
 std::vector<std::pair<std::string, std::string>> report_facts(const Analysis& a, size_t program_width);
+
+// Prints the terminal report to stdout; `what` names the traces on the command line, `top` is
+// report_tables' top.
+void print_text_report(const Analysis& a, const std::string& what, long top);
 
 // Writes the page; `what` names the traces on the command line, `top` is report_tables' top.
 void write_html_report(FILE* out, const Analysis& a, const std::string& what, long top);

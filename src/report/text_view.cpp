@@ -1,7 +1,7 @@
-// gpu-offload report: what the traced programs asked of BLAS/LAPACK/FFTW, where the time went and
-// from which call sites, where the calls ran and why, the GPU side (copies, failures, verify), how
-// well the cost model predicted, and what copying unchanged data left on the GPU would have saved.
-#include <errno.h>
+// The terminal view of `gpu-offload report`: what the traced programs asked of BLAS/LAPACK/FFTW,
+// where the time went and from which call sites, where the calls ran and why, the GPU side (copies,
+// failures, verify), how well the cost model predicted, and what copying unchanged data left on the
+// GPU would have saved. Its tables are the HTML view's too (html_view.cpp).
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,14 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "cli/cli.h"
-#include "cli/help.h"
-#include "cli/names.h"
-#include "cli/options.h"
-#include "cli/report.h"
-#include "cli/text.h"
-#include "cli/traces.h"
 #include "common/table.h"
+#include "report/names.h"
+#include "report/text.h"
+#include "report/views.h"
 
 namespace gofl::cli {
 
@@ -357,16 +353,6 @@ ReportTable avoidable_table(const Analysis& a) {
   return t;
 }
 
-long parse_top(const ParsedOptions& o) {
-  if (!o.has("--top")) return 10;
-  const std::string& v = o.values.at("--top");
-  char* end = nullptr;
-  const long n = strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || n < 0 || n > 1000000)
-    throw UsageError("report", "--top '" + v + "' is not valid; use a whole number >= 0");
-  return n;
-}
-
 // The reason that kept the most top-level time on the CPU (the application's own calls).
 const std::pair<const std::pair<int, int>, ReasonStats>* main_cpu_reason(const Analysis& a) {
   const std::pair<const std::pair<int, int>, ReasonStats>* best = nullptr;
@@ -514,45 +500,16 @@ std::vector<std::string> report_summary(const Analysis& a) {
   return out;
 }
 
-int report_command(const std::vector<std::string>& args) {
-  const ParsedOptions o = parse_options("report", args, {{"--top", "N"}, {"--html", "FILE"}}, false);
-  if (o.help) {
-    fputs(find_command_help("report")->text, stdout);
-    return 0;
-  }
-  if (o.positionals.empty()) throw UsageError("report", "report needs a trace folder (or trace files)");
-  const long top = parse_top(o);
-  std::string html;
-  if (o.has("--html")) {
-    html = o.values.at("--html");
-    if (html.empty()) throw UsageError("report", "--html needs a file name");
-  }
-  auto traces = open_traces(o.positionals);
-  Analysis a = analyze(traces);
-  use_profile(a);
-  std::string what;
-  for (const std::string& p : o.positionals) what += (what.empty() ? "" : " ") + p;
-
-  if (!html.empty()) {
-    FILE* f = html == "-" ? stdout : fopen(html.c_str(), "w");
-    if (!f) throw Failure("cannot write the HTML report " + html + ": " + strerror(errno));
-    write_html_report(f, a, what, top);
-    const bool ok = html == "-" ? fflush(f) == 0 : fclose(f) == 0;
-    if (!ok) throw Failure("writing the HTML report " + html + " failed: " + strerror(errno));
-    if (html != "-")
-      printf("HTML report written to %s (one self-contained file; open it in a browser)\n", html.c_str());
-    return 0;
-  }
-
+// The terminal report: the header facts, the summary and every table.
+void print_text_report(const Analysis& a, const std::string& what, long top) {
   printf("gpu-offload report: %s\n", what.c_str());
   for (const auto& [label, value] : report_facts(a, 72)) printf("  %-11s %s\n", label.c_str(), value.c_str());
   if (a.records == 0) {
     printf("\nNo BLAS, LAPACK or FFTW calls were traced.\n");
-    return 0;
+    return;
   }
   print_summary(a);
   for (const ReportTable& t : report_tables(a, top)) print_table(t);
-  return 0;
 }
 
 }  // namespace gofl::cli

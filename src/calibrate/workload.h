@@ -1,4 +1,5 @@
-// The calibration workload (run by `gpu-offload calibrate` under the library; see calibrate.cpp).
+// The calibration workload (run by `gpu-offload calibrate` under the library; see
+// src/cli/calibrate.cpp).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-#include "cli/names.h"
+#include "report/names.h"
 
 #include <stdio.h>
 

@@ -1,4 +1,4 @@
-#include "cli/svg.h"
+#include "report/svg.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "cli/names.h"
-#include "cli/report.h"
-#include "cli/svg.h"
-#include "cli/text.h"
 #include "common/table.h"
+#include "report/names.h"
+#include "report/svg.h"
+#include "report/text.h"
+#include "report/views.h"
 
 #ifndef GOFL_VERSION
 #define GOFL_VERSION "?"

@@ -1,4 +1,4 @@
-#include "cli/report_model.h"
+#include "report/analysis.h"
 
 #include <math.h>
 #include <string.h>
@@ -8,11 +8,11 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "cli/names.h"
 #include "common/table.h"
 #include "cuda/backend_abi.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "report/names.h"
 
 namespace gofl::cli {
 namespace {

@@ -1,0 +1,136 @@
+// The engine's private state, shared by its files (not for routines, which see engine.h):
+// engine.cpp (context, start-up, recovery, the test switch), engine_memory.cpp (the device memory
+// pool), engine_copies.cpp (pinned staging of host<->device copies), engine_phases.cpp (phases of a
+// call, pipelines, the per-call figures), engine_residency.cpp (device copies kept between calls).
+#pragma once
+
+#include "cuda/copy_threads.h"
+#include "cuda/engine.h"
+#include "cuda/pieces.h"
+#include "cuda/resident.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace gofl {
+namespace cuda {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Host copies (engine_copies.cpp): streaming stores at copy-out and/or copy-in
+// (GPU_OFFLOAD_COPY_NT, read by Engine::start()).
+extern bool g_nt_out, g_nt_in;
+void copy_bytes(char* dst, const char* src, size_t n, bool nt);
+
+// The host side of one transfer. The device side is always packed: `rows` elements per column,
+// columns back to back. A triangle limits each column j to rows [0, j] ('U') or [j, rows) ('L').
+struct HostView {
+  char* base;
+  int64_t rows, cols, ld;
+  size_t elem;
+  char tri;  // 0, 'U' or 'L'
+
+  // A whole rows x cols matrix; contiguous data (one column, or ld == rows) is one byte range.
+  static HostView matrix(char* base, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+    if (cols == 1 || ld == rows) return HostView{base, rows * cols, 1, rows * cols, elem, 0};
+    return HostView{base, rows, cols, std::max(ld, rows), elem, 0};
+  }
+
+  size_t col_bytes() const { return size_t(rows) * elem; }
+  size_t total() const { return col_bytes() * size_t(cols); }
+
+  // Copies the packed byte range [b, e) between host and `stage` (stage holds packed bytes from
+  // packed offset `origin`). to_host: stage -> host, else host -> stage.
+  void copy(char* stage, size_t origin, size_t b, size_t e, bool to_host) const {
+    const size_t cb = col_bytes();
+    while (b < e) {
+      const size_t j = b / cb;
+      const size_t col_end = std::min(e, (j + 1) * cb);
+      size_t lo = b - j * cb, hi = col_end - j * cb;  // byte range inside column j
+      if (tri == 'U') hi = std::min(hi, (j + 1) * elem);
+      else if (tri == 'L') lo = std::max(lo, j * elem);
+      if (lo < hi) {
+        char* h = base + (j * size_t(ld)) * elem + lo;
+        char* s = stage + (j * cb + lo - origin);
+        if (to_host) copy_bytes(h, s, hi - lo, g_nt_out);
+        else copy_bytes(s, h, hi - lo, g_nt_in);
+      }
+      b = col_end;
+    }
+  }
+};
+
+struct Engine::Impl {
+  // Device memory pool: free blocks by capacity; live blocks' capacities by address.
+  mutable std::mutex pool_m;
+  std::multimap<size_t, void*> free_blocks;
+  std::unordered_map<void*, size_t> capacity;
+  uint64_t cached = 0;
+
+  // Pinned staging ring: chunk i of any transfer uses buffer (ring + i) % nbuf; ev[b] marks the
+  // end of the last DMA that read or wrote buffer b.
+  char* pinned = nullptr;
+  size_t chunk = 0;
+  size_t ramp_from = 0;  // pieces(): the first and last pieces' size; 0 = no ramp
+  int nbuf = 0;
+  int ring = 0;
+  std::vector<cudaEvent_t> ev;
+  CopyPool pool;
+
+  char* small_pinned = nullptr;  // read_small's bounce buffer
+  static constexpr size_t kSmall = 4096;
+  int* info = nullptr;           // dev_info()
+  bool lost = false;
+
+  // Per call.
+  char precision = 0;
+  bool corrupt_done = false;
+  bool written = false;
+  bool rerunnable = false;
+  bool uploading = false, computing = false;
+  Clock::time_point t_compute;
+  double copy_in = 0, compute = 0, copy_out = 0;
+  uint64_t bytes_in = 0, bytes_out = 0;
+  // Residency: the cache, its settings, and what the call in progress did not copy.
+  ResidentCache* resident = nullptr;
+  int64_t reserve_bytes = -1;
+  double reserve_fraction = 0.3;
+  const gofl_call* call = nullptr;
+  uint32_t resident_bits = 0;
+  uint64_t bytes_resident = 0;
+
+  // Parallel (or, for small ranges, single-threaded) host copy of packed range [b, e).
+  // (engine_copies.cpp)
+  void host_copy(const HostView& v, char* stage, size_t b, size_t e, bool to_host);
+
+  std::vector<std::pair<size_t, size_t>> pieces(size_t total) const { return transfer_pieces(total, chunk, ramp_from); }
+
+  // One part of a copy-out: a host view and its packed device data; `ready` (may be null) is the
+  // event after which the device data is complete.
+  struct Part {
+    HostView v;
+    const char* dev;
+    cudaEvent_t ready;
+    size_t index;  // its position in download_parts()' `parts`: what the caller's done() is told
+  };
+
+  // Copy-out shared by download(), download_triangle() and download_parts(): DMA packed chunks into
+  // the pinned ring, nbuf ahead, and copy each chunk's part of the host matrix out as soon as its
+  // DMA is done. One pipeline runs across all parts, so the DMAs of part i + 1 proceed while the
+  // host copies out the end of part i. done(part) runs when a part is in host memory. `waited`
+  // gains the seconds spent waiting for parts to become ready (their computation, not copy time).
+  // (engine_copies.cpp)
+  void download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(const Part&)>& done,
+                double& waited);
+};
+
+}  // namespace cuda
+}  // namespace gofl

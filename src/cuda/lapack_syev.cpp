@@ -1,0 +1,380 @@
+// Symmetric / Hermitian eigenvalues on cuSOLVER with the CPU library's semantics: syevd/heevd,
+// syev/heev, syevr/heevr. The rules every routine here follows, and the helpers they share with the
+// other eigenvalue, SVD and least-squares families: lapack_common.h.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "cuda/engine.h"
+#include "cuda/lapack_common.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+using namespace lapack;
+namespace ga = gofl::args;
+
+// =====================================================================================================
+// syevd / heevd, syev / heev
+// =====================================================================================================
+template <class T> using SyevdPos = std::conditional_t<cplx_v<T>, ga::heevd_c, ga::syevd_r>;
+template <class T> using SyevPos = std::conditional_t<cplx_v<T>, ga::heev_c, ga::syev_r>;
+
+// Reference LAPACK's argument checks: 0 or the (negative) info xerbla would report.
+int check_syevd(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, int64_t lwork, int64_t lrwork,
+                int64_t liwork) {
+  const bool wantz = jobz == 'V';
+  if (!wantz && jobz != 'N') return -1;
+  if (uplo != 'U' && uplo != 'L') return -2;
+  if (n < 0) return -3;
+  if (lda < std::max<int64_t>(1, n)) return -5;
+  int64_t lwmin = 1, lrwmin = 1, liwmin = 1;
+  if (n > 1) {
+    if (cplx) {
+      lwmin = wantz ? 2 * n + n * n : n + 1;
+      lrwmin = wantz ? 1 + 5 * n + 2 * n * n : n;
+      liwmin = wantz ? 3 + 5 * n : 1;
+    } else {
+      lwmin = wantz ? 1 + 6 * n + 2 * n * n : 2 * n + 1;
+      liwmin = wantz ? 3 + 5 * n : 1;
+    }
+  }
+  const bool query = lwork == -1 || liwork == -1 || (cplx && lrwork == -1);
+  if (query) return 0;
+  if (lwork < lwmin) return -8;
+  if (cplx) {
+    if (lrwork < lrwmin) return -10;
+    if (liwork < liwmin) return -12;
+  } else if (liwork < liwmin) {
+    return -10;
+  }
+  return 0;
+}
+
+int check_syev(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, int64_t lwork) {
+  if (jobz != 'V' && jobz != 'N') return -1;
+  if (uplo != 'U' && uplo != 'L') return -2;
+  if (n < 0) return -3;
+  if (lda < std::max<int64_t>(1, n)) return -5;
+  if (lwork != -1 && lwork < std::max<int64_t>(1, cplx ? 2 * n - 1 : 3 * n - 1)) return -8;
+  return 0;
+}
+
+template <class T> int supports_syevd(const CallArgs& c) {
+  using P = SyevdPos<T>;
+  const int64_t n = c.i(P::n), lwork = c.i(P::lwork), liwork = c.i(P::liwork);
+  int64_t lrwork = 0;
+  if constexpr (cplx_v<T>) lrwork = c.i(P::lrwork);
+  if (check_syevd(cplx_v<T>, c.ch(P::jobz), c.ch(P::uplo), n, c.i(P::lda), lwork, lrwork, liwork))
+    return GOFL_GPU_INVALID_ARGS;
+  if (lwork == -1 || liwork == -1 || lrwork == -1) return GOFL_GPU_UNSUPPORTED;  // the CPU answers queries
+  if (n <= 1) return GOFL_GPU_UNSUPPORTED;  // LAPACK's quick returns (W(1) = A(1,1))
+  return GOFL_GPU_OK;
+}
+
+template <class T> int supports_syev(const CallArgs& c) {
+  using P = SyevPos<T>;
+  const int64_t n = c.i(P::n), lwork = c.i(P::lwork);
+  if (check_syev(cplx_v<T>, c.ch(P::jobz), c.ch(P::uplo), n, c.i(P::lda), lwork)) return GOFL_GPU_INVALID_ARGS;
+  if (lwork == -1 || n <= 1) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+// Operands, the screening copy of the triangle and cuSOLVER's syevd workspace (LAPACK's size as
+// the estimate).
+template <class T> uint64_t sym_eig_bytes(int64_t n) {
+  const uint64_t nn = uint64_t(std::max<int64_t>(n, 1));
+  return sizeof(T) * (nn * nn + nn * (nn + 1) / 2 + 2 * nn * nn + 64 * nn) + sizeof(real_t<T>) * nn;
+}
+template <class T> uint64_t bytes_syevd(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevdPos<T>::n)); }
+template <class T> uint64_t bytes_syev(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevPos<T>::n)); }
+
+// The CPU library's workspace answers (work[0], rwork[0], iwork[0]), in the caller's integer width.
+template <class T, class I> WorkOut<T> query_syevd_as(const CallArgs& c) {
+  using P = SyevdPos<T>;
+  using R = real_t<T>;
+  I m1 = -1, info = 0, iw = 0;
+  T w0{};
+  R rw0{};
+  if constexpr (!cplx_v<T>) {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
+             &m1, &iw, &m1, &info, kLen, kLen);
+  } else {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
+             &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen);
+  }
+  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+}
+
+template <class T, class I> WorkOut<T> query_syev_as(const CallArgs& c) {
+  using P = SyevPos<T>;
+  using R = real_t<T>;
+  I m1 = -1, info = 0;
+  T w0{};
+  R rw0[1] = {};
+  if constexpr (!cplx_v<T>) {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
+             &m1, &info, kLen, kLen);
+  } else {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
+             &m1, rw0, &info, kLen, kLen);
+  }
+  return query_answer<P>(int64_t(info), w0);
+}
+
+// LAPACK scales when the largest entry of the triangle lies outside [sqrt(smlnum), sqrt(bignum)].
+template <class R> Bounds syev_bounds() {
+  const double smlnum = double(std::numeric_limits<R>::min()) / double(std::numeric_limits<R>::epsilon());
+  return Bounds{std::sqrt(smlnum), std::sqrt(1.0 / smlnum)};
+}
+// syevr/heevr cap the upper end further at 1/sqrt(sqrt(safmin)).
+template <class R> Bounds syevr_bounds() {
+  Bounds b = syev_bounds<R>();
+  b.hi = std::min(b.hi, 1.0 / std::sqrt(std::sqrt(double(std::numeric_limits<R>::min()))));
+  return b;
+}
+
+// Common to syevd/heevd and syev/heev (LAPACK's QR-iteration syev and divide-and-conquer syevd
+// return the same eigenvalues and eigenvectors to working accuracy; the GPU uses Xsyevd for both).
+// jobz='N': A is left as the caller had it (LAPACK leaves dsytrd's reduction in the uplo triangle).
+template <class T>
+void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n_pos, int a_pos, int lda_pos,
+                 int w_pos, int info_pos, const WorkOut<T>& q) {
+  using R = real_t<T>;
+  const bool wantz = c.ch(jobz_pos) == 'V';
+  const char uplo = c.ch(uplo_pos);
+  const int64_t n = c.i(n_pos), lda = c.i(lda_pos);
+  T* a = c.ptr<T>(a_pos);
+
+  DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
+  e.upload(dA.get(), a, n, n, lda, sizeof(T));
+  e.begin_compute();
+  host_pointer_mode(e);
+  screen_triangle(e, dA.get<T>(), n, uplo, syev_bounds<R>());
+  zero_diag_imag(e, dA.get<T>(), n);
+
+  Infos infos(e, 1);
+  const cusolverEigMode_t mode = wantz ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  size_t dbytes = 0, hbytes = 0;
+  check(cusolverDnXsyevd_bufferSize(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
+                                    data_type<R>(), dW.get(), data_type<T>(), &dbytes, &hbytes),
+        "cusolverDnXsyevd_bufferSize");
+  Work ws(e, dbytes, hbytes);
+  check(cusolverDnXsyevd(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
+                         data_type<R>(), dW.get(), data_type<T>(), ws.d(), dbytes, ws.h(), hbytes, infos.at(0)),
+        "cusolverDnXsyevd");
+  e.finish_compute();
+  infos.require_zero("cusolverDnXsyevd info");
+
+  const std::vector<R> w = fetch<R>(e, dW.get(), n);
+  require_finite(w.data(), n, "non-finite eigenvalues");
+
+  // Copy-out: everything is validated; from here on only the caller's outputs are written.
+  if (wantz) e.download(a, dA.get(), n, n, lda, sizeof(T));
+  e.download(c.ptr<R>(w_pos), dW.get(), n, 1, n, sizeof(R));
+  q.write(c);
+  c.set_i(info_pos, 0);
+}
+
+template <class T> void run_syevd(Engine& e, const CallArgs& c) {
+  using P = SyevdPos<T>;
+  const WorkOut<T> q = c.ilp64() ? query_syevd_as<T, int64_t>(c) : query_syevd_as<T, int32_t>(c);
+  run_sym_eig<T>(e, c, P::jobz, P::uplo, P::n, P::a, P::lda, P::w, P::info, q);
+}
+
+template <class T> void run_syev(Engine& e, const CallArgs& c) {
+  using P = SyevPos<T>;
+  const WorkOut<T> q = c.ilp64() ? query_syev_as<T, int64_t>(c) : query_syev_as<T, int32_t>(c);
+  run_sym_eig<T>(e, c, P::jobz, P::uplo, P::n, P::a, P::lda, P::w, P::info, q);
+}
+
+// =====================================================================================================
+// syevr / heevr: all eigenvalues (range 'A'), those in (vl, vu] ('V') or the il-th to iu-th ('I').
+// Range 'A' runs Xsyevd, 'V' and 'I' run Xsyevdx (eigenvectors in the first m columns of A).
+// abstol is ignored: cuSOLVER has no tolerance parameter; LAPACK uses it only to steer its
+// bisection/inverse-iteration path, and both deliver eigenvalues to working accuracy.
+// isuppz: LAPACK sets it only where dstemr runs (jobz='V' with range 'A', or 'I' with il=1, iu=n), as
+// the support of the tridiagonal eigenvectors; cuSOLVER gives none, so it is computed from Z as
+// the documented "first and last nonzero row" of each eigenvector, in those same cases only.
+// A is left as the caller had it (LAPACK destroys its uplo triangle).
+// =====================================================================================================
+template <class T> using SyevrPos = std::conditional_t<cplx_v<T>, ga::heevr_c, ga::syevr_r>;
+
+template <class R>
+int check_syevr(bool cplx, char jobz, char range, char uplo, int64_t n, int64_t lda, R vl, R vu, int64_t il,
+                int64_t iu, int64_t ldz, int64_t lwork, int64_t lrwork, int64_t liwork) {
+  const bool wantz = jobz == 'V';
+  if (!wantz && jobz != 'N') return -1;
+  if (range != 'A' && range != 'V' && range != 'I') return -2;
+  if (uplo != 'U' && uplo != 'L') return -3;
+  if (n < 0) return -4;
+  if (lda < std::max<int64_t>(1, n)) return -6;
+  if (range == 'V') {
+    if (n > 0 && vu <= vl) return -8;
+  } else if (range == 'I') {
+    if (il < 1 || il > std::max<int64_t>(1, n)) return -9;
+    if (iu < std::min(n, il) || iu > n) return -10;
+  }
+  if (ldz < 1 || (wantz && ldz < n)) return -15;
+  const bool query = lwork == -1 || liwork == -1 || (cplx && lrwork == -1);
+  if (query) return 0;
+  // n = 1 needs 1 since LAPACK 3.12 (26 / 24 / 10 before); n <= 1 runs on the CPU either way.
+  const int64_t lwmin = n <= 1 ? 1 : (cplx ? 2 * n : 26 * n);
+  const int64_t lrwmin = n <= 1 ? 1 : 24 * n, liwmin = n <= 1 ? 1 : 10 * n;
+  if (lwork < lwmin) return -18;
+  if (cplx) {
+    if (lrwork < lrwmin) return -20;
+    if (liwork < liwmin) return -22;
+  } else if (liwork < liwmin) {
+    return -20;
+  }
+  return 0;
+}
+
+template <class T> int supports_syevr(const CallArgs& c) {
+  using P = SyevrPos<T>;
+  using R = real_t<T>;
+  const int64_t n = c.i(P::n), lwork = c.i(P::lwork), liwork = c.i(P::liwork);
+  int64_t lrwork = 0;
+  if constexpr (cplx_v<T>) lrwork = c.i(P::lrwork);
+  const char range = c.ch(P::range);
+  // vl/vu and il/iu are only read for their range (LAPACK never touches the others).
+  const R vl = range == 'V' ? c.scalar<R>(P::vl) : R(0), vu = range == 'V' ? c.scalar<R>(P::vu) : R(0);
+  const int64_t il = range == 'I' ? c.i(P::il) : 0, iu = range == 'I' ? c.i(P::iu) : 0;
+  if (check_syevr<R>(cplx_v<T>, c.ch(P::jobz), range, c.ch(P::uplo), n, c.i(P::lda), vl, vu, il, iu, c.i(P::ldz),
+                     lwork, lrwork, liwork))
+    return GOFL_GPU_INVALID_ARGS;
+  if (lwork == -1 || liwork == -1 || lrwork == -1) return GOFL_GPU_UNSUPPORTED;
+  if (n <= 1) return GOFL_GPU_UNSUPPORTED;
+  // NaN bounds make LAPACK's interval tests all false; leave that corner to the CPU.
+  if (range == 'V' && !(std::isfinite(double(vl)) && std::isfinite(double(vu)))) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+
+template <class T> uint64_t bytes_syevr(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevrPos<T>::n)); }
+
+template <class T, class I> WorkOut<T> query_syevr_as(const CallArgs& c) {
+  using P = SyevrPos<T>;
+  using R = real_t<T>;
+  I m1 = -1, info = 0, iw = 0, m = 0, isuppz[2] = {0, 0};
+  T w0{};
+  R rw0{};
+  if constexpr (!cplx_v<T>) {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
+             arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu), arg(c, P::abstol), &m, arg(c, P::w),
+             arg(c, P::z), arg(c, P::ldz), isuppz, &w0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
+  } else {
+    call_cpu(c, arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
+             arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu), arg(c, P::abstol), &m, arg(c, P::w),
+             arg(c, P::z), arg(c, P::ldz), isuppz, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
+  }
+  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+}
+
+// First and last nonzero row (1-based) of each of the m columns of z.
+template <class T>
+void write_isuppz(const CallArgs& c, int pos, const T* z, int64_t ldz, int64_t n, int64_t m) {
+  for (int64_t j = 0; j < m; ++j) {
+    const T* col = z + j * ldz;
+    int64_t first = 0, last = n - 1;
+    while (first < n && col[first] == T(0)) ++first;
+    while (last > first && col[last] == T(0)) --last;
+    if (first == n) first = last = -1;  // a zero column cannot be an eigenvector; say "empty"
+    put_int(c, pos, 2 * j, first + 1);
+    put_int(c, pos, 2 * j + 1, last + 1);
+  }
+}
+
+template <class T> void run_syevr(Engine& e, const CallArgs& c) {
+  using P = SyevrPos<T>;
+  using R = real_t<T>;
+  const WorkOut<T> q = c.ilp64() ? query_syevr_as<T, int64_t>(c) : query_syevr_as<T, int32_t>(c);
+  const bool wantz = c.ch(P::jobz) == 'V';
+  const char range = c.ch(P::range), uplo = c.ch(P::uplo);
+  const int64_t n = c.i(P::n), lda = c.i(P::lda), ldz = c.i(P::ldz);
+  R vl = range == 'V' ? c.scalar<R>(P::vl) : R(0), vu = range == 'V' ? c.scalar<R>(P::vu) : R(0);
+  const int64_t il = range == 'I' ? c.i(P::il) : 1, iu = range == 'I' ? c.i(P::iu) : n;
+
+  DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
+  e.upload(dA.get(), c.ptr<T>(P::a), n, n, lda, sizeof(T));
+  e.begin_compute();
+  host_pointer_mode(e);
+  screen_triangle(e, dA.get<T>(), n, uplo, syevr_bounds<R>());
+  zero_diag_imag(e, dA.get<T>(), n);
+
+  Infos infos(e, 1);
+  const cusolverEigMode_t mode = wantz ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  int64_t meig = n;
+  size_t dbytes = 0, hbytes = 0;
+  std::unique_ptr<Work> ws;
+  if (range == 'A') {
+    check(cusolverDnXsyevd_bufferSize(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
+                                      data_type<R>(), dW.get(), data_type<T>(), &dbytes, &hbytes),
+          "cusolverDnXsyevd_bufferSize");
+    ws.reset(new Work(e, dbytes, hbytes));
+    check(cusolverDnXsyevd(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
+                           data_type<R>(), dW.get(), data_type<T>(), ws->d(), dbytes, ws->h(), hbytes, infos.at(0)),
+          "cusolverDnXsyevd");
+  } else {
+    const cusolverEigRange_t rg = range == 'V' ? CUSOLVER_EIG_RANGE_V : CUSOLVER_EIG_RANGE_I;
+    int64_t meig_size = 0;
+    check(cusolverDnXsyevdx_bufferSize(e.solver(), e.params(), mode, rg, fill_of(uplo), n, data_type<T>(), dA.get(),
+                                       n, &vl, &vu, il, iu, &meig_size, data_type<R>(), dW.get(), data_type<T>(),
+                                       &dbytes, &hbytes),
+          "cusolverDnXsyevdx_bufferSize");
+    ws.reset(new Work(e, dbytes, hbytes));
+    check(cusolverDnXsyevdx(e.solver(), e.params(), mode, rg, fill_of(uplo), n, data_type<T>(), dA.get(), n, &vl,
+                            &vu, il, iu, &meig, data_type<R>(), dW.get(), data_type<T>(), ws->d(), dbytes, ws->h(),
+                            hbytes, infos.at(0)),
+          "cusolverDnXsyevdx");
+  }
+  e.finish_compute();
+  infos.require_zero(range == 'A' ? "cusolverDnXsyevd info" : "cusolverDnXsyevdx info");
+  if (meig < 0 || meig > n || (range == 'I' && meig != iu - il + 1))
+    fail(GOFL_GPU_CUSOLVER_ERROR, "cusolverDnXsyevdx meig", int(meig));
+
+  const std::vector<R> w = fetch<R>(e, dW.get(), meig);
+  require_finite(w.data(), meig, "non-finite eigenvalues");
+  for (int64_t j = 1; j < meig; ++j)
+    if (w[size_t(j)] < w[size_t(j - 1)]) fail(GOFL_GPU_CUSOLVER_ERROR, "eigenvalues not ascending");
+
+  // Copy-out.
+  if (wantz && meig > 0) {
+    T* z = c.ptr<T>(P::z);
+    e.download(z, dA.get(), n, meig, ldz, sizeof(T));
+    if (range == 'A' || (range == 'I' && il == 1 && iu == n)) write_isuppz(c, P::isuppz, z, ldz, n, meig);
+  }
+  e.download(c.ptr<R>(P::w), dW.get(), meig, 1, meig, sizeof(R));
+  c.set_i(P::m, meig);
+  q.write(c);
+  c.set_i(P::info, 0);
+}
+
+}  // namespace
+
+void register_syev() {
+  Routine* r = routines();
+  using C = std::complex<float>;
+  using Z = std::complex<double>;
+  r[OP_ssyevd] = Routine{&supports_syevd<float>, &bytes_syevd<float>, &run_syevd<float>};
+  r[OP_dsyevd] = Routine{&supports_syevd<double>, &bytes_syevd<double>, &run_syevd<double>};
+  r[OP_cheevd] = Routine{&supports_syevd<C>, &bytes_syevd<C>, &run_syevd<C>};
+  r[OP_zheevd] = Routine{&supports_syevd<Z>, &bytes_syevd<Z>, &run_syevd<Z>};
+  r[OP_ssyev] = Routine{&supports_syev<float>, &bytes_syev<float>, &run_syev<float>};
+  r[OP_dsyev] = Routine{&supports_syev<double>, &bytes_syev<double>, &run_syev<double>};
+  r[OP_cheev] = Routine{&supports_syev<C>, &bytes_syev<C>, &run_syev<C>};
+  r[OP_zheev] = Routine{&supports_syev<Z>, &bytes_syev<Z>, &run_syev<Z>};
+  r[OP_ssyevr] = Routine{&supports_syevr<float>, &bytes_syevr<float>, &run_syevr<float>};
+  r[OP_dsyevr] = Routine{&supports_syevr<double>, &bytes_syevr<double>, &run_syevr<double>};
+  r[OP_cheevr] = Routine{&supports_syevr<C>, &bytes_syevr<C>, &run_syevr<C>};
+  r[OP_zheevr] = Routine{&supports_syevr<Z>, &bytes_syevr<Z>, &run_syevr<Z>};
+}
+
+}  // namespace cuda
+}  // namespace gofl
