@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -113,6 +113,19 @@ if has sweep; then
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
+fi
+if has residency; then
+  echo "== residency: loops reusing an unchanged operand (bench/residency_bench.py)"
+  timeout ${RESIDENCY_TIMEOUT:-420} "$PY" bench/residency_bench.py --build "$B" --n ${RESIDENCY_N:-8192} --iters ${RESIDENCY_ITERS:-20} \
+    ${RESIDENCY_ONLY:+--only "$RESIDENCY_ONLY"} 2>&1 | tee "$OUT/residency_bench.log"
+  echo "== residency under --verify: every GPU result compared with the CPU's"
+  "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$PY" -c '
+import numpy as np, scipy.linalg as sl
+r = np.random.default_rng(3); A = r.standard_normal((3000, 3000)); S = A @ A.T + 3000 * np.eye(3000)
+lu = sl.lu_factor(S)
+for i in range(6):
+    X = r.standard_normal((3000, 64)); A @ X; sl.lu_solve(lu, X); A @ r.standard_normal(3000)
+    if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"

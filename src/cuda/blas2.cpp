@@ -93,12 +93,20 @@ template <class T> void download_vec(Engine& e, const HostVec<T>& v, const T* de
   for (int64_t i = 0; i < v.len; ++i) v.at(i) = conj_if(packed[size_t(i)], conj);
 }
 
-// The one place each routine copies its matrix in (the residency-aware upload goes here): the
-// column-major rows x cols matrix A with leading dimension lda, packed on the device.
-template <class T> DevMem upload_matrix(Engine& e, const T* A, int64_t rows, int64_t cols, int64_t lda) {
-  DevMem d = e.alloc(size_t(rows * cols) * sizeof(T));
-  e.upload(d.get(), A, rows, cols, lda, sizeof(T));
-  return d;
+// The one place each routine reads its matrix: the column-major rows x cols matrix A with leading
+// dimension lda, from a device copy kept since an earlier call when the host bytes are unchanged
+// (residency), else uploaded. The routine only reads it.
+template <class T> Engine::Input matrix_in(Engine& e, const T* A, int64_t rows, int64_t cols, int64_t lda) {
+  return e.input(A, rows, cols, lda, sizeof(T));
+}
+// A private device copy of A the routine may change (hemv zeroes the diagonal's imaginary parts).
+template <class T> Engine::Input matrix_copy(Engine& e, const T* A, int64_t n, int64_t lda, DevMem* own) {
+  *own = e.alloc(size_t(n * n) * sizeof(T));
+  e.upload(own->get(), A, n, n, lda, sizeof(T));
+  Engine::Input in;
+  in.dev = own->get();
+  in.ld = n;
+  return in;
 }
 
 // Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal; cuBLAS's hemv is
@@ -165,14 +173,14 @@ template <class T> uint64_t gemv_bytes(const CallArgs& a) {
 template <class T> void gemv_run(Engine& e, const CallArgs& a) {
   const Gemv<T> g(a);
   const HostVec<T> x{const_cast<T*>(g.x), g.xlen(), g.incx}, y{g.y, g.ylen(), g.incy};
-  DevMem dA = upload_matrix(e, g.A, g.m, g.n, g.lda);
+  const Engine::Input inA = matrix_in(e, g.A, g.m, g.n, g.lda);
   DevMem dx = e.alloc(size_t(x.len) * sizeof(T)), dy = e.alloc(size_t(y.len) * sizeof(T));
   upload_vec(e, dx.get<T>(), x, g.conj);
   // beta == 0: y is not read (NaNs in it must not propagate); cuBLAS does not read it either.
   if (!is_zero(g.beta)) upload_vec(e, dy.get<T>(), y, g.conj);
   const T alpha = conj_if(g.alpha, g.conj), beta = conj_if(g.beta, g.conj);
   e.begin_compute();
-  check(x_gemv<T>(e.blas(), op_of(g.trans), g.m, g.n, cu(&alpha), cu(dA.get<const T>()), g.m, cu(dx.get<const T>()),
+  check(x_gemv<T>(e.blas(), op_of(g.trans), g.m, g.n, cu(&alpha), cu(inA.get<T>()), inA.ld, cu(dx.get<const T>()),
                   int64_t(1), cu(&beta), cu(dy.get<T>()), int64_t(1)),
         "cublasXgemv");
   e.finish_compute();
@@ -222,14 +230,16 @@ template <class T> uint64_t symv_bytes(const CallArgs& a) {
 template <class T> void symv_run(Engine& e, const CallArgs& a) {
   const Symv<T> s(a);
   const HostVec<T> x{const_cast<T*>(s.x), s.n, s.incx}, y{s.y, s.n, s.incy};
-  DevMem dA = upload_matrix(e, s.A, s.n, s.n, s.lda);
+  // symv reads A as it is (kept copies serve); hemv zeroes its diagonal's imaginary parts: a copy.
+  DevMem own;
+  const Engine::Input inA = is_complex<T>::value ? matrix_copy(e, s.A, s.n, s.lda, &own) : matrix_in(e, s.A, s.n, s.n, s.lda);
+  if constexpr (is_complex<T>::value) zero_diag_imag(e, own.get<T>(), s.n);
   DevMem dx = e.alloc(size_t(s.n) * sizeof(T)), dy = e.alloc(size_t(s.n) * sizeof(T));
   upload_vec(e, dx.get<T>(), x, s.conj);
   if (!is_zero(s.beta)) upload_vec(e, dy.get<T>(), y, s.conj);
-  zero_diag_imag(e, dA.get<T>(), s.n);
   const T alpha = conj_if(s.alpha, s.conj), beta = conj_if(s.beta, s.conj);
   e.begin_compute();
-  check(x_symv_hemv<T>(e.blas(), fill_of(s.uplo), s.n, cu(&alpha), cu(dA.get<const T>()), s.n, cu(dx.get<const T>()),
+  check(x_symv_hemv<T>(e.blas(), fill_of(s.uplo), s.n, cu(&alpha), cu(inA.get<T>()), inA.ld, cu(dx.get<const T>()),
                        int64_t(1), cu(&beta), cu(dy.get<T>()), int64_t(1)),
         "cublasXsymv/hemv");
   e.finish_compute();
@@ -279,11 +289,11 @@ template <class T> uint64_t trsv_bytes(const CallArgs& a) {
 template <class T> void trsv_run(Engine& e, const CallArgs& a) {
   const Trsv<T> t(a);
   const HostVec<T> x{t.x, t.n, t.incx};
-  DevMem dA = upload_matrix(e, t.A, t.n, t.n, t.lda);
+  const Engine::Input inA = matrix_in(e, t.A, t.n, t.n, t.lda);
   DevMem dx = e.alloc(size_t(t.n) * sizeof(T));
   upload_vec(e, dx.get<T>(), x, t.conj);
   e.begin_compute();
-  check(x_trsv<T>(e.blas(), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.n, cu(dA.get<const T>()), t.n,
+  check(x_trsv<T>(e.blas(), fill_of(t.uplo), op_of(t.trans), diag_of(t.diag), t.n, cu(inA.get<T>()), inA.ld,
                   cu(dx.get<T>()), int64_t(1)),
         "cublasXtrsv");
   e.finish_compute();
