@@ -23,6 +23,8 @@
 #include "cli/text.h"
 #include "cli/traces.h"
 #include "common/table.h"
+#include "policy/profile.h"
+#include "policy/settings.h"
 
 namespace gofl::cli {
 
@@ -515,7 +517,8 @@ std::vector<std::string> report_summary(const Analysis& a) {
 }
 
 int report_command(const std::vector<std::string>& args) {
-  const ParsedOptions o = parse_options("report", args, {{"--top", "N"}, {"--html", "FILE"}}, false);
+  const ParsedOptions o =
+      parse_options("report", args, {{"--top", "N"}, {"--html", "FILE"}, {"--profile", "FILE"}}, false);
   if (o.help) {
     fputs(find_command_help("report")->text, stdout);
     return 0;
@@ -527,9 +530,21 @@ int report_command(const std::vector<std::string>& args) {
     html = o.values.at("--html");
     if (html.empty()) throw UsageError("report", "--html needs a file name");
   }
+  ProfileChoice choice;
+  Profile chosen;
+  if (o.has("--profile")) {
+    std::string err;
+    if (!read_profile(o.values.at("--profile"), &chosen, &err)) throw Failure(err);
+    choice.chosen = &chosen;
+  } else {
+    std::string ignored;
+    auto get = [](const char* n) -> const char* { return getenv(n); };
+    choice.own_path = parse_settings(get, &ignored).profile;
+    if (choice.own_path.empty()) choice.own_path = user_profile_path(get);
+  }
   auto traces = open_traces(o.positionals);
   Analysis a = analyze(traces);
-  use_profile(a);
+  use_profile(a, choice);
   std::string what;
   for (const std::string& p : o.positionals) what += (what.empty() ? "" : " ") + p;
 
