@@ -137,7 +137,7 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
 Config read_config(const char* (*get)(const char*), std::string* msgs) {
   bool explicit_path = false;
   const std::string path = config_path(get, &explicit_path);
-  if (path.empty()) return {};
+  if (path.empty() || path == "/dev/null") return {};  // the usual way to say "no config file"
   std::string text, why;
   if (!read_regular_file(path, 1u << 20, &text, &why)) {
     // The per-user file is optional; a file named by GPU_OFFLOAD_CONFIG must be there. A FIFO or a
