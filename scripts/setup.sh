@@ -2,8 +2,8 @@
 # Installs what building and testing gpu-offload needs on a fresh Debian/Ubuntu machine:
 # the compilers and CMake, the real CPU libraries the tests run against (OpenBLAS, reference
 # BLAS/LAPACK, FFTW), the runtimes whose calls are intercepted (R, Octave, gfortran), GoogleTest,
-# headless Chromium (the HTML report's test opens the page in it),
-# and a Python virtual environment (.venv) with the NumPy and SciPy PyPI wheels and pytest.
+# headless Chromium (the HTML report's test opens the page in it), clang with libFuzzer (the fuzz
+# targets), and a Python virtual environment (.venv) with the NumPy and SciPy PyPI wheels and pytest.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential cmake ninja-build gfortran pkg-config python3 python3-venv
           libopenblas0-pthread libopenblas-dev libblas3 libblas-dev liblapack3 liblapack-dev
           libfftw3-dev libgtest-dev r-base-core octave
-          chromium fonts-dejavu-core)  # headless Chromium renders the HTML report in its test
+          chromium fonts-dejavu-core  # headless Chromium renders the HTML report in its test
+          clang)                      # the fuzz targets (tests/fuzz): clang's libFuzzer, ASan, UBSan
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +22,16 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# libFuzzer's runtime is a package of its own for clang's version (Debian 12: libclang-rt-14-dev).
+if ! printf 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }\n' |
+     clang++ -x c++ -fsanitize=fuzzer,address,undefined -o /dev/null - 2>/dev/null; then
+  major=$(clang++ -dumpversion | cut -d. -f1)
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing libclang-rt-$major-dev (libFuzzer)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "libclang-rt-$major-dev" >/dev/null
 fi
 
 # The tests compare against the wheels users really have: NumPy's bundled scipy-openblas64 and

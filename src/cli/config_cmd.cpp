@@ -85,7 +85,7 @@ int config_command(const std::vector<std::string>& args) {
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());
   fflush(stdout);
   if (!msgs.empty()) {
-    fputs(msgs.c_str(), stderr);
+    fwrite(msgs.data(), 1, msgs.size(), stderr);
     return 1;
   }
   return 0;

@@ -71,16 +71,8 @@ int estimate_command(const std::vector<std::string>& args) {
   // the built-in one). A named profile that is wrong is an error here, not a fallback.
   Profile profile;
   if (o.has("--profile")) {
-    const std::string path = o.values.at("--profile");
-    FILE* f = fopen(path.c_str(), "rb");
-    if (!f) throw Failure("cannot read the profile " + path + ": " + strerror(errno));
-    std::string text;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
-    fclose(f);
     std::string err;
-    if (!parse_profile(text, path, &profile, &err)) throw Failure("the profile " + err);
+    if (!read_profile(o.values.at("--profile"), &profile, &err)) throw Failure(err);
   } else {
     // The library's own settings (GPU_OFFLOAD_PROFILE, then the config file) name it, if anything does.
     std::string ignored, msg;

@@ -92,11 +92,13 @@ CSV columns, in this order:
   pred_cpu_s, pred_gpu_s
                the cost model's predictions (0 when it made none)
 
-Exit status: 0; 1 if a file is missing or is not a trace of this gpu-offload version.
-A file that ends in a partial record (its writer was killed) is read up to it, with a warning.
+Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
+record is damaged. A file that is not a readable trace (empty, cut short in its header, another
+version) is skipped with a warning when others are given. A file that ends in a partial record
+(its writer was killed) is read up to it, with a warning.
 )"},
     {"report", "summarise traces: where the time went, the GPU side, avoidable copies; --html page",
-     R"(Usage: gpu-offload report [--top N] [--html FILE] DIR|FILE...
+     R"(Usage: gpu-offload report [--top N] [--html FILE] [--profile FILE] DIR|FILE...
 
 Summarises the trace files in DIR (every *.gofltrace file) or the FILEs given:
   - the programs and processes traced, the device mode, level and profile in force;
@@ -111,8 +113,10 @@ Summarises the trace files in DIR (every *.gofltrace file) or the FILEs given:
   - where calls ran and why; GPU attempts that failed (status and error code); verify-mode
     mismatches (operation, sizes, worst relative difference);
   - the cost model's accuracy (observed / predicted time per device) and the predicted CPU/GPU
-    crossover per operation, from the profile named in the traces (else from the predictions
-    recorded in them);
+    crossover per operation, from --profile FILE, else from the profile the traces name when
+    that is the built-in one or this machine's own (GPU_OFFLOAD_PROFILE, the config file, the
+    per-user file), else from the predictions recorded in the traces. A report opens no file
+    because a trace names it: a trace may come from another machine;
   - copying that could be avoided if unchanged data stayed on the GPU: inputs whose buffer
     (address and size) the GPU already held with the same content fingerprint from an earlier
     call of the same process, for the calls that ran on the GPU and, if offloaded, for the
@@ -123,10 +127,13 @@ Options:
   --top N      how many call sites to list (default 10; 0 leaves the list out)
   --html FILE  write the report as one self-contained HTML page (charts as inline SVG, no
                scripts, nothing loaded from the network) instead of printing it; - for stdout
+  --profile FILE  the profile for the crossovers (see above)
   -h, --help   this text
 
-Exit status: 0; 1 if DIR is missing, holds no trace files, a file is not a trace of this
-gpu-offload version, or FILE cannot be written. A file that ends in a partial record is read
+Exit status: 0; 1 if DIR is missing, holds no trace files, no file is a trace of this
+gpu-offload version, a record is damaged, the --profile cannot be read or FILE cannot be
+written. A file that is not a readable trace (empty, cut short in its header, another version)
+is skipped with a warning when others are given. A file that ends in a partial record is read
 up to it, with a warning.
 )"},
     {"config", "show the settings in force and where each comes from; the config file",

@@ -12,6 +12,8 @@
 #include "cli/help.h"
 #include "cli/options.h"
 #include "cli/traces.h"
+#include "policy/profile.h"
+#include "policy/settings.h"
 #include "report/analysis.h"
 #include "report/views.h"
 
@@ -31,7 +33,8 @@ long parse_top(const ParsedOptions& o) {
 }  // namespace
 
 int report_command(const std::vector<std::string>& args) {
-  const ParsedOptions o = parse_options("report", args, {{"--top", "N"}, {"--html", "FILE"}}, false);
+  const ParsedOptions o =
+      parse_options("report", args, {{"--top", "N"}, {"--html", "FILE"}, {"--profile", "FILE"}}, false);
   if (o.help) {
     fputs(find_command_help("report")->text, stdout);
     return 0;
@@ -43,9 +46,23 @@ int report_command(const std::vector<std::string>& args) {
     html = o.values.at("--html");
     if (html.empty()) throw UsageError("report", "--html needs a file name");
   }
+  // The profile to compare with: the one asked for, else this machine's own; never a file a trace
+  // names (a trace may come from anyone).
+  ProfileChoice choice;
+  Profile chosen;
+  if (o.has("--profile")) {
+    std::string err;
+    if (!read_profile(o.values.at("--profile"), &chosen, &err)) throw Failure(err);
+    choice.chosen = &chosen;
+  } else {
+    std::string ignored;
+    auto get = [](const char* n) -> const char* { return getenv(n); };
+    choice.own_path = parse_settings(get, &ignored).profile;
+    if (choice.own_path.empty()) choice.own_path = user_profile_path(get);
+  }
   auto traces = open_traces(o.positionals);
   Analysis a = analyze(traces);
-  use_profile(a);
+  use_profile(a, choice);
   std::string what;
   for (const std::string& p : o.positionals) what += (what.empty() ? "" : " ") + p;
 

@@ -59,8 +59,11 @@ std::string check_level(const std::string& v) {
 }
 
 std::string check_profile(const std::string& v) {
-  if (access(v.c_str(), R_OK) != 0)
-    throw Failure("cannot read the profile " + v + ": " + strerror(errno));
+  // Only whether it can be read: the library says what is wrong inside it.
+  std::string why;
+  const int fd = open_regular_file(v.c_str(), &why);
+  if (fd < 0) throw Failure("cannot read the profile " + v + ": " + why);
+  close(fd);
   return absolute(v);
 }
 

@@ -9,8 +9,9 @@
 
 namespace gofl::cli {
 
-// Expands DIRs, opens every file and checks its header (TraceError for the first bad one), and
-// warns on stderr about files that end in a partial record.
+// Expands DIRs and checks every file's header. A file that fails the check is skipped with a
+// warning on stderr naming it and why, unless it is the only one (TraceError then, as when no file
+// passes). Warns about files that end in a partial record.
 std::vector<std::unique_ptr<TraceReader>> open_traces(const std::vector<std::string>& args);
 
 }  // namespace gofl::cli

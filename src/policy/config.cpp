@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "common/fs.h"
+
 namespace gofl {
 namespace {
 
@@ -31,6 +33,22 @@ std::string trim(const std::string& s) {
   const size_t b = s.find_first_not_of(ws);
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+// Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
+// printed) as \xNN.
+std::string shown(const std::string& s) {
+  std::string out;
+  for (const unsigned char ch : s) {
+    if (ch >= 0x20 && ch != 0x7f) {
+      out += char(ch);
+    } else {
+      char buf[8];
+      snprintf(buf, sizeof buf, "\\x%02x", ch);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 void note(std::string* msgs, const std::string& where, const std::string& what) {
@@ -82,9 +100,13 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
     const std::string where = file + ":" + std::to_string(lineno);
     std::string line = trim(raw);
     if (line.empty() || line[0] == '#') continue;
+    if (line.find('\0') != std::string::npos) {
+      note(msgs, where, "'" + shown(line) + "' holds a NUL byte");
+      continue;
+    }
     const size_t eq = line.find('=');
     if (eq == std::string::npos) {
-      note(msgs, where, "'" + line + "' is not a 'key = value' line");
+      note(msgs, where, "'" + shown(line) + "' is not a 'key = value' line");
       continue;
     }
     const std::string key = trim(line.substr(0, eq));
@@ -100,7 +122,7 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
     for (const Key& c : kKeys)
       if (key == c.key) k = &c;
     if (!k) {
-      note(msgs, where, "unknown key '" + key + "' (valid keys: " + config_keys() + ")");
+      note(msgs, where, "unknown key '" + shown(key) + "' (valid keys: " + config_keys() + ")");
       continue;
     }
     if (value.empty()) {
@@ -116,24 +138,14 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
 Config read_config(const char* (*get)(const char*), std::string* msgs) {
   bool explicit_path = false;
   const std::string path = config_path(get, &explicit_path);
-  if (path.empty()) return {};
-  FILE* f = fopen(path.c_str(), "re");
-  if (!f) {
-    // The per-user file is optional; a file named by GPU_OFFLOAD_CONFIG must be there.
-    if (explicit_path && msgs)
-      *msgs += "gpu-offload: GPU_OFFLOAD_CONFIG=" + path + ": cannot read it: " + strerror(errno) +
-               "; no config file used\n";
-    return {};
-  }
-  std::string text;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0 && text.size() < (1u << 20)) text.append(buf, n);
-  const bool failed = ferror(f);
-  const int err = errno;
-  fclose(f);
-  if (failed) {
-    if (msgs) *msgs += "gpu-offload: " + path + ": cannot read it: " + strerror(err) + "; no config file used\n";
+  if (path.empty() || path == "/dev/null") return {};  // the usual way to say "no config file"
+  std::string text, why;
+  if (!read_regular_file(path, 1u << 20, &text, &why)) {
+    // The per-user file is optional; a file named by GPU_OFFLOAD_CONFIG must be there. A FIFO or a
+    // device is refused without waiting on it: every preloaded process reads this file at load.
+    if ((explicit_path || errno != ENOENT) && msgs)
+      *msgs += "gpu-offload: " + std::string(explicit_path ? "GPU_OFFLOAD_CONFIG=" : "") + path +
+               ": cannot read it: " + why + "; no config file used\n";
     return {};
   }
   return parse_config(text, path, msgs);

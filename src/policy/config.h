@@ -10,7 +10,8 @@
 // the GPU_OFFLOAD_* variable of the same name in capitals and takes the same values. A malformed line
 // or an unknown key gets a message naming file:line and is ignored; the last line of a key wins.
 //
-// Where: GPU_OFFLOAD_CONFIG (a missing file is then reported), else $XDG_CONFIG_HOME/gpu-offload/config,
+// Where: GPU_OFFLOAD_CONFIG (a missing file is then reported, as is anything but a regular file;
+// /dev/null means none), else $XDG_CONFIG_HOME/gpu-offload/config,
 // else $HOME/.config/gpu-offload/config (silently absent). A privileged process (AT_SECURE: setuid,
 // setgid, capabilities) reads no config file at all, as it reads no GPU_OFFLOAD_* variable.
 #pragma once

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include "common/fs.h"
+
 namespace gofl {
 
 namespace {
@@ -262,54 +264,33 @@ std::string user_profile_path(const char* (*get)(const char*)) {
   return "";
 }
 
-namespace {
-
-bool read_file(const std::string& path, std::string* text, std::string* why, bool* missing) {
-  FILE* f = fopen(path.c_str(), "rb");
-  if (!f) {
-    *missing = errno == ENOENT;
-    *why = strerror(errno);
+bool read_profile(const std::string& path, Profile* out, std::string* error, bool* missing) {
+  std::string text, why;
+  if (missing) *missing = false;
+  if (!read_regular_file(path, 16u << 20, &text, &why)) {
+    if (missing) *missing = errno == ENOENT;
+    if (error) *error = "cannot read the profile " + path + ": " + why;
     return false;
   }
-  char buf[8192];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
-    text->append(buf, n);
-    if (text->size() > (16u << 20)) {
-      fclose(f);
-      *why = "larger than 16 MB";
-      return false;
-    }
-  }
-  const bool bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    *why = "read error";
+  std::string err;
+  if (!parse_profile(text, path, out, &err)) {
+    if (error) *error = "the profile " + err;
     return false;
   }
   return true;
 }
-
-}  // namespace
 
 Profile load_profile(const std::string& explicit_path, const char* (*get)(const char*), std::string* message) {
   std::string path = explicit_path;
   bool must_exist = !path.empty();
   if (path.empty()) path = user_profile_path(get);
   if (path.empty()) return builtin_profile();
-  std::string text, why;
-  bool missing = false;
-  if (!read_file(path, &text, &why, &missing)) {
-    // A missing per-user file is the ordinary case: the built-in default serves, silently.
-    if (must_exist || !missing) {
-      if (message) *message = "cannot read the profile " + path + " (" + why + "); using the built-in profile";
-    }
-    return builtin_profile();
-  }
   Profile p;
   std::string err;
-  if (!parse_profile(text, path, &p, &err)) {
-    if (message) *message = "the profile " + err + "; using the built-in profile instead";
+  bool missing = false;
+  if (!read_profile(path, &p, &err, &missing)) {
+    // A missing per-user file is the ordinary case: the built-in default serves, silently.
+    if ((must_exist || !missing) && message) *message = err + "; using the built-in profile instead";
     return builtin_profile();
   }
   return p;

@@ -66,6 +66,11 @@ const char* builtin_profile_text();
 // $HOME/.config/gpu-offload/profile ("" when neither variable is set). `get` is a getenv.
 std::string user_profile_path(const char* (*get)(const char*));
 
+// Reads and parses the profile file `path` (a regular file of at most 16 MB: never a FIFO or a
+// device). On failure returns false with *error saying why ("cannot read the profile PATH: is a
+// directory", or parse_profile's message) and *missing set when the file does not exist.
+bool read_profile(const std::string& path, Profile* out, std::string* error, bool* missing = nullptr);
+
 // The profile a run uses: `explicit_path` (GPU_OFFLOAD_PROFILE / --profile) if set, else the
 // per-user file if it exists, else the built-in default. A file that cannot be read or parsed
 // gives the built-in default and a one-line message in *message (the caller prints it once).

@@ -102,7 +102,7 @@ const Settings& settings() {
   static const Settings* s = [] {
     std::string msgs;
     auto* r = new Settings(parse_settings([](const char* n) -> const char* { return secure_getenv(n); }, &msgs));
-    if (!msgs.empty()) fputs(msgs.c_str(), stderr);
+    if (!msgs.empty()) fwrite(msgs.data(), 1, msgs.size(), stderr);
     return r;
   }();
   return *s;

@@ -4,8 +4,6 @@
 #include <string.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
 
 #include "common/table.h"
@@ -406,30 +404,31 @@ Analysis analyze(std::vector<std::unique_ptr<TraceReader>>& traces) {
   return a;
 }
 
-bool use_profile(Analysis& a) {
+bool use_profile(Analysis& a, const ProfileChoice& choice) {
   std::string* why = &a.profile_note;
-  if (a.profiles.size() != 1) {
-    *why = a.profiles.empty() ? "no trace names a profile" : "the traces name different profiles";
-    return false;
-  }
-  std::string name = *a.profiles.begin();
-  const std::string suffix = " (provisional)";
-  if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-    name.resize(name.size() - suffix.size());
   Profile p;
-  if (name == "built-in") {
-    p = builtin_profile();
+  if (choice.chosen) {
+    p = *choice.chosen;
   } else {
-    std::ifstream in(name, std::ios::binary);
-    if (!in) {
-      *why = "the profile " + name + " cannot be read here";
+    if (a.profiles.size() != 1) {
+      *why = a.profiles.empty() ? "no trace names a profile" : "the traces name different profiles";
       return false;
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string err;
-    if (!parse_profile(text.str(), name, &p, &err)) {
-      *why = "the profile " + err;
+    std::string name = *a.profiles.begin();
+    const std::string suffix = " (provisional)";
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      name.resize(name.size() - suffix.size());
+    if (name == "built-in") {
+      p = builtin_profile();
+    } else if (!choice.own_path.empty() && name == choice.own_path) {
+      std::string err;
+      if (!read_profile(name, &p, &err)) {
+        *why = err;
+        return false;
+      }
+    } else {
+      // The name comes from the file: opening it could read a device, a FIFO or a secret.
+      *why = "the traces name the profile " + name + ", which is not this machine's; pass --profile FILE to use one";
       return false;
     }
   }

@@ -16,6 +16,10 @@
 
 #include "trace/reader.h"
 
+namespace gofl {
+struct Profile;
+}
+
 namespace gofl::cli {
 
 // Host-to-GPU rate assumed when no traced GPU call measured one: the pinned link rate measured on
@@ -146,8 +150,8 @@ struct Analysis {
   std::map<std::pair<int, int>, FailureStats> failures;         // gpu_status, gpu_detail
   VerifyStats verify;
   ModelAccuracy model;
-  // Where the model puts the crossover of each operation: from the profile named in the trace
-  // headers when it can be loaded (use_profile), else from the predictions recorded in the trace.
+  // Where the model puts the crossover of each operation: from the profile use_profile chose,
+  // else from the predictions recorded in the trace.
   std::vector<Crossover> crossovers;  // the operation with the most time first
   std::string crossover_source;       // "trace", or the profile's label
   std::string profile_note;           // why the profile was not used (empty when it was)
@@ -167,10 +171,19 @@ struct Analysis {
 // Reads every file to its end (each reader once) and computes the analysis.
 Analysis analyze(std::vector<std::unique_ptr<TraceReader>>& traces);
 
-// Replaces the crossovers with the cost model's (policy/model.h) for the profile the traces name
-// (one profile for all files: "built-in", or a profile file that can still be read). False, with
-// the reason in profile_note, when there is none to use; the trace's own predictions then stay.
-bool use_profile(Analysis& a);
+// Which profile the report may use. A trace is read, never obeyed: it opens no file a trace
+// names. `chosen` is the user's --profile (used whatever the traces name); else `own_path` is the
+// profile file this machine's settings select (GPU_OFFLOAD_PROFILE, the config file, the per-user
+// file), used only when the traces name that very file; "built-in" needs no file.
+struct ProfileChoice {
+  const Profile* chosen = nullptr;
+  std::string own_path;
+};
+
+// Replaces the crossovers with the cost model's (policy/model.h) for the profile of `choice`
+// (one profile for all files). False, with the reason in profile_note, when there is none to use;
+// the trace's own predictions then stay.
+bool use_profile(Analysis& a, const ProfileChoice& choice);
 
 // Words for a gofl_gpu_status (src/cuda/backend_abi.h).
 const char* gpu_status_name(int status);

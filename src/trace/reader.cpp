@@ -5,9 +5,13 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
 
 #include <algorithm>
 
+#include "common/fs.h"
 #include "common/table.h"
 
 namespace gofl {
@@ -24,6 +28,8 @@ std::string format(const char* fmt, ...) {
 }
 
 constexpr uint32_t kOtherByteOrder = 0x04030201u;  // GOFL_TRACE_BYTE_ORDER as the other byte order reads it
+// Longer than any call or GPU start could take (about 3 years): a damaged or crafted field.
+constexpr uint64_t kMaxDurationNs = uint64_t(1e17);
 const char* const kOtherVersion = "it was written by another gpu-offload version; read it with the gpu-offload that wrote it";
 
 bool ends_with(const std::string& s, const char* suffix) {
@@ -42,14 +48,26 @@ TraceReader::~TraceReader() {
 void TraceReader::open(const std::string& path) {
   path_ = path;
   const char* p = path.c_str();
-  f_ = fopen(p, "rb");
-  if (!f_) throw TraceError(format("%s: cannot open it: %s", p, strerror(errno)));
-  setvbuf(f_, nullptr, _IOFBF, 1 << 20);
+  // The file is open only while it is checked here and while its records are read (next), so that
+  // a folder of thousands of traces needs two descriptors, not thousands.
+  std::string why;
+  const int fd = open_regular_file(p, &why);
+  if (fd < 0) throw TraceError(format("%s: cannot open it: %s", p, why.c_str()));
   struct stat st;
-  if (fstat(fileno(f_), &st) != 0 || !S_ISREG(st.st_mode)) throw TraceError(format("%s: not a regular file", p));
+  if (fstat(fd, &st) != 0) {
+    const int err = errno;
+    close(fd);
+    throw TraceError(format("%s: cannot open it: %s", p, strerror(err)));
+  }
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
   const uint64_t size = uint64_t(st.st_size);
-
-  const size_t got = fread(&header_, 1, sizeof header_, f_);
+  ssize_t r;
+  do r = pread(fd, &header_, sizeof header_, 0); while (r < 0 && errno == EINTR);
+  const int read_err = errno;
+  close(fd);
+  if (r < 0) throw TraceError(format("%s: reading its header failed: %s", p, strerror(read_err)));
+  const size_t got = size_t(r);
   const gofl_file_header& h = header_;
   const size_t magic_len = strlen(GOFL_TRACE_MAGIC);
   auto truncated = [&] {
@@ -91,17 +109,49 @@ void TraceReader::open(const std::string& path) {
   index_ = 0;
 }
 
+// The file again, at the first record: the same file open() checked, or an error.
+FILE* TraceReader::reopen(uint64_t at) const {
+  const char* p = path_.c_str();
+  std::string why;
+  const int fd = open_regular_file(p, &why);
+  if (fd < 0) throw TraceError(format("%s: cannot open it again to read its records: %s", p, why.c_str()));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_) {
+    close(fd);
+    throw TraceError(format("%s: the file was replaced while it was read", p));
+  }
+  FILE* f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    throw TraceError(format("%s: cannot read it: %s", p, strerror(errno)));
+  }
+  setvbuf(f, nullptr, _IOFBF, 1 << 20);
+  if (fseeko(f, off_t(sizeof header_ + at * sizeof(gofl_record)), SEEK_SET) != 0) {
+    fclose(f);
+    throw TraceError(format("%s: cannot read it: %s", p, strerror(errno)));
+  }
+  return f;
+}
+
 bool TraceReader::next(gofl_record* rec) {
   if (index_ >= n_records_) return false;
+  if (!f_) f_ = reopen(index_);
   if (fread(rec, sizeof *rec, 1, f_) != 1)
     throw TraceError(format("%s: reading record %llu failed: %s", path_.c_str(), (unsigned long long)index_,
                             ferror(f_) ? strerror(errno) : "the file became shorter while it was read"));
-  check_record(*rec);
-  ++index_;
-  return true;
+  // Kind 0 is space the writer had reserved but not yet used when it stopped (a process killed or
+  // replaced by exec before it could trim its file): the records end there.
+  if (rec->kind == 0) index_ = n_records_;
+  else check_record(*rec), ++index_;
+  if (index_ == n_records_) {
+    fclose(f_);
+    f_ = nullptr;
+  }
+  return rec->kind != 0;
 }
 
 // Ids index the op and symbol tables: a damaged record must stop here, not index out of bounds later.
+// Values no call can have (an endless duration, infinite work) would be summed into every total.
 void TraceReader::check_record(const gofl_record& r) const {
   const char* p = path_.c_str();
   const unsigned long long i = index_;
@@ -109,6 +159,9 @@ void TraceReader::check_record(const gofl_record& r) const {
   if (r.kind == GOFL_REC_GPU_START) {
     if (r.u.start.ok != 0 && r.u.start.ok != 1)
       throw TraceError(format("%s: record %llu is a GPU start with outcome %d: the file is damaged", p, i, r.u.start.ok));
+    if (r.u.start.duration_ns > kMaxDurationNs)
+      throw TraceError(format("%s: record %llu is a GPU start that took %llu ns: the file is damaged", p, i,
+                              (unsigned long long)r.u.start.duration_ns));
     return;
   }
   if (r.kind != GOFL_REC_CALL)
@@ -121,26 +174,34 @@ void TraceReader::check_record(const gofl_record& r) const {
   if (!sym_ok)
     throw TraceError(format("%s: record %llu names symbol %u, which does not belong to %s: the file is damaged", p, i,
                             c.sym, gofl_ops[c.op].name));
-  if (c.n_operands > GOFL_MAX_OPERANDS || c.device > GOFL_DEV_GPU)
-    throw TraceError(format("%s: record %llu has %u operands and device %u: the file is damaged", p, i, c.n_operands,
-                            c.device));
+  if (c.n_operands > GOFL_MAX_OPERANDS || c.device > GOFL_DEV_GPU || c.reason >= GOFL_R_COUNT)
+    throw TraceError(format("%s: record %llu has %u operands, device %u and reason %u: the file is damaged", p, i,
+                            c.n_operands, c.device, c.reason));
+  if (c.duration_ns > kMaxDurationNs || c.t_start_ns > UINT64_MAX - c.duration_ns)
+    throw TraceError(format("%s: record %llu is a call that took %llu ns: the file is damaged", p, i,
+                            (unsigned long long)c.duration_ns));
+  const double seconds[] = {c.pred_cpu_s, c.pred_gpu_s, c.copy_in_s, c.compute_s, c.copy_out_s};
+  bool finite = std::isfinite(c.flops) && c.flops >= 0;
+  for (double s : seconds) finite = finite && std::isfinite(s) && s >= 0;
+  if (!finite)
+    throw TraceError(format("%s: record %llu has work %g flops and times %g, %g, %g, %g, %g s, not all finite and "
+                            ">= 0: the file is damaged",
+                            p, i, c.flops, seconds[0], seconds[1], seconds[2], seconds[3], seconds[4]));
 }
 
 const TraceSite* TraceReader::site(uint64_t addr) {
   if (!sites_loaded_) {
     sites_loaded_ = true;
     // A second handle, so that the caller's position in the file is untouched.
-    FILE* f = fopen(path_.c_str(), "rb");
-    if (f && fseek(f, long(sizeof header_), SEEK_SET) == 0) {
-      gofl_record r;
-      for (uint64_t i = 0; i < n_records_ && fread(&r, sizeof r, 1, f) == 1; ++i) {
-        if (r.kind != GOFL_REC_SITE) continue;
-        TraceSite& s = sites_[r.u.site.addr];
-        s.module = trace_text(r.u.site.module, sizeof r.u.site.module);
-        s.offset = r.u.site.offset;
-      }
+    FILE* f = reopen(0);
+    gofl_record r;
+    for (uint64_t i = 0; i < n_records_ && fread(&r, sizeof r, 1, f) == 1 && r.kind != 0; ++i) {
+      if (r.kind != GOFL_REC_SITE) continue;
+      TraceSite& s = sites_[r.u.site.addr];
+      s.module = trace_text(r.u.site.module, sizeof r.u.site.module);
+      s.offset = r.u.site.offset;
     }
-    if (f) fclose(f);
+    fclose(f);
   }
   auto it = sites_.find(addr);
   return it == sites_.end() ? nullptr : &it->second;

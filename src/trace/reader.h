@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include <stdexcept>
 #include <string>
@@ -33,7 +34,8 @@ class TraceReader {
   TraceReader(const TraceReader&) = delete;
   TraceReader& operator=(const TraceReader&) = delete;
 
-  // Opens `path` and checks its header; throws TraceError naming what is wrong with it. Once per reader.
+  // Checks the header of `path` (a regular file: never a FIFO or a device); throws TraceError
+  // naming what is wrong with it. Once per reader. The file is not kept open.
   void open(const std::string& path);
 
   const std::string& path() const { return path_; }
@@ -41,7 +43,9 @@ class TraceReader {
   uint64_t record_count() const { return n_records_; }  // complete records
   uint64_t tail_bytes() const { return tail_bytes_; }   // a partial record at the end (writer killed)
 
-  // The next record in file order, false at the end. Throws TraceError for a damaged record.
+  // The next record in file order, false at the end (also at a record of kind 0: space its writer
+  // had reserved but not used). Throws TraceError for a damaged record. The file is opened at the
+  // first call and closed at the end.
   bool next(gofl_record* rec);
 
   // Module and offset of a call-site address, from this file's SITE records (nullptr if none).
@@ -50,9 +54,12 @@ class TraceReader {
 
  private:
   void check_record(const gofl_record& r) const;
+  FILE* reopen(uint64_t at) const;
 
   std::string path_;
-  FILE* f_ = nullptr;
+  FILE* f_ = nullptr;  // open only while next() reads the records
+  dev_t dev_ = 0;      // the file open() checked: reading it again must find the same one
+  ino_t ino_ = 0;
   gofl_file_header header_{};
   uint64_t n_records_ = 0;
   uint64_t tail_bytes_ = 0;

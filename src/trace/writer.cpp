@@ -7,11 +7,14 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <unordered_set>
@@ -23,20 +26,35 @@
 namespace gofl {
 namespace {
 
-constexpr size_t kBufferRecords = 256;
+// The file is mapped (MAP_SHARED) and records are stored straight into it: a process killed by any
+// signal, SIGKILL included, or replaced by exec leaves every record it wrote, with no handler and no
+// buffer to flush. Space is reserved in chunks (posix_fallocate, so that a full disk is an error
+// here, never a SIGBUS in the program) and the file is trimmed to its records at exit; until then
+// its tail is zero records, which readers take as the end.
+//
+// No descriptor is kept: a program that closes every descriptor (close_range, closefrom) or dup2s
+// onto a number and then opens its own file must never find trace records in it. Every operation
+// on the file opens the path this process created and checks its device and inode first.
+constexpr uint64_t kFirstChunkRecords = 256;
+constexpr uint64_t kMaxChunkRecords = 16384;  // 3.8 MB: what the mapping holds at most
 
 struct Writer {
   pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
   bool enabled = false;
-  bool failed = false;          // could not create the file: tracing off, said once
-  bool final_flush_done = false;
-  int fd = -1;
+  bool failed = false;          // could not create or grow the file: tracing off, said once
+  bool exiting = false;         // trace_flush ran: the file is trimmed after every record
   std::string dir;              // absolute: a program that changes directory still writes here
   uint64_t start_realtime_ns = 0, start_monotonic_ns = 0;  // when tracing began in this process
   TraceInfo info{5, 2, ""};
   std::string profile;
-  gofl_record buf[kBufferRecords];
-  size_t n = 0;
+  std::string path;             // the file this process created ("" until the first record)
+  dev_t dev = 0;                // ... and its identity
+  ino_t ino = 0;
+  char* map = nullptr;          // the file's unused end, mapped shared: from map_offset to `capacity`
+  uint64_t map_offset = 0;      // (a window, not the whole file: a long trace takes no more memory)
+  size_t map_bytes = 0;
+  uint64_t capacity = 0;        // record slots the file has room for
+  uint64_t used = 0;            // records written
   std::unordered_set<uint64_t>* sites = nullptr;  // leaked on purpose: used until the very end
 };
 
@@ -69,20 +87,6 @@ std::string program_base() {
   return b.empty() ? "program" : b;
 }
 
-bool write_all(int fd, const void* data, size_t len) {
-  const char* p = static_cast<const char*>(data);
-  while (len > 0) {
-    ssize_t w = write(fd, p, len);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += w;
-    len -= size_t(w);
-  }
-  return true;
-}
-
 std::string absolute(const char* dir) {
   if (dir[0] == '/') return dir;
   char cwd[4096];
@@ -90,11 +94,112 @@ std::string absolute(const char* dir) {
   return std::string(cwd) + "/" + dir;
 }
 
+uint64_t file_bytes(uint64_t records) { return sizeof(gofl_file_header) + records * sizeof(gofl_record); }
+
+// The descriptor still names the file this process created (not one the program opened since).
+bool is_own(const Writer& w, int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_dev == w.dev && st.st_ino == w.ino;
+}
+
+// The trace file again, for one operation; -1 (errno set) when the path no longer names it.
+int open_own(const Writer& w) {
+  const int fd = open(w.path.c_str(), O_RDWR | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  if (!is_own(w, fd)) {
+    close(fd);
+    errno = ESTALE;
+    return -1;
+  }
+  return fd;
+}
+
+// Where the next record goes, in the mapping.
+char* next_slot(const Writer& w) { return w.map + (file_bytes(w.used) - w.map_offset); }
+
+void unmap(Writer& w) {
+  if (w.map) munmap(w.map, w.map_bytes);
+  w.map = nullptr;
+  w.map_offset = w.map_bytes = 0;
+}
+
+// Reserves room for more records and maps it, from the page of the next record on. Caller holds
+// the lock; fd is the trace file.
+int grow(Writer& w, int fd) {
+  const uint64_t chunk = std::min(std::max(w.capacity, kFirstChunkRecords), kMaxChunkRecords);
+  const uint64_t capacity = w.capacity + chunk;
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  const uint64_t from = file_bytes(w.used) / page * page;
+  const size_t bytes = size_t(file_bytes(capacity) - from);
+  if (!is_own(w, fd)) return ESTALE;
+  if (const int err = posix_fallocate(fd, 0, off_t(file_bytes(capacity)))) return err;
+  void* m = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off_t(from));
+  if (m == MAP_FAILED) return errno;
+#ifdef MADV_POPULATE_WRITE
+  // One call instead of a page fault every 17 records (Linux 5.14; older kernels just fault).
+  madvise(m, bytes, MADV_POPULATE_WRITE);
+#endif
+  unmap(w);
+  w.map = static_cast<char*>(m);
+  w.map_offset = from;
+  w.map_bytes = bytes;
+  w.capacity = capacity;
+  return 0;
+}
+
+// Cuts the file to the records written (the exit's tidy end). Caller holds the lock.
+void trim(Writer& w) {
+  const int fd = open_own(w);
+  if (fd < 0) return;  // renamed or removed: its zero tail still reads as the end
+  if (ftruncate(fd, off_t(file_bytes(w.used))) == 0) w.capacity = w.used;
+  close(fd);
+}
+
+// Tracing stops for this process: what was written stays, cut to its records; a file without a
+// record (a full disk at the start) is removed.
+void stop(Writer& w, const char* what, int err) {
+  w.failed = true;
+  if (w.path.empty()) return;
+  if (w.used == 0) {
+    struct stat st;
+    if (lstat(w.path.c_str(), &st) == 0 && st.st_dev == w.dev && st.st_ino == w.ino) unlink(w.path.c_str());
+    fprintf(stderr, "gpu-offload: %s the trace file %s: %s; it is removed and tracing is off for this process\n",
+            what, w.path.c_str(), strerror(err));
+  } else {
+    trim(w);
+    fprintf(stderr,
+            "gpu-offload: %s the trace file %s: %s; tracing is off for this process (the file keeps the first "
+            "%llu records)\n",
+            what, w.path.c_str(), strerror(err), (unsigned long long)w.used);
+  }
+  unmap(w);
+  w.capacity = 0;
+}
+
+gofl_file_header make_header(const Writer& w) {
+  gofl_file_header h;
+  memset(&h, 0, sizeof h);
+  memcpy(h.magic, GOFL_TRACE_MAGIC, 8);
+  h.byte_order = GOFL_TRACE_BYTE_ORDER;
+  h.version = GOFL_TRACE_VERSION;
+  h.record_size = sizeof(gofl_record);
+  h.ops_hash = GOFL_OPS_HASH;
+  h.n_ops = GOFL_N_OPS;
+  h.pid = getpid();
+  h.ppid = getppid();
+  h.start_realtime_ns = w.start_realtime_ns;
+  h.start_monotonic_ns = w.start_monotonic_ns;
+  h.level = w.info.level;
+  h.device_mode = w.info.device_mode;
+  gethostname(h.host, sizeof h.host - 1);
+  read_cmdline(h.program, sizeof h.program);
+  snprintf(h.profile, sizeof h.profile, "%s", w.profile.c_str());
+  return h;
+}
+
 // Caller holds the lock. Creates the file exclusively: an existing file or a planted symlink is
 // never opened, a new name is tried instead.
-bool open_file(Writer& w) {
-  if (w.fd >= 0) return true;
-  if (w.failed) return false;
+bool create_file(Writer& w) {
   if (!make_dirs(w.dir)) {
     fprintf(stderr, "gpu-offload: cannot create the trace folder %s: %s; tracing is off for this process\n",
             w.dir.c_str(), strerror(errno));
@@ -114,35 +219,30 @@ bool open_file(Writer& w) {
     char name[512];
     snprintf(name, sizeof name, "%s/%s.%d.%08x%s", w.dir.c_str(), base.c_str(), int(getpid()), unsigned(rd()),
              GOFL_TRACE_SUFFIX);
-    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      gofl_file_header h;
-      memset(&h, 0, sizeof h);
-      memcpy(h.magic, GOFL_TRACE_MAGIC, 8);
-      h.byte_order = GOFL_TRACE_BYTE_ORDER;
-      h.version = GOFL_TRACE_VERSION;
-      h.record_size = sizeof(gofl_record);
-      h.ops_hash = GOFL_OPS_HASH;
-      h.n_ops = GOFL_N_OPS;
-      h.pid = getpid();
-      h.ppid = getppid();
-      h.start_realtime_ns = w.start_realtime_ns;
-      h.start_monotonic_ns = w.start_monotonic_ns;
-      h.level = w.info.level;
-      h.device_mode = w.info.device_mode;
-      gethostname(h.host, sizeof h.host - 1);
-      read_cmdline(h.program, sizeof h.program);
-      snprintf(h.profile, sizeof h.profile, "%s", w.profile.c_str());
-      if (!write_all(fd, &h, sizeof h)) {
-        err = errno;
-        close(fd);
-        break;
-      }
-      w.fd = fd;
-      return true;
+    const int fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      err = errno;
+      if (err != EEXIST) break;
+      continue;
     }
-    err = errno;
-    if (err != EEXIST) break;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+      err = errno;
+      close(fd);
+      break;
+    }
+    w.path = name;
+    w.dev = st.st_dev;
+    w.ino = st.st_ino;
+    err = grow(w, fd);
+    close(fd);
+    if (err) {
+      stop(w, "cannot make room in", err);
+      return false;
+    }
+    const gofl_file_header h = make_header(w);
+    memcpy(w.map, &h, sizeof h);
+    return true;
   }
   fprintf(stderr,
           "gpu-offload: cannot write a trace file in %s: %s; tracing is off for this process "
@@ -152,20 +252,26 @@ bool open_file(Writer& w) {
   return false;
 }
 
-void flush_locked(Writer& w) {
-  if (w.n == 0) return;
-  if (open_file(w) && !write_all(w.fd, w.buf, w.n * sizeof(gofl_record))) {
-    fprintf(stderr, "gpu-offload: writing the trace failed: %s; tracing is off for this process\n", strerror(errno));
-    close(w.fd);
-    w.fd = -1;
-    w.failed = true;
-  }
-  w.n = 0;
-}
-
+// Caller holds the lock. The record's kind is stored last: a process killed in the middle leaves a
+// slot of kind 0, which readers take as the end, never a half-written record.
 void append_locked(Writer& w, const gofl_record& r) {
-  w.buf[w.n++] = r;
-  if (w.n == kBufferRecords || w.final_flush_done) flush_locked(w);
+  if (w.failed) return;
+  if (!w.map && !create_file(w)) return;
+  if (w.used == w.capacity) {
+    const int fd = open_own(w);
+    const int err = fd < 0 ? errno : grow(w, fd);
+    if (fd >= 0) close(fd);
+    if (err) {
+      stop(w, "cannot extend", err);
+      return;
+    }
+  }
+  char* slot = next_slot(w);
+  static_assert(offsetof(gofl_record, kind) == 0, "the kind is stored last, apart from the rest");
+  memcpy(slot + sizeof r.kind, reinterpret_cast<const char*>(&r) + sizeof r.kind, sizeof r - sizeof r.kind);
+  __atomic_store_n(reinterpret_cast<uint32_t*>(slot), r.kind, __ATOMIC_RELEASE);
+  ++w.used;
+  if (w.exiting) trim(w);  // records made while the process ends: the file stays tidy after each
 }
 
 // The record naming a call site: built outside the writer's lock, since dladdr takes the dynamic
@@ -245,8 +351,8 @@ void trace_flush() {
   Writer& w = W();
   if (!w.enabled) return;
   pthread_mutex_lock(&w.mu);
-  flush_locked(w);
-  w.final_flush_done = true;  // records after exit began are written straight away
+  if (w.map && !w.failed) trim(w);
+  w.exiting = true;
   pthread_mutex_unlock(&w.mu);
 }
 
@@ -256,11 +362,12 @@ void trace_fork_parent() { pthread_mutex_unlock(&W().mu); }
 void trace_fork_child() {
   Writer& w = W();
   pthread_mutex_init(&w.mu, nullptr);
-  w.n = 0;  // the parent writes these
-  if (w.fd >= 0) close(w.fd);
-  w.fd = -1;
+  // The parent's file stays the parent's: its mapping is dropped unused, the child makes its own.
+  unmap(w);
+  w.capacity = w.used = 0;
+  w.path.clear();
   w.failed = false;
-  w.final_flush_done = false;
+  w.exiting = false;
   w.start_realtime_ns = clock_ns(CLOCK_REALTIME);
   w.start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
   if (w.sites) w.sites->clear();

@@ -1,5 +1,7 @@
-// Writes this process's trace file: one file per process, created exclusively, records buffered
-// under one lock (correct with many threads), a new file in a forked child.
+// Writes this process's trace file: one file per process, created exclusively, mapped shared so
+// that every record is in the file as soon as it is made (a killed process loses none), records
+// stored under one lock (correct with many threads), no descriptor kept open, a new file in a
+// forked child.
 #pragma once
 
 #include <stdint.h>
@@ -21,9 +23,9 @@ bool trace_enabled();
 void trace_call(const gofl_call_record& rec, uint32_t resident = 0);  // resident: gofl_record.resident
 // Append the record of a GPU start (or a failed attempt): at the start's end, timed by the caller.
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message);
-// Write buffered records (at exit and when the buffer fills).
+// At exit: cuts the file to the records written; records made later are added one by one.
 void trace_flush();
-// Fork handlers: the child drops the parent's buffered records and opens a file of its own.
+// Fork handlers: the child leaves the parent's file alone and creates a file of its own.
 void trace_fork_prepare();
 void trace_fork_parent();
 void trace_fork_child();
