@@ -118,6 +118,15 @@ if has residency; then
   echo "== residency: loops reusing an unchanged operand (bench/residency_bench.py)"
   timeout ${RESIDENCY_TIMEOUT:-420} "$PY" bench/residency_bench.py --build "$B" --n ${RESIDENCY_N:-8192} --iters ${RESIDENCY_ITERS:-20} \
     ${RESIDENCY_ONLY:+--only "$RESIDENCY_ONLY"} 2>&1 | tee "$OUT/residency_bench.log"
+  echo "== where one A @ X_i call's time goes with residency on (trace of the last calls)"
+  T=$(mktemp -d)
+  "$B/bin/gpu-offload" run --device gpu --trace "$T/res" -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(0); A = r.standard_normal((8192, 8192))
+for i in range(12): A @ r.standard_normal((8192, 256))' >/dev/null 2>&1
+  "$B/bin/gpu-offload" dump --csv "$T/res" | awk -F, 'NR == 1 || NR > 8' | cut -c1-400
+  echo "== the host watch's costs on this machine (unit benchmark)"
+  "$B/bin/unit_tests" --gtest_filter='*Benchmark*' --gtest_also_run_disabled_tests 2>&1 | grep -vE "^\[( RUN|       OK|==========|----------)" | head -30
   echo "== residency under --verify: every GPU result compared with the CPU's"
   "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$PY" -c '
 import numpy as np, scipy.linalg as sl
