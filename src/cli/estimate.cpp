@@ -22,6 +22,7 @@
 #include "policy/auto_policy.h"
 #include "policy/profile.h"
 #include "policy/settings.h"
+#include "trace/call_record.h"
 
 namespace gofl::cli {
 namespace {

@@ -172,9 +172,6 @@ Analysis analyze(std::vector<std::unique_ptr<TraceReader>>& traces);
 // the reason in profile_note, when there is none to use; the trace's own predictions then stay.
 bool use_profile(Analysis& a);
 
-// Words for a gofl_gpu_status (src/cuda/backend_abi.h).
-const char* gpu_status_name(int status);
-
 // The q-quantile (0..1) of v (reorders v); 0 for an empty vector.
 double quantile(std::vector<float>& v, double q);
 

@@ -46,5 +46,3 @@ extern const gofl_sym_info gofl_syms[GOFL_N_SYMS];
 const char* gofl_scheme_name(int scheme);
 // The op id named `name` ("dgemm"), or -1.
 int gofl_op_by_name(const char* name);
-// Short words for a gofl_reason (trace/record.h), used by the summary and the report.
-const char* gofl_reason_name(int reason);

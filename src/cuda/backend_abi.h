@@ -15,24 +15,7 @@ extern "C" {
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
-// Why a GPU attempt did not produce the result (0: it did). The trace keeps the code; the summary
-// counts them. Every code but COPY_OUT_FAILED leaves the program's buffers as the CPU library needs
-// them to run the call itself: untouched, or (a routine that declared itself rerunnable, gemm with
-// beta = 0) partly written outputs that the CPU library overwrites without reading.
-enum gofl_gpu_status {
-  GOFL_GPU_OK = 0,
-  GOFL_GPU_UNSUPPORTED = 1,     // this variant is not implemented on the GPU (the CPU runs it)
-  GOFL_GPU_INVALID_ARGS = 2,    // arguments the CPU library rejects: it reports them (xerbla)
-  GOFL_GPU_NO_MEMORY = 3,       // not enough free device memory beyond the reserve, or cudaMalloc failed
-  GOFL_GPU_CUDA_ERROR = 4,
-  GOFL_GPU_CUBLAS_ERROR = 5,
-  GOFL_GPU_CUSOLVER_ERROR = 6,
-  GOFL_GPU_INJECTED = 7,        // test-only fault injection (GPU_OFFLOAD_FAULT)
-  GOFL_GPU_NO_DEVICE = 8,       // no driver / no GPU / context creation failed
-  GOFL_GPU_COPY_OUT_FAILED = 9, // failed while writing results: outputs are partly written
-  GOFL_GPU_STATUS_COUNT
-};
-
+// Statuses: gofl_gpu_status (trace/codes.h), as the trace records them.
 typedef struct gofl_gpu_result {
   int32_t status;       // gofl_gpu_status
   int32_t detail;       // the CUDA / cuBLAS / cuSOLVER error number, when there is one

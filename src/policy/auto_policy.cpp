@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <new>
 
-#include "cuda/backend_abi.h"
+#include "trace/codes.h"
 
 namespace gofl {
 

@@ -44,7 +44,6 @@
 #include <mutex>
 
 #include "common/call.h"
-#include "cuda/backend_abi.h"
 #include "policy/level.h"
 #include "policy/model.h"
 

@@ -58,23 +58,6 @@ CallBytes call_bytes(const gofl_call& c) {
   return b;
 }
 
-gofl_call call_from_record(const gofl_call_record& r) {
-  gofl_call c{};
-  c.op = r.op;
-  c.sym = r.sym;
-  c.flags = r.flags;
-  c.flops = r.flops;
-  memcpy(c.dims, r.dims, sizeof c.dims);
-  for (int i = 0; i < r.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
-    const gofl_operand& o = r.operands[i];
-    const bool in = o.fp_in != 0, out = o.fp_out != 0;
-    if (!in && !out) continue;  // empty, or not looked at
-    c.operands[c.n_operands++] =
-        gofl_call_operand{nullptr, int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
-  }
-  return c;
-}
-
 Model::Model(const Profile& p) : p_(p) {
   for (int d = 0; d < 2; ++d)
     for (int op = 0; op < GOFL_N_OPS; ++op) src_[d][op] = resolve(d, op, 0);

@@ -29,11 +29,6 @@ struct CallBytes {
 };
 CallBytes call_bytes(const gofl_call& c);
 
-// A traced call as the model and the decision see it: operation, flags, sizes, work and operands
-// (a buffer with an input fingerprint was read, one with an output fingerprint written; extents in
-// bytes). For `estimate` and `calibrate`, which replay traces.
-gofl_call call_from_record(const gofl_call_record& r);
-
 // The routine family used for fallbacks: the Hermitian names as the symmetric ones (heevd -> syevd,
 // herk -> syrk, hemm -> symm, her2k -> syr2k, heev -> syev, heevr -> syevr, ungqr -> orgqr).
 const char* routine_family(const char* routine);

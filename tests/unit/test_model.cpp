@@ -12,7 +12,7 @@
 #include <string>
 
 #include "common/table.h"
-#include "cuda/backend_abi.h"
+#include "trace/codes.h"
 #include "policy/auto_policy.h"
 #include "policy/fit.h"
 #include "policy/level.h"
