@@ -1,5 +1,7 @@
 // The small C interface between libgpuoffload.so (no CUDA dependency) and libgpuoffload-cuda.so,
-// which the preload library dlopens only when the first call is about to go to the GPU.
+// which the preload library dlopens only when the first call is about to go to the GPU. What crosses
+// it is checked before anything is called: the interface version, the op table the routines are
+// indexed by (GOFL_OPS_HASH) and the sizes of the structures passed.
 #pragma once
 
 #include <stddef.h>
@@ -11,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 1
+#define GOFL_BACKEND_ABI 2
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -23,19 +25,20 @@ typedef struct gofl_gpu_result {
   float copy_in_s;
   float compute_s;
   float copy_out_s;
-  uint64_t bytes_in;
-  uint64_t bytes_out;
 } gofl_gpu_result;
 
 typedef struct gofl_backend {
-  uint32_t abi;  // GOFL_BACKEND_ABI
+  uint32_t abi;          // GOFL_BACKEND_ABI
+  uint32_t ops_hash;     // GOFL_OPS_HASH of the table the backend's routines are indexed by
+  uint32_t call_size;    // sizeof(gofl_call)
+  uint32_t result_size;  // sizeof(gofl_gpu_result)
   // Create the context, handles, streams and staging buffers. 0 on success, else a gofl_gpu_status
   // with a message.
   int (*start)(char* msg, size_t msg_len);
-  // A line naming the device and versions, for the summary and trace header.
-  const char* (*describe)(void);
   // Free and total device memory in bytes; 0 on success.
   int (*memory)(uint64_t* free_bytes, uint64_t* total_bytes);
+  // Whether the backend has a routine for operation `op` (1) or not (0); needs no GPU, nor start().
+  int (*has_routine)(uint32_t op);
   // Whether `call` can run on the GPU (GOFL_GPU_OK, UNSUPPORTED or INVALID_ARGS), without GPU work.
   int (*supports)(const gofl_call* call);
   // Device memory the call needs (operands and workspace estimate), for the memory gate.
@@ -46,8 +49,6 @@ typedef struct gofl_backend {
   int (*run)(const gofl_call* call, gofl_gpu_result* result);
   // GPU utilisation in percent over the last sample period (NVML), or -1 when unknown.
   int (*utilization)(void);
-  // Release device memory held for reuse (scratch buffers).
-  void (*trim)(void);
   // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before") or corrupt the
   // result ("corrupt"); NULL clears it.
   void (*set_fault)(const char* spec);

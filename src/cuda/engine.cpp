@@ -231,7 +231,6 @@ struct Engine::Impl {
   bool uploading = false, computing = false;
   Clock::time_point t_compute;
   double copy_in = 0, compute = 0, copy_out = 0;
-  uint64_t bytes_in = 0, bytes_out = 0;
 
   // Parallel (or, for small ranges, single-threaded) host copy of packed range [b, e).
   void host_copy(const HostView& v, char* stage, size_t b, size_t e, bool to_host) {
@@ -587,7 +586,6 @@ void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int
     check(cudaMemcpyAsync(d + off, stage, n, cudaMemcpyHostToDevice, on ? on : stream_), "cudaMemcpyAsync (h2d)");
     check(cudaEventRecord(im.ev[size_t(b)], on ? on : stream_), "cudaEventRecord (h2d)");
   }
-  im.bytes_in += total;
   im.copy_in += seconds_since(t0);
   im.uploading = true;
 }
@@ -687,7 +685,6 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
       impl_->corrupt_done = true;
       corrupt_first(part.v.base, part.v.elem, impl_->precision);
     }
-    impl_->bytes_out += part.v.total();
     if (done) done(part.index);
   };
   auto account = [&] { impl_->copy_out += std::max(0.0, seconds_since(t0) - waited); };
@@ -706,7 +703,6 @@ void Engine::reset_call_stats() {
   if (!impl_) return;
   Impl& im = *impl_;
   im.copy_in = im.compute = im.copy_out = 0;
-  im.bytes_in = im.bytes_out = 0;
   im.uploading = im.computing = false;
 }
 
@@ -754,8 +750,6 @@ void Engine::fill_result(gofl_gpu_result* r) {
   r->copy_in_s = float(impl_->copy_in);
   r->compute_s = float(impl_->compute);
   r->copy_out_s = float(impl_->copy_out);
-  r->bytes_in = impl_->bytes_in;
-  r->bytes_out = impl_->bytes_out;
 }
 
 void Engine::recover() {
