@@ -13,9 +13,9 @@
 #include <mutex>
 
 #include "common/clock.h"
-#include "policy/decide.h"
+#include "preload/decide.h"
 #include "policy/settings.h"
-#include "policy/verify.h"
+#include "preload/verify.h"
 #include "preload/api.h"
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"

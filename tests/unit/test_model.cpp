@@ -494,6 +494,34 @@ TEST(Decision, VariantsTheBackendDoesNotRunStayOnTheCpu) {
   EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
 }
 
+// The check the forced path (--device gpu, verify) shares with the policy: variant, load, memory.
+TEST(Decision, TheForcedPathAsksTheSameQuestionsInTheSameOrder) {
+  FakeGpu g;
+  g.is_started = true;
+  gofl_call c = make_call("dgemm", 1e9);
+  int busy_asked = 0;
+  const auto busy = [&] { ++busy_asked; return true; };
+  g.support = GOFL_GPU_UNSUPPORTED;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
+  EXPECT_EQ(c.reason, GOFL_R_NOT_GPU_CAPABLE);
+  EXPECT_EQ(busy_asked, 0);  // a variant the GPU cannot run is not worth a utilisation reading
+  g.support = GOFL_GPU_INVALID_ARGS;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1));
+  EXPECT_EQ(c.reason, GOFL_R_INVALID_ARGS);
+  g.support = GOFL_GPU_OK;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
+  EXPECT_EQ(c.reason, GOFL_R_GPU_BUSY);
+  // Memory: the reserve in bytes wins over the level's fraction of the total.
+  g.total_b = 10000;
+  g.free_b = 2000;
+  g.need = 1000;
+  EXPECT_TRUE(gpu_takes(c, g, -1, 0.1));          // 1000 + 10% of 10000 <= 2000
+  EXPECT_FALSE(gpu_takes(c, g, 1001, 0.1));       // 1000 + 1001 > 2000
+  EXPECT_EQ(c.reason, GOFL_R_GPU_MEMORY);
+  g.memory_known = false;                         // no reading: no objection
+  EXPECT_TRUE(gpu_takes(c, g, 1e12, 0.1));
+}
+
 // ---- ski rental -------------------------------------------------------------------------------
 
 TEST(SkiRental, StartsWhenMissedSavingsReachTheLevelsFactor) {
