@@ -279,7 +279,8 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
 
 
 def gen_wrappers_cpp():
-    parts = [BANNER, "// The exported BLAS/LAPACK wrappers: one shape for every routine (see src/preload/call.h).\n",
+    parts = [BANNER, "// The exported BLAS/LAPACK wrappers: one shape for every routine (src/preload/wrapper_support.h;\n"
+             "// the call they describe: src/common/call.h).\n",
              "#include \"preload/wrapper_support.h\"\n\n"]
     for ent in sym_entries():
         parts.append(gen_wrapper(*ent))

@@ -60,12 +60,6 @@ PlanLimits limits(bool quick) {
   return {{64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}, 3e5, 0.6, 0.15, 3, 7, 1.0, 1, 180};
 }
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 // ---- the canary ---------------------------------------------------------------------------------
 
 double canary_once(int threads) {

@@ -19,7 +19,7 @@
 namespace gofl::cli {
 
 // Host-to-GPU rate assumed when no traced GPU call measured one: the pinned link rate measured on
-// the H200 host (48-51 GB/s, /work/shared/FACTS.md). Only the avoidable-copy time uses it.
+// the H200 host (48-51 GB/s both ways). Only the avoidable-copy time uses it.
 constexpr double kAssumedCopyBytesPerS = 50e9;
 
 struct DeviceSplit {

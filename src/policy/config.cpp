@@ -5,6 +5,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 
+#include "common/text.h"
+
 namespace gofl {
 namespace {
 
@@ -24,13 +26,6 @@ const Key kKeys[] = {
     {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
 };
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
 
 void note(std::string* msgs, const std::string& where, const std::string& what) {
   if (msgs) *msgs += "gpu-offload: " + where + ": " + what + "; line ignored\n";

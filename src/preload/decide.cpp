@@ -8,6 +8,7 @@
 
 #include <mutex>
 
+#include "common/clock.h"
 #include "common/table.h"
 #include "policy/auto_policy.h"
 #include "policy/level.h"
@@ -18,12 +19,6 @@
 namespace gofl {
 
 namespace {
-
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
 
 // The GPU as the decision sees it: the backend of src/preload/gpu.cpp. Only start() loads it.
 class LibraryGpu final : public GpuEnv {

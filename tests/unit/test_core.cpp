@@ -101,6 +101,7 @@ TEST(Cblas, FlagsMapToFortranCharacters) {
   EXPECT_EQ(gofl::cblas_flag(141), 'L');
   EXPECT_EQ(gofl::cblas_flag(142), 'R');
   EXPECT_EQ(gofl::cblas_flag(7), '?');
+  EXPECT_EQ(gofl::cblas_flag(GOFL_CBLAS_ROW_MAJOR), '?');  // the layout is no flag
 }
 
 TEST(Fingerprint, SeesChangesAtSampledWordsAndLength) {
