@@ -4,7 +4,8 @@
 
 
 const gofl_op_info gofl_ops[GOFL_N_OPS] = {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout) {name, routine, prec, kind, gpu != 0, cplx != 0, iout},
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout, family, calib) \
+  {name, routine, prec, kind, gpu != 0, cplx != 0, iout, family, calib},
 #include "generated/ops.inc"
 #undef GOFL_OP
 };

@@ -27,7 +27,7 @@ const char* precision_order(char p) {
 
 int op_of(const char* family, char precision) {
   for (int i = 0; i < GOFL_N_OPS; ++i)
-    if (gofl_ops[i].precision == precision && !strcmp(routine_family(gofl_ops[i].routine), family)) return i;
+    if (gofl_ops[i].precision == precision && !strcmp(gofl_ops[i].family, family)) return i;
   return -1;
 }
 
@@ -38,14 +38,6 @@ std::string fmt(double v) {
 }
 
 }  // namespace
-
-const char* routine_family(const char* r) {
-  static const char* const kMap[][2] = {{"hemm", "symm"},   {"herk", "syrk"}, {"her2k", "syr2k"}, {"heevd", "syevd"},
-                                        {"heev", "syev"},   {"heevr", "syevr"}, {"ungqr", "orgqr"}};
-  for (const auto& m : kMap)
-    if (!strcmp(r, m[0])) return m[1];
-  return r;
-}
 
 CallBytes call_bytes(const gofl_call& c) {
   CallBytes b;
@@ -74,7 +66,7 @@ Model::Source Model::resolve(int d, int op, int depth) const {
     s.base_op = op;
     return s;
   }
-  const char* family = routine_family(gofl_ops[op].routine);
+  const char* family = gofl_ops[op].family;
   const char p = gofl_ops[op].precision;
   const int gemm_p = op_of("gemm", p);
   // 1. The same routine in another precision, scaled by the two precisions' gemm speeds.

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <map>
@@ -298,6 +299,25 @@ TEST(Model, BytesComeFromTheOperandRoles) {
   const CallBytes b = call_bytes(c);
   EXPECT_DOUBLE_EQ(b.in, 800 + 40);
   EXPECT_DOUBLE_EQ(b.out, 40 + 112);
+}
+
+// The table's facts the model and the calibration read: a family is a routine of the table in the
+// same precisions' kind, and every operation the GPU runs can be calibrated.
+TEST(Model, TheTableNamesFamiliesAndCalibrationWork) {
+  for (int op = 0; op < GOFL_N_OPS; ++op) {
+    const gofl_op_info& o = gofl_ops[op];
+    bool found = false;
+    for (int other = 0; other < GOFL_N_OPS; ++other)
+      found |= strcmp(gofl_ops[other].routine, o.family) == 0 && gofl_ops[other].kind == o.kind;
+    EXPECT_TRUE(found) << o.name << " family " << o.family;
+    if (o.gpu_capable) {
+      EXPECT_GT(o.calib_n3, 0) << o.name;
+    }
+  }
+  EXPECT_STREQ(gofl_ops[OP_zhemm].family, "symm");
+  EXPECT_STREQ(gofl_ops[OP_cungqr].family, "orgqr");
+  EXPECT_STREQ(gofl_ops[OP_dgemm].family, "gemm");
+  EXPECT_DOUBLE_EQ(gofl_ops[OP_sgetrf].calib_n3, 2.0 / 3);
 }
 
 TEST(Model, OperationsWithoutACurveFallBack) {
