@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Measure the two ceilings the link limit is built from, on this machine's GPU: the pinned
 host<->device copy bandwidth and the matrix-product rate per precision (s, d, z), through PyTorch
-when it is there. Prints one JSON line; {"source": "FACTS.md"} when nothing could be measured."""
+when it is there. Prints one JSON line; {"source": "the H200 figures"} when nothing could be measured
+(bench/numpy_bench.py then uses the H200 host's measured numbers)."""
 import json
 
 try:
     import torch
-except Exception:  # no PyTorch: the caller falls back to FACTS.md's numbers
-    print(json.dumps({"source": "FACTS.md"}))
+except Exception:  # no PyTorch: the caller falls back to the H200 figures
+    print(json.dumps({"source": "the H200 figures"}))
     raise SystemExit(0)
 
 if not torch.cuda.is_available():
-    print(json.dumps({"source": "FACTS.md"}))
+    print(json.dumps({"source": "the H200 figures"}))
     raise SystemExit(0)
 
 torch.backends.cuda.matmul.allow_tf32 = False  # BLAS sgemm semantics: full fp32

@@ -26,6 +26,7 @@
 #include "policy/auto_policy.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "trace/call_record.h"
 
 using namespace gofl;
 

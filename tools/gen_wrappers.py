@@ -150,8 +150,9 @@ def ident(s):
 
 
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask)\n"
-             "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"]
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask, family, calib)\n"
+             "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"
+             "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
@@ -161,7 +162,10 @@ def gen_ops_inc():
             for i, (_, k) in enumerate(args_for(o, p)):
                 if k == IOUT:
                     mask |= 1 << i
-        lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, 0x{mask:x}u)\n")
+        family = o.family if o else routine
+        calib = repr(o.calib) if o else "0.0"
+        lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
+                     f"0x{mask:x}u, \"{family}\", {calib})\n")
     return "".join(lines)
 
 
@@ -279,7 +283,8 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
 
 
 def gen_wrappers_cpp():
-    parts = [BANNER, "// The exported BLAS/LAPACK wrappers: one shape for every routine (see src/preload/call.h).\n",
+    parts = [BANNER, "// The exported BLAS/LAPACK wrappers: one shape for every routine (src/preload/wrapper_support.h;\n"
+             "// the call they describe: src/common/call.h).\n",
              "#include \"preload/wrapper_support.h\"\n\n"]
     for ent in sym_entries():
         parts.append(gen_wrapper(*ent))

@@ -60,12 +60,6 @@ PlanLimits limits(bool quick) {
   return {{64, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192}, 3e5, 0.6, 0.15, 3, 7, 1.0, 1, 180};
 }
 
-double now_s() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return double(ts.tv_sec) + double(ts.tv_nsec) * 1e-9;
-}
-
 // ---- the canary ---------------------------------------------------------------------------------
 
 double canary_once(int threads) {
@@ -524,62 +518,42 @@ template <class T> Prepared prep(const std::string& family, void* fn, int n, Rng
 
 // ---- the routines -------------------------------------------------------------------------------
 
-struct Family {
-  const char* name;      // as prep() knows it
-  const char* real;      // routine name in s/d (nullptr: none)
-  const char* cplx;      // routine name in c/z (nullptr: none)
-  double coef;           // flops ~ coef x n^power (x4 for complex), for the plan only
-  int power = 3;         // 2: BLAS-2
-};
-
-const Family kFamilies[] = {
-    {"gemm", "gemm", "gemm", 2},     {"symm", "symm", "symm", 2},        {"hemm", nullptr, "hemm", 2},
-    {"syrk", "syrk", "syrk", 1},     {"herk", nullptr, "herk", 1},       {"syr2k", "syr2k", "syr2k", 2},
-    {"her2k", nullptr, "her2k", 2},  {"trmm", "trmm", "trmm", 1},        {"trsm", "trsm", "trsm", 1},
-    {"getrf", "getrf", "getrf", 2.0 / 3}, {"getrs", "getrs", "getrs", 2}, {"gesv", "gesv", "gesv", 8.0 / 3},
-    {"getri", "getri", "getri", 4.0 / 3}, {"potrf", "potrf", "potrf", 1.0 / 3}, {"potrs", "potrs", "potrs", 2},
-    {"posv", "posv", "posv", 7.0 / 3}, {"syevd", "syevd", "heevd", 9},    {"syev", "syev", "heev", 9},
-    {"syevr", "syevr", "heevr", 9},  {"gesvd", "gesvd", "gesvd", 14.7},   {"gesdd", "gesdd", "gesdd", 14.7},
-    {"geqrf", "geqrf", "geqrf", 4.0 / 3}, {"orgqr", "orgqr", "ungqr", 4.0 / 3}, {"gels", "gels", "gels", 5.3},
-    {"gelsd", "gelsd", "gelsd", 10.7}, {"geev", "geev", "geev", 26.3},
-    {"gemv", "gemv", "gemv", 2, 2},  {"symv", "symv", "hemv", 2, 2},     {"trsv", "trsv", "trsv", 1, 2},
-};
-
+// Every GPU-capable operation with a calibration coefficient in the table (ops/operations.py), in op id order.
 struct Item {
-  const Family* fam;
+  const char* routine;  // "gemm", "heevd"
+  const char* problem;  // the problem prep() sets up: the routine, or for LAPACK its family ("syevd" for heevd)
   char p;
-  std::string op;  // "dgemm"
+  std::string op;       // "dgemm"
   int op_id;
 };
 
 std::vector<Item> all_items() {
   std::vector<Item> v;
-  for (const Family& f : kFamilies)
-    for (char p : std::string("sdcz")) {
-      const bool cplx = p == 'c' || p == 'z';
-      const char* r = cplx ? f.cplx : f.real;
-      if (!r) continue;
-      const std::string name = std::string(1, p) + r;
-      const int id = gofl_op_by_name(name.c_str());
-      if (id < 0 || !gofl_ops[id].gpu_capable) continue;
-      v.push_back({&f, p, name, id});
-    }
+  for (int id = 0; id < GOFL_N_OPS; ++id) {
+    const gofl_op_info& o = gofl_ops[id];
+    if (!o.gpu_capable || !(o.calib_n3 > 0)) continue;
+    // The Hermitian BLAS take real scalars where the symmetric ones take complex: their own problem.
+    v.push_back({o.routine, o.kind == GOFL_KIND_LAPACK ? o.family : o.routine, o.precision, o.name, id});
+  }
   return v;
 }
 
+// The calibration's n x n problem does work ~ n^3, or ~ n^2 for BLAS-2 (matrix times vector).
+int problem_power(const Item& it) { return gofl_ops[it.op_id].kind == GOFL_KIND_BLAS2 ? 2 : 3; }
+
 double plan_flops(const Item& it, int n) {
-  return it.fam->coef * std::pow(double(n), it.fam->power) * ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
+  return gofl_ops[it.op_id].calib_n3 * std::pow(double(n), problem_power(it)) *
+         ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
 }
 
 Prepared prepare(const Item& it, int n, Rng& rng) {
-  const char* routine = (it.p == 'c' || it.p == 'z') ? it.fam->cplx : it.fam->real;
-  void* fn = Lookup::fn(it.p, routine);
+  void* fn = Lookup::fn(it.p, it.routine);
   if (!fn) return Prepared{};
   switch (it.p) {
-    case 's': return prep<float>(it.fam->name, fn, n, rng);
-    case 'd': return prep<double>(it.fam->name, fn, n, rng);
-    case 'c': return prep<std::complex<float>>(it.fam->name, fn, n, rng);
-    default: return prep<std::complex<double>>(it.fam->name, fn, n, rng);
+    case 's': return prep<float>(it.problem, fn, n, rng);
+    case 'd': return prep<double>(it.problem, fn, n, rng);
+    case 'c': return prep<std::complex<float>>(it.problem, fn, n, rng);
+    default: return prep<std::complex<double>>(it.problem, fn, n, rng);
   }
 }
 
@@ -703,9 +677,8 @@ int calibrate_workload(const WorkloadOptions& o) {
     const std::string list = "," + o.only + ",";
     std::vector<Item> chosen;
     for (const Item& it : items) {
-      const char* routine = (it.p == 'c' || it.p == 'z') ? it.fam->cplx : it.fam->real;
-      if (list.find("," + std::string(routine) + ",") != std::string::npos ||
-          list.find("," + std::string(it.fam->name) + ",") != std::string::npos)
+      if (list.find("," + std::string(it.routine) + ",") != std::string::npos ||
+          list.find("," + std::string(it.problem) + ",") != std::string::npos)
         chosen.push_back(it);
     }
     items = chosen;
@@ -714,7 +687,7 @@ int calibrate_workload(const WorkloadOptions& o) {
   auto predicted_call = [&](const Item& it, int n) {
     const double f = plan_flops(it, n);
     if (!o.gpu) return model.cpu_seconds(it.op_id, f);
-    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * (it.fam->power == 2 ? 1 : 2);
+    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * (problem_power(it) == 2 ? 1 : 2);
     return model.gpu_seconds(it.op_id, f, bytes, bytes);
   };
   auto point_cost = [&](double call_s) {

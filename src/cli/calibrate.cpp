@@ -31,12 +31,12 @@
 #include "policy/model.h"
 #include "policy/profile.h"
 #include "report/text.h"
+#include "trace/call_record.h"
 #include "trace/reader.h"
 
 extern char** environ;
 
 namespace gofl::cli {
-const char* gpu_status_name(int status);  // report/analysis.cpp
 namespace {
 
 const std::vector<OptionSpec> kCalibrateOptions = {
@@ -215,7 +215,7 @@ void read_trace(const std::string& dir, bool gpu, Pass& pass) {
       if (c.device != (gpu ? GOFL_DEV_GPU : GOFL_DEV_CPU)) {
         ++pt.elsewhere;  // e.g. a variant or a failure the GPU did not run
         pt.why_elsewhere = gofl_reason_name(c.reason);
-        if (c.reason == GOFL_R_GPU_FAILED) pt.why_elsewhere += std::string(" (") + gpu_status_name(c.gpu_status) + ")";
+        if (c.reason == GOFL_R_GPU_FAILED) pt.why_elsewhere += std::string(" (") + gofl_gpu_status_name(c.gpu_status) + ")";
         continue;
       }
       pt.flops = c.flops;

@@ -22,6 +22,7 @@
 #include "policy/profile.h"
 #include "policy/settings.h"
 #include "report/text.h"
+#include "trace/call_record.h"
 
 namespace gofl::cli {
 namespace {

@@ -86,7 +86,7 @@ CSV columns, in this order:
                extent in bytes, content fingerprints before and after the call (0: not read)
   copy_in_s, compute_s, copy_out_s
                the GPU side of a call that ran there: seconds copying in, computing, copying out
-  gpu_status   why a GPU attempt failed (0: none; see src/cuda/backend_abi.h)
+  gpu_status   why a GPU attempt failed (0: none; see src/trace/codes.h)
   verify_error verify mode: largest GPU-CPU difference relative to the largest value
   verify_mismatch 1 when that difference was beyond the tolerance
   pred_cpu_s, pred_gpu_s

@@ -13,4 +13,7 @@ inline uint64_t clock_ns(clockid_t clk = CLOCK_MONOTONIC) {
   return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
 }
 
+// The same clock in seconds, for intervals the decision and the calibration measure.
+inline double now_s() { return double(clock_ns()) * 1e-9; }
+
 }  // namespace gofl

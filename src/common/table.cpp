@@ -2,10 +2,10 @@
 
 #include <string.h>
 
-#include "trace/record.h"
 
 const gofl_op_info gofl_ops[GOFL_N_OPS] = {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout) {name, routine, prec, kind, gpu != 0, cplx != 0, iout},
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout, family, calib) \
+  {name, routine, prec, kind, gpu != 0, cplx != 0, iout, family, calib},
 #include "generated/ops.inc"
 #undef GOFL_OP
 };
@@ -31,28 +31,3 @@ int gofl_op_by_name(const char* name) {
     if (strcmp(gofl_ops[i].name, name) == 0) return i;
   return -1;
 }
-
-const char* gofl_reason_name(int r) {
-  switch (r) {
-    case GOFL_R_FORCED_CPU: return "device cpu";
-    case GOFL_R_BELOW_THRESHOLD: return "below threshold";
-    case GOFL_R_NESTED: return "nested";
-    case GOFL_R_QUERY: return "workspace query";
-    case GOFL_R_NOT_GPU_CAPABLE: return "measured only";
-    case GOFL_R_NO_BACKEND: return "no GPU backend";
-    case GOFL_R_PREDICTED_SLOWER: return "predicted slower";
-    case GOFL_R_NOT_STARTED: return "GPU not started yet";
-    case GOFL_R_GPU_BUSY: return "GPU busy";
-    case GOFL_R_GPU_MEMORY: return "GPU memory";
-    case GOFL_R_PROBE: return "CPU probe";
-    case GOFL_R_GPU_FAILED: return "GPU failed";
-    case GOFL_R_INVALID_ARGS: return "invalid arguments";
-    case GOFL_R_AFTER_FORK: return "forked child";
-    case GOFL_R_IN_BACKEND: return "inside backend";
-    case GOFL_R_OFFLOADED: return "offloaded";
-    case GOFL_R_FORCED_GPU: return "device gpu";
-    case GOFL_R_VERIFY: return "verified";
-  }
-  return "?";
-}
-

@@ -11,7 +11,7 @@ enum gofl_iface { GOFL_IFACE_FORTRAN, GOFL_IFACE_CBLAS, GOFL_IFACE_FFTW };
 enum gofl_scheme { GOFL_SCHEME_STD, GOFL_SCHEME_SCIPY, GOFL_SCHEME_NUMPY64, GOFL_SCHEME_ILP64 };
 
 enum gofl_op_id : uint16_t {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout) id,
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout, family, calib) id,
 #include "generated/ops.inc"
 #undef GOFL_OP
 };
@@ -27,9 +27,11 @@ struct gofl_op_info {
   const char* routine;  // "gemm"
   char precision;       // 's', 'd', 'c', 'z'
   gofl_kind kind;
-  bool gpu_capable;
+  bool gpu_capable;     // the CUDA backend has a routine for it
   bool complex;
   uint32_t iout_mask;   // Fortran argument positions that are integer outputs (info, m, rank)
+  const char* family;   // whose curves the cost model borrows: "symm" for hemm, "syevd" for heevd, else routine
+  double calib_n3;      // calibration's flops over n^3, BLAS-2 over n^2 (real; complex x4), 0: not calibrated
 };
 
 struct gofl_sym_info {
@@ -46,5 +48,3 @@ extern const gofl_sym_info gofl_syms[GOFL_N_SYMS];
 const char* gofl_scheme_name(int scheme);
 // The op id named `name` ("dgemm"), or -1.
 int gofl_op_by_name(const char* name);
-// Short words for a gofl_reason (trace/record.h), used by the summary and the report.
-const char* gofl_reason_name(int reason);

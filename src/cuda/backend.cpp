@@ -22,15 +22,6 @@ Routine* routines() {
   return table;
 }
 
-// Families written in other files; these empty stand-ins keep the library linkable until they exist
-// (a strong definition elsewhere replaces them).
-__attribute__((weak)) void register_lu_chol() {}
-__attribute__((weak)) void register_qr() {}
-__attribute__((weak)) void register_syev() {}
-__attribute__((weak)) void register_geev() {}
-__attribute__((weak)) void register_svd() {}
-__attribute__((weak)) void register_gelsd() {}
-
 namespace {
 
 // supports() may be asked before start(): the table does not need the GPU.
@@ -78,8 +69,6 @@ int b_start(char* msg, size_t len) {
   return Engine::get().start(msg, len);
 }
 
-const char* b_describe() { return Engine::get().describe(); }
-
 int b_memory(uint64_t* free_bytes, uint64_t* total_bytes) {
   Engine& e = Engine::get();
   if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
@@ -95,6 +84,12 @@ int b_memory(uint64_t* free_bytes, uint64_t* total_bytes) {
   if (free_bytes) *free_bytes = uint64_t(f) + e.cached_bytes() + (rc ? rc->bytes() : 0);
   if (total_bytes) *total_bytes = uint64_t(t);
   return 0;
+}
+
+int b_has_routine(uint32_t op) {
+  if (op >= GOFL_N_OPS) return 0;
+  ensure_registered();
+  return routines()[op].run != nullptr;
 }
 
 int b_supports(const gofl_call* call) {
@@ -190,11 +185,6 @@ int b_utilization() {
   return nvml_utilization();
 }
 
-void b_trim() {
-  std::lock_guard<std::mutex> lk(run_m);
-  Engine::get().release_cached(0);
-}
-
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 
 void b_configure(const gofl_backend_config* c) {
@@ -248,8 +238,9 @@ void b_residency_info(char* buf, size_t len) {
 extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
   using namespace gofl::cuda;
   static const gofl_backend b = {
-      GOFL_BACKEND_ABI, b_start, b_describe, b_memory, b_supports, b_device_bytes,
-      b_run, b_utilization, b_trim, b_configure, b_resident_bytes, b_residency_info, b_set_fault,
+      GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result),
+      b_start, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
+      b_configure, b_resident_bytes, b_residency_info, b_set_fault,
   };
   return &b;
 }

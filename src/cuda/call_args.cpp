@@ -3,41 +3,22 @@
 // integer width of the symbol's scheme.
 #include "cuda/engine.h"
 
+#include "common/cblas.h"
 #include "common/table.h"
 
 namespace gofl {
 namespace cuda {
-
-namespace {
-constexpr int kCblasRowMajor = 101;
-
-// CBLAS enums as the Fortran letters they stand for (as in preload/wrapper_support.h).
-char cblas_letter(int v) {
-  switch (v) {
-    case 111: return 'N';
-    case 112: return 'T';
-    case 113: return 'C';
-    case 121: return 'U';
-    case 122: return 'L';
-    case 131: return 'N';
-    case 132: return 'U';
-    case 141: return 'L';
-    case 142: return 'R';
-  }
-  return '?';  // fails every check: the CPU library reports it
-}
-}  // namespace
 
 CallArgs::CallArgs(const gofl_call& c) : c_(c) {
   const gofl_sym_info& s = gofl_syms[c.sym < GOFL_N_SYMS ? c.sym : 0];
   cblas_ = s.iface == GOFL_IFACE_CBLAS;
   ilp64_ = s.ilp64;
   off_ = cblas_ ? 1 : 0;
-  row_major_ = cblas_ && *static_cast<const int*>(c.argv[0]) == kCblasRowMajor;
+  row_major_ = cblas_ && *static_cast<const int*>(c.argv[0]) == GOFL_CBLAS_ROW_MAJOR;
 }
 
 char CallArgs::ch(int pos) const {
-  if (cblas_) return cblas_letter(*static_cast<const int*>(c_.argv[pos + off_]));
+  if (cblas_) return cblas_flag(*static_cast<const int*>(c_.argv[pos + off_]));
   const char v = *static_cast<const char*>(c_.argv[pos]);
   return (v >= 'a' && v <= 'z') ? char(v - 32) : v;
 }

@@ -209,7 +209,6 @@ class Engine {
 
   // Backend lifecycle (backend.cpp).
   int start(char* msg, size_t len);
-  const char* describe() const { return description_; }
   void trim();  // release pooled device memory beyond the cache limit
   void set_fault(const char* spec);
   bool started() const { return impl_ != nullptr; }

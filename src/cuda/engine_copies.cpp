@@ -134,7 +134,6 @@ void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int
     check(cudaMemcpyAsync(d + off, stage, n, cudaMemcpyHostToDevice, on ? on : stream_), "cudaMemcpyAsync (h2d)");
     check(cudaEventRecord(im.ev[size_t(b)], on ? on : stream_), "cudaEventRecord (h2d)");
   }
-  im.bytes_in += total;
   im.copy_in += seconds_since(t0);
   im.uploading = true;
 }
@@ -204,7 +203,6 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
       impl_->corrupt_done = true;
       corrupt_first(part.v.base, part.v.elem, impl_->precision);
     }
-    impl_->bytes_out += part.v.total();
     if (done) done(part.index);
   };
   auto account = [&] { impl_->copy_out += std::max(0.0, seconds_since(t0) - waited); };

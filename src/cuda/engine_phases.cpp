@@ -43,7 +43,6 @@ void Engine::reset_call_stats() {
   if (!impl_) return;
   Impl& im = *impl_;
   im.copy_in = im.compute = im.copy_out = 0;
-  im.bytes_in = im.bytes_out = 0;
   im.uploading = im.computing = false;
 }
 
@@ -94,8 +93,6 @@ void Engine::fill_result(gofl_gpu_result* r) {
   r->copy_in_s = float(impl_->copy_in);
   r->compute_s = float(impl_->compute);
   r->copy_out_s = float(impl_->copy_out);
-  r->bytes_in = impl_->bytes_in;
-  r->bytes_out = impl_->bytes_out;
   r->resident = impl_->resident_bits;
   r->bytes_resident = impl_->bytes_resident;
 }

@@ -98,7 +98,6 @@ struct Engine::Impl {
   bool uploading = false, computing = false;
   Clock::time_point t_compute;
   double copy_in = 0, compute = 0, copy_out = 0;
-  uint64_t bytes_in = 0, bytes_out = 0;
   // Residency: the cache, its settings, and what the call in progress did not copy.
   ResidentCache* resident = nullptr;
   int64_t reserve_bytes = -1;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <new>
 
-#include "cuda/backend_abi.h"
+#include "trace/codes.h"
 
 namespace gofl {
 
@@ -38,6 +38,28 @@ bool gpu_attempt(const gofl_call& c) {
 }
 
 }  // namespace
+
+bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_fraction,
+               const std::function<bool()>& too_busy) {
+  switch (env.supports(c)) {
+    case GOFL_GPU_OK: break;
+    case GOFL_GPU_INVALID_ARGS: c.reason = GOFL_R_INVALID_ARGS; return false;  // the CPU library's xerbla speaks
+    default: c.reason = GOFL_R_NOT_GPU_CAPABLE; return false;                   // this variant stays on the CPU
+  }
+  if (too_busy && too_busy()) {
+    c.reason = GOFL_R_GPU_BUSY;
+    return false;
+  }
+  uint64_t free_b = 0, total_b = 0;
+  if (env.memory(&free_b, &total_b)) {
+    const double reserve = reserve_bytes >= 0 ? reserve_bytes : reserve_fraction * double(total_b);
+    if (double(free_b) < double(env.device_bytes(c)) + reserve) {
+      c.reason = GOFL_R_GPU_MEMORY;
+      return false;
+    }
+  }
+  return true;
+}
 
 AutoPolicy::AutoPolicy(const Profile& profile, const PolicyConfig& cfg)
     : model_(profile), cfg_(cfg), level_(level_row(cfg.level)) {
@@ -166,32 +188,16 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   }
   lk.unlock();
 
-  switch (env.supports(c)) {
-    case GOFL_GPU_OK: break;
-    case GOFL_GPU_INVALID_ARGS: c.reason = GOFL_R_INVALID_ARGS; return;  // the CPU library's xerbla speaks
-    default: c.reason = GOFL_R_NOT_GPU_CAPABLE; return;
-  }
-
   // Other programs' load: only meaningful while we do not use the GPU ourselves.
-  const double now = env.now();
-  lk.lock();
-  const bool idle = gpu_inflight_ == 0 && now - last_gpu_activity_ >= kIdleForUtilization;
-  lk.unlock();
-  if (idle) {
-    if (too_busy(utilization(env, now))) {
-      c.reason = GOFL_R_GPU_BUSY;
-      return;
-    }
-  }
-
-  uint64_t free_b = 0, total_b = 0;
-  if (env.memory(&free_b, &total_b)) {
-    const double reserve = cfg_.memory_reserve >= 0 ? cfg_.memory_reserve : level_.memory_reserve * double(total_b);
-    if (double(free_b) < double(env.device_bytes(c)) + reserve) {
-      c.reason = GOFL_R_GPU_MEMORY;
-      return;
-    }
-  }
+  double now = 0;
+  const auto others_too_busy = [&] {
+    now = env.now();
+    lk.lock();
+    const bool idle = gpu_inflight_ == 0 && now - last_gpu_activity_ >= kIdleForUtilization;
+    lk.unlock();
+    return idle && too_busy(utilization(env, now));
+  };
+  if (!gpu_takes(c, env, cfg_.memory_reserve, level_.memory_reserve, others_too_busy)) return;
 
   lk.lock();
   if (!trigger) {

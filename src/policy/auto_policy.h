@@ -41,17 +41,17 @@
 
 #include <stdint.h>
 
+#include <functional>
 #include <mutex>
 
 #include "common/call.h"
-#include "cuda/backend_abi.h"
 #include "policy/level.h"
 #include "policy/model.h"
 
 namespace gofl {
 
 // What the decision may ask about the GPU. The library's implementation talks to the backend
-// (src/policy/decide.cpp); tests and `estimate` bring their own.
+// (src/preload/decide.cpp); tests and `estimate` bring their own.
 class GpuEnv {
  public:
   virtual ~GpuEnv() = default;
@@ -87,6 +87,15 @@ class ReplayGpu final : public GpuEnv {
   bool started_ = false;
   double now_ = 0;
 };
+
+// Whether the started GPU takes `c` now: the one check of --device auto (AutoPolicy::decide) and of
+// the forced path (--device gpu, verify). In order: the backend runs this variant (else
+// NOT_GPU_CAPABLE, or INVALID_ARGS for the CPU library's xerbla to report); `too_busy`, when given,
+// does not object (else GPU_BUSY); the free GPU memory covers the call's need plus the reserve,
+// `reserve_bytes` or, when that is negative, `reserve_fraction` of the total (else GPU_MEMORY).
+// False with c.reason set when it does not.
+bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_fraction,
+               const std::function<bool()>& too_busy = nullptr);
 
 struct PolicyConfig {
   int level = 5;

@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 
 #include "common/fs.h"
+#include "common/text.h"
 
 namespace gofl {
 namespace {
@@ -27,13 +28,6 @@ const Key kKeys[] = {
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
     {"residency", "GPU_OFFLOAD_RESIDENCY", false},
 };
-
-std::string trim(const std::string& s) {
-  const char* ws = " \t\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
 // printed) as \xNN.

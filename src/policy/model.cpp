@@ -27,7 +27,7 @@ const char* precision_order(char p) {
 
 int op_of(const char* family, char precision) {
   for (int i = 0; i < GOFL_N_OPS; ++i)
-    if (gofl_ops[i].precision == precision && !strcmp(routine_family(gofl_ops[i].routine), family)) return i;
+    if (gofl_ops[i].precision == precision && !strcmp(gofl_ops[i].family, family)) return i;
   return -1;
 }
 
@@ -38,15 +38,6 @@ std::string fmt(double v) {
 }
 
 }  // namespace
-
-const char* routine_family(const char* r) {
-  static const char* const kMap[][2] = {{"hemm", "symm"},   {"herk", "syrk"}, {"her2k", "syr2k"}, {"heevd", "syevd"},
-                                        {"heev", "syev"},   {"heevr", "syevr"}, {"ungqr", "orgqr"},
-                                        {"hemv", "symv"}};
-  for (const auto& m : kMap)
-    if (!strcmp(r, m[0])) return m[1];
-  return r;
-}
 
 CallBytes call_bytes(const gofl_call& c) {
   CallBytes b;
@@ -59,24 +50,6 @@ CallBytes call_bytes(const gofl_call& c) {
     if (o.role == GOFL_OUT || o.role == GOFL_INOUT) b.out += bytes;
   }
   return b;
-}
-
-gofl_call call_from_record(const gofl_call_record& r, uint32_t resident) {
-  gofl_call c{};
-  c.op = r.op;
-  c.sym = r.sym;
-  c.flags = r.flags;
-  c.flops = r.flops;
-  memcpy(c.dims, r.dims, sizeof c.dims);
-  for (int i = 0; i < r.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
-    const gofl_operand& o = r.operands[i];
-    const bool in = o.fp_in != 0, out = o.fp_out != 0;
-    if (!in && !out) continue;  // empty, or not looked at
-    c.resident |= GOFL_RESIDENCY_OF(resident, i) << (2 * c.n_operands);
-    c.operands[c.n_operands++] =
-        gofl_call_operand{nullptr, int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
-  }
-  return c;
 }
 
 Model::Model(const Profile& p) : p_(p) {
@@ -95,7 +68,7 @@ Model::Source Model::resolve(int d, int op, int depth) const {
     s.base_op = op;
     return s;
   }
-  const char* family = routine_family(gofl_ops[op].routine);
+  const char* family = gofl_ops[op].family;
   const char p = gofl_ops[op].precision;
   const int gemm_p = op_of("gemm", p);
   // 1. The same routine in another precision, scaled by the two precisions' gemm speeds.

@@ -7,9 +7,10 @@
 //
 // The corrections are the run-time learning's (policy/auto_policy.h); the model itself is
 // uncorrected. An operation without a curve of its own on a device falls back, in this order:
-//   1. the same routine in another precision (closest first: d<->s, z<->c, then the complex or real
-//      one of the same width), scaled by the ratio of the two precisions' gemm speeds at that work
-//      (from the gemm curves when both exist, else the profile's `precision` factors);
+//   1. the same routine family (the table's `family`: hemm borrows symm's curves, heevd syevd's) in
+//      another precision (closest first: d<->s, z<->c, then the complex or real one of the same
+//      width), scaled by the ratio of the two precisions' gemm speeds at that work (from the gemm
+//      curves when both exist, else the profile's `precision` factors);
 //   2. its precision's gemm speed (itself resolved through 1. when missing) times the routine's
 //      `efficiency` (1.0 when the profile gives none).
 #pragma once
@@ -28,16 +29,6 @@ struct CallBytes {
   double in = 0, out = 0;
 };
 CallBytes call_bytes(const gofl_call& c);
-
-// A traced call as the model and the decision see it: operation, flags, sizes, work and operands
-// (a buffer with an input fingerprint was read, one with an output fingerprint written; extents in
-// bytes). For `estimate` and `calibrate`, which replay traces.
-// `resident`: the record's gofl_record.resident (which operands a kept device copy served).
-gofl_call call_from_record(const gofl_call_record& r, uint32_t resident = 0);
-
-// The routine family used for fallbacks: the Hermitian names as the symmetric ones (heevd -> syevd,
-// herk -> syrk, hemm -> symm, hemv -> symv, her2k -> syr2k, heev -> syev, heevr -> syevr, ungqr -> orgqr).
-const char* routine_family(const char* routine);
 
 class Model {
  public:

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "common/fs.h"
+#include "common/text.h"
 
 namespace gofl {
 
@@ -18,13 +19,6 @@ namespace {
 const char kBuiltinText[] =
 #include "default_profile.inc"
     ;
-
-std::string trim(const std::string& s) {
-  size_t b = 0, e = s.size();
-  while (b < e && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
-  return s.substr(b, e - b);
-}
 
 std::vector<std::string> words(const std::string& s) {
   std::vector<std::string> out;

@@ -8,15 +8,6 @@
 
 namespace gofl {
 
-const char* device_mode_name(DeviceMode d) {
-  switch (d) {
-    case DeviceMode::Cpu: return "cpu";
-    case DeviceMode::Gpu: return "gpu";
-    case DeviceMode::Auto: return "auto";
-  }
-  return "?";
-}
-
 namespace {
 
 bool parse_bool(const char* v, bool* out) {
@@ -56,9 +47,8 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     return e ? e->where + ": " + e->key : std::string(var);
   };
   if (const char* v = get("GPU_OFFLOAD_DEVICE"); v && *v) {
-    if (!strcmp(v, "cpu")) s.device = DeviceMode::Cpu;
-    else if (!strcmp(v, "gpu")) s.device = DeviceMode::Gpu;
-    else if (!strcmp(v, "auto")) s.device = DeviceMode::Auto;
+    const int mode = gofl_device_mode_by_name(v);
+    if (mode >= 0) s.device = DeviceMode(mode);
     else complain(msgs, where("GPU_OFFLOAD_DEVICE"), v, "cpu, gpu or auto", "auto");
   }
   if (const char* v = get("GPU_OFFLOAD_LEVEL"); v && *v) {

@@ -5,9 +5,11 @@
 
 #include <string>
 
+#include "trace/codes.h"
+
 namespace gofl {
 
-enum class DeviceMode { Cpu = 0, Gpu = 1, Auto = 2 };
+enum class DeviceMode { Cpu = GOFL_MODE_CPU, Gpu = GOFL_MODE_GPU, Auto = GOFL_MODE_AUTO };
 
 struct Settings {
   DeviceMode device = DeviceMode::Auto;
@@ -28,6 +30,6 @@ const Settings& settings();
 // and keep the default. Exposed for tests and the command-line tool.
 Settings parse_settings(const char* (*get)(const char*), std::string* messages);
 
-const char* device_mode_name(DeviceMode d);
+inline const char* device_mode_name(DeviceMode d) { return gofl_device_mode_name(int(d)); }
 
 }  // namespace gofl

@@ -2,6 +2,7 @@
 // include/gpu_offload.h.
 #include "preload/api.h"
 
+#include "gpu_offload.h"  // the declarations these definitions must match
 #include "preload/gpu.h"
 #include "preload/wrapper_support.h"
 

@@ -13,15 +13,16 @@
 #include <mutex>
 
 #include "common/clock.h"
-#include "policy/decide.h"
+#include "preload/decide.h"
 #include "policy/settings.h"
-#include "policy/verify.h"
+#include "preload/verify.h"
 #include "preload/api.h"
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"
 #include "preload/summary.h"
 #include "preload/resolve.h"
 #include "preload/wrapper_support.h"
+#include "trace/call_record.h"
 #include "trace/writer.h"
 
 namespace gofl {
@@ -175,39 +176,15 @@ void leave(gofl_call& c) {
   }
   if (!g_record) return;
   if (c.traced) {
-    gofl_call_record r;
-    memset(&r, 0, sizeof r);
-    r.op = c.op;
-    r.sym = c.sym;
-    r.flags = c.flags;
-    r.tid = uint32_t(tid());
-    r.device = c.device;
-    r.reason = c.reason;
-    r.depth = c.depth;
-    r.n_operands = uint8_t(c.n_operands);
-    r.t_start_ns = c.t0_ns;
-    r.duration_ns = dur;
-    memcpy(r.dims, c.dims, sizeof r.dims);
-    r.flops = (c.flags & GOFL_F_QUERY) ? 0.0 : c.flops;
-    r.site = reinterpret_cast<uint64_t>(c.site);
-    r.info = int32_t(info);
-    r.verify_error = c.verify_error;
-    r.pred_cpu_s = c.pred_cpu_s;
-    r.pred_gpu_s = c.pred_gpu_s;
-    r.copy_in_s = c.copy_in_s;
-    r.compute_s = c.compute_s;
-    r.copy_out_s = c.copy_out_s;
-    r.gpu_status = c.gpu_status;
-    r.gpu_detail = c.gpu_detail;
+    CallEnd end;
+    end.tid = uint32_t(tid());
+    end.duration_ns = dur;
+    end.info = info;
     for (int i = 0; i < c.n_operands; ++i) {
       const gofl_call_operand& o = c.operands[i];
-      const uint64_t bytes = uint64_t(o.elems) * o.elem_size;
-      r.operands[i].addr = reinterpret_cast<uint64_t>(o.ptr);
-      r.operands[i].bytes = bytes;
-      r.operands[i].fp_in = c.fp_in[i];
-      r.operands[i].fp_out = (o.role != GOFL_IN && !(c.flags & GOFL_F_QUERY)) ? fingerprint(o.ptr, bytes) : 0;
+      if (o.role != GOFL_IN && !(c.flags & GOFL_F_QUERY)) end.fp_out[i] = fingerprint(o.ptr, uint64_t(o.elems) * o.elem_size);
     }
-    trace_call(r, c.resident);
+    trace_call(record_from_call(c, end), c.resident);
   }
   summary_add(c, dur);
 }

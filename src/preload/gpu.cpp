@@ -44,6 +44,15 @@ std::string backend_path() {
   return GOFL_BACKEND_SONAME;
 }
 
+// Nothing of a backend built from another table or another call layout may be called: its routines
+// are indexed by op id, and it reads gofl_call and writes gofl_gpu_result in place.
+const char* backend_mismatch(const gofl_backend* b) {
+  if (!b || b->abi != GOFL_BACKEND_ABI) return "backend interface version";
+  if (b->ops_hash != GOFL_OPS_HASH) return "operation table";
+  if (b->call_size != sizeof(gofl_call) || b->result_size != sizeof(gofl_gpu_result)) return "call layout";
+  return nullptr;
+}
+
 void start_locked_untraced() {
   const std::string path = backend_path();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -54,8 +63,8 @@ void start_locked_untraced() {
   }
   auto entry = reinterpret_cast<gofl_backend_entry_fn>(dlsym(h, GOFL_BACKEND_ENTRY));
   const gofl_backend* b = entry ? entry() : nullptr;
-  if (!b || b->abi != GOFL_BACKEND_ABI) {
-    g_reason = path + " is from another gpu-offload version (backend interface mismatch)";
+  if (const char* why = backend_mismatch(b)) {
+    g_reason = path + " is from another gpu-offload version (" + why + "); rebuild or reinstall both libraries";
     g_state = State::Unavailable;
     return;
   }

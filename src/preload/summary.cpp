@@ -8,8 +8,8 @@
 #include <string>
 
 #include "common/table.h"
-#include "policy/decide.h"
 #include "policy/settings.h"
+#include "preload/decide.h"
 #include "preload/gpu.h"
 
 namespace gofl {
@@ -27,6 +27,76 @@ OpStats g_ops[GOFL_N_OPS];
 std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
+
+std::string fmt_s(double s) {
+  char b[32];
+  if (s >= 1 || s == 0) snprintf(b, sizeof b, "%.2f s", s);
+  else if (s >= 1e-3) snprintf(b, sizeof b, "%.1f ms", s * 1e3);
+  else snprintf(b, sizeof b, "%.0f us", s * 1e6);
+  return b;
+}
+
+// Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
+// decision saved.
+std::string policy_lines() {
+  if (!auto_mode()) {
+    // --device gpu (or verify): the start-up is not part of any call's time, so say what it cost.
+    if (!gpu_started()) return "";
+    char line[160];
+    snprintf(line, sizeof line, "  GPU start-up: paid %s, before the first GPU call (not in the calls' times)\n",
+             fmt_s(gpu_startup_seconds()).c_str());
+    return line;
+  }
+  const AutoPolicy* policy = auto_policy_made();
+  if (!policy) return "";
+  const PolicyStats st = policy->stats();
+  if (st.decided == 0) return "";
+  std::string out;
+  char line[512];
+  if (st.started) {
+    const double actual = gpu_startup_seconds();
+    snprintf(line, sizeof line,
+             "  GPU start-up: paid %s (profile: %s) at decided call %llu, after %s of predicted savings were "
+             "missed (level %d starts at %.2gx the start-up cost)\n",
+             fmt_s(actual).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
+             fmt_s(st.missed_savings_s).c_str(), policy->config().level, policy->level().start_factor);
+  } else if (st.start_failed) {
+    snprintf(line, sizeof line,
+             "  GPU start-up: justified at decided call %llu, but it failed: %s; calls stay on the CPU\n",
+             (unsigned long long)st.start_call, gpu_unavailable_reason());
+  } else if (gpu_unavailable()) {
+    // A child forked after its parent's start failed (a child of a started GPU decides nothing:
+    // its calls are "forked child" before the policy sees them).
+    snprintf(line, sizeof line, "  GPU start-up: none in this process: %s; calls stay on the CPU\n",
+             gpu_unavailable_reason());
+  } else if (st.not_started_calls > 0) {
+    snprintf(line, sizeof line,
+             "  GPU start-up: avoided (%s); %llu calls would have gained %s on the GPU, less than the %s that "
+             "justify starting it\n",
+             fmt_s(st.startup_s).c_str(), (unsigned long long)st.not_started_calls, fmt_s(st.missed_savings_s).c_str(),
+             fmt_s(st.start_needed_s).c_str());
+  } else {
+    snprintf(line, sizeof line, "  GPU start-up: avoided (%s); no call was predicted to gain from the GPU\n",
+             fmt_s(st.startup_s).c_str());
+  }
+  out += line;
+  if (st.offloaded > 0) {
+    const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
+    snprintf(line, sizeof line,
+             "  offloaded: %llu calls predicted to take %s on the CPU took %s on the GPU (predicted %s): about %s "
+             "%s\n",
+             (unsigned long long)st.offloaded, fmt_s(st.offloaded_pred_cpu_s).c_str(),
+             fmt_s(st.offloaded_actual_s).c_str(), fmt_s(st.offloaded_pred_gpu_s).c_str(),
+             fmt_s(saved >= 0 ? saved : -saved).c_str(), saved >= 0 ? "saved" : "lost");
+    out += line;
+  }
+  if (st.probes > 0) {
+    snprintf(line, sizeof line, "  CPU probes: %llu calls took %s on the CPU (predicted %s on the GPU)\n",
+             (unsigned long long)st.probes, fmt_s(st.probe_actual_s).c_str(), fmt_s(st.probe_pred_gpu_s).c_str());
+    out += line;
+  }
+  return out;
+}
 
 void add_double(std::atomic<double>& a, double v) {
   double cur = a.load(std::memory_order_relaxed);
@@ -96,7 +166,7 @@ void summary_print(int fd) {
     reasons += line;
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
-  out += decide_summary();  // GPU start-up paid or avoided, predicted time saved
+  out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   if (gpu_started()) {
     char info[256] = "";
     gpu_backend()->residency_info(info, sizeof info);

@@ -10,6 +10,7 @@
 #include <complex>
 
 #include "common/call.h"
+#include "common/cblas.h"
 #include "common/table.h"
 
 #define GOFL_EXPORT __attribute__((visibility("default")))
@@ -17,8 +18,6 @@
 // gfortran (>= 8) passes hidden character lengths as size_t; C callers pass nothing, so the value
 // is forwarded untouched and never read.
 typedef size_t gofl_strlen;
-
-#define GOFL_CBLAS_ROW_MAJOR 101
 
 namespace gofl {
 
@@ -91,18 +90,6 @@ inline bool isN(char c) { return up(c) == 'N'; }
 inline bool isL(char c) { return up(c) == 'L'; }
 inline bool isU(char c) { return up(c) == 'U'; }
 inline bool isV(char c) { return up(c) == 'V'; }
-
-// CBLAS enums as the Fortran characters they stand for.
-inline char cblas_flag(int v) {
-  switch (v) {
-    case 111: return 'N'; case 112: return 'T'; case 113: return 'C';
-    case 121: return 'U'; case 122: return 'L';
-    case 131: return 'N'; case 132: return 'U';
-    case 141: return 'L'; case 142: return 'R';
-    case 101: return 'R'; case 102: return 'C';
-  }
-  return '?';
-}
 
 // Elements a rows x cols matrix with leading dimension ld spans (column-major unless row_major).
 inline int64_t mat_extent(bool row_major, int64_t rows, int64_t cols, int64_t ld) {

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "common/table.h"
-#include "cuda/backend_abi.h"
+#include "trace/codes.h"
 #include "policy/model.h"
 #include "policy/profile.h"
 #include "report/names.h"
@@ -234,7 +234,7 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   const std::string profile = trace_text(h.profile, sizeof h.profile);
   a.profiles.insert(profile.empty() ? "built-in" : profile);
   a.levels.insert(std::to_string(h.level));
-  a.device_modes.insert(device_mode_name(h.device_mode));
+  a.device_modes.insert(gofl_device_mode_name(h.device_mode));
   if (!a.first_realtime_ns || h.start_realtime_ns < a.first_realtime_ns) a.first_realtime_ns = h.start_realtime_ns;
   std::vector<WalkCall> walk;  // a trace file is one process
   gofl_record rec;
@@ -325,22 +325,6 @@ double quantile(std::vector<float>& v, double q) {
   const size_t k = std::min(v.size() - 1, size_t(q * double(v.size() - 1) + 0.5));
   std::nth_element(v.begin(), v.begin() + long(k), v.end());
   return v[k];
-}
-
-const char* gpu_status_name(int status) {
-  switch (status) {
-    case GOFL_GPU_OK: return "none";
-    case GOFL_GPU_UNSUPPORTED: return "variant not supported";
-    case GOFL_GPU_INVALID_ARGS: return "invalid arguments";
-    case GOFL_GPU_NO_MEMORY: return "out of GPU memory";
-    case GOFL_GPU_CUDA_ERROR: return "CUDA error";
-    case GOFL_GPU_CUBLAS_ERROR: return "cuBLAS error";
-    case GOFL_GPU_CUSOLVER_ERROR: return "cuSOLVER error";
-    case GOFL_GPU_INJECTED: return "injected fault (test)";
-    case GOFL_GPU_NO_DEVICE: return "no GPU device";
-    case GOFL_GPU_COPY_OUT_FAILED: return "copy-out failed";
-  }
-  return "unknown status";
 }
 
 OpStats Analysis::total() const {

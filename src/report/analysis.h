@@ -23,7 +23,7 @@ struct Profile;
 namespace gofl::cli {
 
 // Host-to-GPU rate assumed when no traced GPU call measured one: the pinned link rate measured on
-// the H200 host (48-51 GB/s, /work/shared/FACTS.md). Only the avoidable-copy time uses it.
+// the H200 host (48-51 GB/s both ways). Only the avoidable-copy time uses it.
 constexpr double kAssumedCopyBytesPerS = 50e9;
 
 struct DeviceSplit {
@@ -184,9 +184,6 @@ struct ProfileChoice {
 // (one profile for all files). False, with the reason in profile_note, when there is none to use;
 // the trace's own predictions then stay.
 bool use_profile(Analysis& a, const ProfileChoice& choice);
-
-// Words for a gofl_gpu_status (src/cuda/backend_abi.h).
-const char* gpu_status_name(int status);
 
 // The q-quantile (0..1) of v (reorders v); 0 for an empty vector.
 double quantile(std::vector<float>& v, double q);

@@ -26,16 +26,7 @@ const char* scheme_name(const gofl_call_record& c) {
   return c.sym == GOFL_SYM_FFTW ? "fftw" : gofl_scheme_name(gofl_syms[c.sym].scheme);
 }
 
-const char* device_name(int device) { return device == GOFL_DEV_GPU ? "gpu" : "cpu"; }
-
-const char* device_mode_name(int mode) {
-  switch (mode) {
-    case 0: return "cpu";
-    case 1: return "gpu";
-    case 2: return "auto";
-  }
-  return "?";
-}
+const char* device_name(int device) { return gofl_device_name(device); }
 
 std::string site_label(const std::string& module, uint64_t offset, uint64_t addr) {
   char buf[64];

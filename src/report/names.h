@@ -13,7 +13,6 @@ const char* symbol_name(const gofl_call_record& c);  // dgemm_, cblas_dgemm, fft
 const char* iface_name(const gofl_call_record& c);   // fortran, cblas, fftw
 const char* scheme_name(const gofl_call_record& c);  // standard, scipy, numpy-ilp64, ilp64, fftw
 const char* device_name(int device);                 // cpu, gpu
-const char* device_mode_name(int mode);              // the header's device_mode: cpu, gpu, auto
 
 // A call site as people read it: "libfoo.so+0x1a2b", or the bare address when the module is unknown.
 std::string site_label(const std::string& module, uint64_t offset, uint64_t addr);

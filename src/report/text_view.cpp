@@ -233,7 +233,7 @@ bool failures_table(const Analysis& a, ReportTable* t) {
   t->headers = {"failure", "code", "error", "calls", "operations"};
   t->left = {true, false, false, false, true};
   for (const auto& [key, f] : a.failures)
-    t->rows.push_back({gpu_status_name(key.first), std::to_string(key.first), std::to_string(key.second),
+    t->rows.push_back({gofl_gpu_status_name(key.first), std::to_string(key.first), std::to_string(key.second),
                        format_count(f.calls), top_ops(f.ops, 4)});
   return true;
 }
@@ -494,7 +494,7 @@ std::vector<std::string> report_summary(const Analysis& a) {
       if (f.calls > most) most = f.calls, most_status = key.first;
     }
     out.push_back(format_count(n) + " GPU attempt" + (n == 1 ? "" : "s") +
-                  " failed and ran on the CPU instead (most: " + gpu_status_name(most_status) +
+                  " failed and ran on the CPU instead (most: " + gofl_gpu_status_name(most_status) +
                   "); results are unaffected.");
   }
   return out;

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "trace/codes.h"  // gofl_device, gofl_reason, gofl_gpu_status, gofl_device_mode
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -19,31 +21,6 @@ enum gofl_record_kind {
   GOFL_REC_CALL = 1,  // one intercepted call
   GOFL_REC_SITE = 2,  // names a call-site address the first time it appears: module + offset
   GOFL_REC_GPU_START = 3,  // the process started the GPU backend (or tried to): when, how long, outcome
-};
-
-enum gofl_device { GOFL_DEV_CPU = 0, GOFL_DEV_GPU = 1 };
-
-// Why a call ran where it ran. Stable numbers: they are written into traces.
-enum gofl_reason {
-  GOFL_R_FORCED_CPU = 0,        // --device cpu (or measure-only operation)
-  GOFL_R_BELOW_THRESHOLD = 1,   // less work than the decision threshold
-  GOFL_R_NESTED = 2,            // called from inside another intercepted routine
-  GOFL_R_QUERY = 3,             // workspace query (lwork = -1)
-  GOFL_R_NOT_GPU_CAPABLE = 4,   // measured only (geevx, FFT)
-  GOFL_R_NO_BACKEND = 5,        // libgpuoffload-cuda.so, the driver or the GPU is missing
-  GOFL_R_PREDICTED_SLOWER = 6,  // the cost model says the CPU is faster
-  GOFL_R_NOT_STARTED = 7,       // ski rental: GPU start-up not yet justified
-  GOFL_R_GPU_BUSY = 8,          // other programs load the GPU beyond the level's limit
-  GOFL_R_GPU_MEMORY = 9,        // not enough free GPU memory beyond the level's reserve
-  GOFL_R_PROBE = 10,            // deliberate CPU run to observe the CPU speed
-  GOFL_R_GPU_FAILED = 11,       // the GPU path failed before copy-out; CPU ran it
-  GOFL_R_INVALID_ARGS = 12,     // the CPU library reports bad arguments (xerbla) itself
-  GOFL_R_AFTER_FORK = 13,       // child of a process that had started the GPU
-  GOFL_R_IN_BACKEND = 14,       // called while the GPU backend runs (re-entry guard)
-  GOFL_R_OFFLOADED = 15,        // ran on the GPU
-  GOFL_R_FORCED_GPU = 16,       // ran on the GPU because --device gpu
-  GOFL_R_VERIFY = 17,           // ran on both devices (verify mode); the program got the CPU result
-  GOFL_R_COUNT
 };
 
 enum gofl_flag {
@@ -94,7 +71,7 @@ typedef struct gofl_call_record {
   float copy_in_s;      // GPU side, when it ran there
   float compute_s;
   float copy_out_s;
-  uint16_t gpu_status;  // why a GPU attempt failed (gofl_gpu_status in src/cuda/backend_abi.h), 0 if none
+  uint16_t gpu_status;  // why a GPU attempt failed (gofl_gpu_status), 0 if none
   uint16_t gpu_detail;  // the CUDA / cuBLAS / cuSOLVER error number
   gofl_operand operands[GOFL_MAX_OPERANDS];
 } gofl_call_record;
@@ -135,7 +112,7 @@ typedef struct gofl_file_header {
   uint64_t start_realtime_ns;
   uint64_t start_monotonic_ns;
   int32_t level;          // decision level in force (1-10)
-  int32_t device_mode;    // 0 cpu, 1 gpu, 2 auto
+  int32_t device_mode;    // gofl_device_mode
   char host[64];
   char program[256];      // the command line, truncated
   char profile[128];      // which profile was in use

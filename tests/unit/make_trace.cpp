@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "common/table.h"
+#include "trace/call_record.h"
 #include "trace/record.h"
 #include "trace/writer.h"
 
@@ -46,38 +47,41 @@ struct Call {
   std::vector<Operand> operands;
 };
 
+// The call as the dispatcher would have described it, recorded through the library's own conversion.
 void emit(const Call& c) {
-  gofl_call_record r;
-  memset(&r, 0, sizeof r);
-  r.op = c.op;
-  r.sym = c.sym;
-  r.flags = c.flags | (c.depth ? GOFL_F_NESTED : 0);
-  r.tid = uint32_t(getpid());
-  r.device = c.device;
-  r.reason = c.depth ? uint8_t(GOFL_R_NESTED) : c.reason;
-  r.depth = c.depth;
-  r.t_start_ns = c.t_ns;
-  r.duration_ns = c.dur_ns;
-  r.dims[0] = c.m;
-  r.dims[1] = c.n;
-  r.dims[2] = c.k;
-  r.flops = c.flops;
-  r.site = site(c.site);
-  r.verify_error = c.verify_error;
-  r.pred_cpu_s = c.pred_cpu;
-  r.pred_gpu_s = c.pred_gpu;
-  r.copy_in_s = c.copy_in;
-  r.compute_s = c.compute;
-  r.copy_out_s = c.copy_out;
-  r.gpu_status = c.gpu_status;
-  r.gpu_detail = c.gpu_detail;
-  int i = 0;
+  gofl_call g{};
+  gofl::CallEnd end;
+  g.op = c.op;
+  g.sym = c.sym;
+  g.flags = c.flags | (c.depth ? GOFL_F_NESTED : 0);
+  g.device = c.device;
+  g.reason = c.depth ? uint8_t(GOFL_R_NESTED) : c.reason;
+  g.depth = c.depth;
+  g.t0_ns = c.t_ns;
+  g.dims[0] = c.m;
+  g.dims[1] = c.n;
+  g.dims[2] = c.k;
+  g.flops = c.flops;
+  g.site = reinterpret_cast<const void*>(site(c.site));
+  g.verify_error = c.verify_error;
+  g.pred_cpu_s = c.pred_cpu;
+  g.pred_gpu_s = c.pred_gpu;
+  g.copy_in_s = c.copy_in;
+  g.compute_s = c.compute;
+  g.copy_out_s = c.copy_out;
+  g.gpu_status = c.gpu_status;
+  g.gpu_detail = c.gpu_detail;
   for (const Operand& o : c.operands) {
-    if (i == GOFL_MAX_OPERANDS) break;
-    r.operands[i++] = {o.addr, o.bytes, o.fp_in, o.fp_out};
+    if (g.n_operands == GOFL_MAX_OPERANDS) break;
+    const int i = g.n_operands++;
+    const uint16_t role = o.fp_in && o.fp_out ? GOFL_INOUT : o.fp_out ? GOFL_OUT : GOFL_IN;
+    g.operands[i] = gofl_call_operand{reinterpret_cast<const void*>(o.addr), int64_t(o.bytes), 1, role, int16_t(i)};
+    g.fp_in[i] = o.fp_in;
+    end.fp_out[i] = o.fp_out;
   }
-  r.n_operands = uint8_t(i);
-  gofl::trace_call(r);
+  end.tid = uint32_t(getpid());
+  end.duration_ns = c.dur_ns;
+  gofl::trace_call(gofl::record_from_call(g, end));
 }
 
 const uint64_t MB8 = 8000000;  // 1000 x 1000 doubles
@@ -257,7 +261,7 @@ double noise(double spread) {  // log-normal factor with median 1
   const double u2 = double(rng_state >> 11) / 9007199254740992.0;
   return exp(spread * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
 }
-// Speeds like the H200 host's (FACTS.md): 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
+// Speeds like the H200 host's, as measured there: 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
 // copies at about 42 GB/s; small problems run far below the peak on both.
 double cpu_time(double flops, double eff) { return flops / (eff * 600e9 * flops / (flops + 3e8)) + 2e-6; }
 double gpu_compute(double flops, double eff) { return flops / (eff * 55e12 * flops / (flops + 4e10)) + 15e-6; }

@@ -12,6 +12,7 @@
 #include "policy/settings.h"
 #include "preload/fingerprint.h"
 #include "preload/wrapper_support.h"
+#include "trace/call_record.h"
 #include "trace/record.h"
 
 namespace {
@@ -100,6 +101,7 @@ TEST(Cblas, FlagsMapToFortranCharacters) {
   EXPECT_EQ(gofl::cblas_flag(141), 'L');
   EXPECT_EQ(gofl::cblas_flag(142), 'R');
   EXPECT_EQ(gofl::cblas_flag(7), '?');
+  EXPECT_EQ(gofl::cblas_flag(GOFL_CBLAS_ROW_MAJOR), '?');  // the layout is no flag
 }
 
 TEST(Fingerprint, SeesChangesAtSampledWordsAndLength) {
@@ -147,6 +149,64 @@ TEST(TraceFormat, LayoutIsFixed) {
   EXPECT_EQ(sizeof(gofl_file_header), 512u);
   EXPECT_EQ(offsetof(gofl_record, u), 8u);
   EXPECT_EQ(std::strlen(GOFL_TRACE_MAGIC), 8u);
+}
+
+// Old traces hold these numbers: the words the report prints for them must not move.
+TEST(TraceFormat, CodesKeepTheirNumbersAndEachHasItsOwnName) {
+  EXPECT_STREQ(gofl_reason_name(GOFL_R_BELOW_THRESHOLD), "below threshold");
+  EXPECT_EQ(int(GOFL_R_VERIFY), 17);
+  EXPECT_STREQ(gofl_reason_name(17), "verified");
+  EXPECT_STREQ(gofl_gpu_status_name(9), "copy-out failed");
+  EXPECT_STREQ(gofl_device_mode_name(2), "auto");
+  EXPECT_EQ(gofl_device_mode_by_name("gpu"), 1);
+  EXPECT_EQ(gofl_device_mode_by_name("GPU"), -1);
+  EXPECT_STREQ(gofl_reason_name(GOFL_R_COUNT), "?");
+  EXPECT_STREQ(gofl_gpu_status_name(-1), "unknown status");
+  std::map<std::string, int> reasons, statuses;
+  for (int r = 0; r < GOFL_R_COUNT; ++r) EXPECT_TRUE(reasons.emplace(gofl_reason_name(r), r).second) << r;
+  for (int s = 0; s < GOFL_GPU_STATUS_COUNT; ++s) EXPECT_TRUE(statuses.emplace(gofl_gpu_status_name(s), s).second) << s;
+  EXPECT_EQ(reasons.count("?"), 0u);
+  EXPECT_EQ(statuses.count("unknown status"), 0u);
+}
+
+// What the dispatcher records is what a replay reads back: operation, sizes, work and operand roles.
+TEST(TraceFormat, ACallSurvivesTheRecordAndBack) {
+  static double a[4], b[4];
+  gofl_call c{};
+  c.op = OP_dgemm;
+  c.sym = S_dgemm_;
+  c.dims[0] = c.dims[1] = c.dims[2] = 2;
+  c.flops = 16;
+  c.device = GOFL_DEV_GPU;
+  c.reason = GOFL_R_OFFLOADED;
+  c.n_operands = 2;
+  c.operands[0] = gofl_call_operand{a, 4, 8, GOFL_IN, 6};
+  c.operands[1] = gofl_call_operand{b, 4, 8, GOFL_INOUT, 11};
+  c.fp_in[0] = 7;
+  c.fp_in[1] = 8;
+  gofl::CallEnd end;
+  end.duration_ns = 1234;
+  end.info = 3;
+  end.fp_out[1] = 9;
+  const gofl_call_record r = gofl::record_from_call(c, end);
+  EXPECT_EQ(r.op, OP_dgemm);
+  EXPECT_EQ(r.duration_ns, 1234u);
+  EXPECT_EQ(r.info, 3);
+  EXPECT_EQ(r.reason, GOFL_R_OFFLOADED);
+  EXPECT_EQ(r.n_operands, 2);
+  EXPECT_EQ(r.operands[1].addr, reinterpret_cast<uint64_t>(b));
+  EXPECT_EQ(r.operands[1].bytes, 32u);
+  EXPECT_EQ(r.operands[0].fp_out, 0u);
+  const gofl_call back = gofl::call_from_record(r);
+  EXPECT_EQ(back.op, OP_dgemm);
+  EXPECT_EQ(back.flops, 16);
+  EXPECT_EQ(back.dims[2], 2);
+  ASSERT_EQ(back.n_operands, 2);
+  EXPECT_EQ(back.operands[0].role, GOFL_IN);
+  EXPECT_EQ(back.operands[1].role, GOFL_INOUT);
+  EXPECT_EQ(back.operands[1].elems * back.operands[1].elem_size, 32);
+  c.flags = GOFL_F_QUERY;  // a workspace query records no work
+  EXPECT_EQ(gofl::record_from_call(c, end).flops, 0);
 }
 
 // ---- the pieces of a staged transfer (src/cuda/pieces.h) ---------------------------------------

@@ -4,7 +4,7 @@ with only small math never loading CUDA."""
 import subprocess
 import sys
 
-from conftest import LIB, run
+from conftest import BUILD, LIB, run
 
 
 def needed(path):
@@ -40,3 +40,16 @@ def test_small_math_never_loads_cuda():
               "print('libgpuoffload.so' in maps, 'libgpuoffload-cuda' in maps, 'libcuda' in maps or 'libcudart' in maps)\n")
     p = run([sys.executable, "-c", script], env={"GPU_OFFLOAD_DEVICE": "auto"})
     assert p.stdout.split() == ["True", "False", "False"], p.stdout
+
+
+def test_a_backend_of_another_build_is_refused_before_anything_is_called():
+    # Its routines would be indexed by another op table: the handshake refuses it, the user hears
+    # why, and the calls run on the CPU with the right result.
+    foreign = BUILD / "tests" / "unit" / "foreign_backend.so"
+    assert foreign.exists(), f"{foreign} is not built (tests/unit/CMakeLists.txt)"
+    script = ("import numpy as np\n"
+              "a = np.arange(90000.0).reshape(300, 300) % 7\n"
+              "print(bool(np.allclose(a @ a, np.einsum('ij,jk->ik', a, a))))\n")
+    p = run([sys.executable, "-c", script], env={"GPU_OFFLOAD_DEVICE": "gpu", "GPU_OFFLOAD_BACKEND": str(foreign)})
+    assert p.stdout.split() == ["True"], p.stdout
+    assert "is from another gpu-offload version (operation table)" in p.stderr, p.stderr

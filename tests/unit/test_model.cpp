@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <map>
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "common/table.h"
-#include "cuda/backend_abi.h"
+#include "trace/codes.h"
 #include "policy/auto_policy.h"
 #include "policy/fit.h"
 #include "policy/level.h"
@@ -317,6 +318,25 @@ TEST(Model, BytesComeFromTheOperandRoles) {
   EXPECT_DOUBLE_EQ(b.out, 40 + 112);
 }
 
+// The table's facts the model and the calibration read: a family is a routine of the table in the
+// same precisions' kind, and every operation the GPU runs can be calibrated.
+TEST(Model, TheTableNamesFamiliesAndCalibrationWork) {
+  for (int op = 0; op < GOFL_N_OPS; ++op) {
+    const gofl_op_info& o = gofl_ops[op];
+    bool found = false;
+    for (int other = 0; other < GOFL_N_OPS; ++other)
+      found |= strcmp(gofl_ops[other].routine, o.family) == 0 && gofl_ops[other].kind == o.kind;
+    EXPECT_TRUE(found) << o.name << " family " << o.family;
+    if (o.gpu_capable) {
+      EXPECT_GT(o.calib_n3, 0) << o.name;
+    }
+  }
+  EXPECT_STREQ(gofl_ops[OP_zhemm].family, "symm");
+  EXPECT_STREQ(gofl_ops[OP_cungqr].family, "orgqr");
+  EXPECT_STREQ(gofl_ops[OP_dgemm].family, "gemm");
+  EXPECT_DOUBLE_EQ(gofl_ops[OP_sgetrf].calib_n3, 2.0 / 3);
+}
+
 TEST(Model, OperationsWithoutACurveFallBack) {
   Profile p = parse(
       "gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 0 1e10\nd2h 0 1e10\n"
@@ -509,6 +529,34 @@ TEST(Decision, VariantsTheBackendDoesNotRunStayOnTheCpu) {
   EXPECT_EQ(s.next(), GOFL_R_INVALID_ARGS);
   s.g.support = GOFL_GPU_OK;
   EXPECT_EQ(s.next(), GOFL_R_OFFLOADED);
+}
+
+// The check the forced path (--device gpu, verify) shares with the policy: variant, load, memory.
+TEST(Decision, TheForcedPathAsksTheSameQuestionsInTheSameOrder) {
+  FakeGpu g;
+  g.is_started = true;
+  gofl_call c = make_call("dgemm", 1e9);
+  int busy_asked = 0;
+  const auto busy = [&] { ++busy_asked; return true; };
+  g.support = GOFL_GPU_UNSUPPORTED;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
+  EXPECT_EQ(c.reason, GOFL_R_NOT_GPU_CAPABLE);
+  EXPECT_EQ(busy_asked, 0);  // a variant the GPU cannot run is not worth a utilisation reading
+  g.support = GOFL_GPU_INVALID_ARGS;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1));
+  EXPECT_EQ(c.reason, GOFL_R_INVALID_ARGS);
+  g.support = GOFL_GPU_OK;
+  EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
+  EXPECT_EQ(c.reason, GOFL_R_GPU_BUSY);
+  // Memory: the reserve in bytes wins over the level's fraction of the total.
+  g.total_b = 10000;
+  g.free_b = 2000;
+  g.need = 1000;
+  EXPECT_TRUE(gpu_takes(c, g, -1, 0.1));          // 1000 + 10% of 10000 <= 2000
+  EXPECT_FALSE(gpu_takes(c, g, 1001, 0.1));       // 1000 + 1001 > 2000
+  EXPECT_EQ(c.reason, GOFL_R_GPU_MEMORY);
+  g.memory_known = false;                         // no reading: no objection
+  EXPECT_TRUE(gpu_takes(c, g, 1e12, 0.1));
 }
 
 // ---- ski rental -------------------------------------------------------------------------------

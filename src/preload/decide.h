@@ -1,5 +1,6 @@
 // Where a top-level, non-query call runs: sets call.device and call.reason. --device auto goes
-// through the cost model and the level (policy/auto_policy.h); cpu, gpu and verify are forced.
+// through the cost model and the level (policy/auto_policy.h) with the library's GPU; cpu, gpu and
+// verify are forced. The library's glue around the policy: settings, the profile in use, the backend.
 #pragma once
 
 #include <stdint.h>
@@ -7,6 +8,7 @@
 #include <string>
 
 #include "common/call.h"
+#include "policy/auto_policy.h"
 
 namespace gofl {
 
@@ -20,7 +22,9 @@ std::string active_profile_label();
 double predicted_copy_in_seconds(double bytes);
 // In a forked child (pthread_atfork): the decision's lock and counters start afresh.
 void decide_fork_child();
-// Summary lines (each starting with two spaces): GPU start-up paid or avoided, predicted saving.
-std::string decide_summary();
+// --device auto without verify: calls are decided by the policy.
+bool auto_mode();
+// The policy, once the first call was decided by it (nullptr before, and when the device is forced).
+const AutoPolicy* auto_policy_made();
 
 }  // namespace gofl

@@ -1,4 +1,4 @@
-#include "policy/verify.h"
+#include "preload/verify.h"
 
 #include <math.h>
 

@@ -1,0 +1,129 @@
+#include "preload/decide.h"
+
+#include "common/nvml.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include <mutex>
+
+#include "common/clock.h"
+#include "common/table.h"
+#include "policy/auto_policy.h"
+#include "policy/level.h"
+#include "policy/profile.h"
+#include "policy/settings.h"
+#include "preload/gpu.h"
+
+namespace gofl {
+
+namespace {
+
+// The GPU as the decision sees it: the backend of src/preload/gpu.cpp. Only start() loads it.
+class LibraryGpu final : public GpuEnv {
+ public:
+  bool started() override { return gpu_started(); }
+  bool unavailable() override { return gpu_unavailable(); }
+  bool start() override { return gpu_backend() != nullptr; }
+  int supports(const gofl_call& c) override {
+    const gofl_backend* b = running();
+    return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
+  }
+  // Before the start, NVML straight from here (no CUDA library is loaded for it); after it, the
+  // backend's reading, whose NVML device is matched to the CUDA device by PCI bus id.
+  int utilization() override {
+    const gofl_backend* b = running();
+    if (b && b->utilization) return b->utilization();
+    return nvml_utilization();
+  }
+  bool memory(uint64_t* free_b, uint64_t* total_b) override {
+    const gofl_backend* b = running();
+    return b && b->memory(free_b, total_b) == 0;
+  }
+  uint64_t device_bytes(const gofl_call& c) override {
+    const gofl_backend* b = running();
+    return b ? b->device_bytes(&c) : 0;
+  }
+  uint64_t resident_bytes(const gofl_call& c) override {
+    const gofl_backend* b = running();
+    return b ? b->resident_bytes(&c) : 0;
+  }
+  double now() override { return now_s(); }
+
+ private:
+  static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }
+};
+
+// Never destroyed, like the profile and the policy: decisions may still be made during exit.
+LibraryGpu& g_env = *new LibraryGpu;
+
+const Profile& active_profile() {
+  // Never destroyed: the summary is printed by the library's destructor, after static objects.
+  static const Profile* p = [] {
+    std::string msg;
+    Profile* r = new Profile(load_profile(settings().profile, [](const char* n) -> const char* { return secure_getenv(n); }, &msg));
+    if (!msg.empty()) fprintf(stderr, "gpu-offload: %s\n", msg.c_str());
+    return r;
+  }();
+  return *p;
+}
+
+AutoPolicy* g_policy = nullptr;  // set once policy() made it
+
+AutoPolicy& policy() {
+  static AutoPolicy* p = [] {
+    const Settings& s = settings();
+    PolicyConfig cfg;
+    cfg.level = s.level;
+    cfg.threshold = s.threshold;
+    cfg.memory_reserve = s.memory_reserve;
+    // Never destroyed: calls may still arrive from other threads while the process exits.
+    AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
+    __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);
+    return made;
+  }();
+  return *p;
+}
+
+}  // namespace
+
+bool auto_mode() {
+  const Settings& s = settings();
+  return s.device == DeviceMode::Auto && !s.verify;
+}
+
+const AutoPolicy* auto_policy_made() { return __atomic_load_n(&g_policy, __ATOMIC_ACQUIRE); }
+
+void decide(gofl_call& c) {
+  const Settings& s = settings();
+  c.device = GOFL_DEV_CPU;
+  if (!gofl_ops[c.op].gpu_capable) { c.reason = GOFL_R_NOT_GPU_CAPABLE; return; }
+  if (s.device == DeviceMode::Cpu) { c.reason = GOFL_R_FORCED_CPU; return; }
+  if (gpu_lost_by_fork()) { c.reason = GOFL_R_AFTER_FORK; return; }
+  if (auto_mode()) {
+    policy().decide(c, g_env);
+    return;
+  }
+  // --device gpu, or verify mode (which checks every GPU-capable call, whatever its size).
+  if (!gpu_backend()) { c.reason = gpu_lost_by_fork() ? GOFL_R_AFTER_FORK : GOFL_R_NO_BACKEND; return; }
+  if (!gpu_takes(c, g_env, s.memory_reserve, level_row(s.level).memory_reserve)) return;
+  c.device = GOFL_DEV_GPU;
+  c.reason = s.verify ? GOFL_R_VERIFY : GOFL_R_FORCED_GPU;
+}
+
+void decide_done(const gofl_call& c, uint64_t duration_ns) {
+  if (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0) return;  // no prediction: nothing to learn
+  if (!auto_mode()) return;
+  policy().observe(c, double(duration_ns) * 1e-9, now_s());
+}
+
+void decide_fork_child() {
+  if (AutoPolicy* p = __atomic_load_n(&g_policy, __ATOMIC_ACQUIRE)) p->after_fork();
+}
+
+std::string active_profile_label() { return profile_label(active_profile()); }
+
+double predicted_copy_in_seconds(double bytes) { return active_profile().h2d.seconds(bytes); }
+
+}  // namespace gofl
