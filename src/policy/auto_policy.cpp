@@ -130,11 +130,13 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   }
   CallBytes bytes = call_bytes(c);
   // Inputs already on the GPU cost no copy: a call too small to pay its copies may still gain.
-  if (env.started()) bytes.in = std::max(0.0, bytes.in - double(env.resident_bytes(c)));
-  const double raw_cpu = model_.cpu_seconds(c.op, c.flops);
-  const double raw_gpu = model_.gpu_seconds(c.op, c.flops, bytes.in, bytes.out);
+  const double resident = env.started() ? double(env.resident_bytes(c)) : 0.0;
+  bytes.in = std::max(0.0, bytes.in - resident);
 
   std::unique_lock<std::mutex> lk(mu_);
+  if (resident == 0) bytes.in = std::min(bytes.in, amortized_in_bytes(c));
+  const double raw_cpu = model_.cpu_seconds(c.op, c.flops);
+  const double raw_gpu = model_.gpu_seconds(c.op, c.flops, bytes.in, bytes.out);
   OpState& st = ops_[c.op];
   const double t_cpu = raw_cpu * st.correction[kCpu];
   const double t_gpu = raw_gpu * st.correction[kGpu];
@@ -225,9 +227,50 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.reason = GOFL_R_OFFLOADED;
 }
 
+double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
+  double in = 0;
+  for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    const gofl_call_operand& o = c.operands[i];
+    if (o.role != GOFL_IN && o.role != GOFL_INOUT) continue;
+    const double bytes = double(o.elems) * double(o.elem_size);
+    if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) continue;  // (a replayed call's kept inputs)
+    const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= GOFL_RESIDENCY_MIN_BYTES
+                        ? reuse_.find(reinterpret_cast<uint64_t>(o.ptr) ^ (uint64_t(bytes) << 1))
+                        : reuse_.end();
+    if (it == reuse_.end() || it->second.uses < (2u << it->second.changes)) {
+      in += bytes;
+      continue;
+    }
+    // Over this use and as many again as were seen, the GPU copies it at most twice more.
+    const double copies_left = double(2 - std::min<uint32_t>(it->second.gpu_copies, 2));
+    in += bytes * copies_left / double(it->second.uses + 1);
+  }
+  return in;
+}
+
+void AutoPolicy::note_reuse(const gofl_call& c) {
+  if (!cfg_.residency) return;
+  if (reuse_.size() > 4096) reuse_.clear();  // bounded; forgetting only delays the next gain
+  for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    const gofl_call_operand& o = c.operands[i];
+    const double bytes = double(o.elems) * double(o.elem_size);
+    if (o.role != GOFL_IN || bytes < GOFL_RESIDENCY_MIN_BYTES || !o.ptr) continue;
+    Reuse& r = reuse_[reinterpret_cast<uint64_t>(o.ptr) ^ (uint64_t(bytes) << 1)];
+    ++r.uses;
+    if (c.device != GOFL_DEV_GPU) continue;
+    if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) {
+      r.gpu_copies = 2;  // kept: no copy left to pay
+    } else if (++r.gpu_copies > 2) {
+      // Copied again although it should have been kept: the program changes it between calls.
+      r = Reuse{0, 0, std::min<uint32_t>(r.changes + 1, 8)};
+    }
+  }
+}
+
 void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
   if (c.op >= GOFL_N_OPS || (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0)) return;  // decide() made no prediction
   std::lock_guard<std::mutex> lk(mu_);
+  note_reuse(c);
   if (gpu_attempt(c)) {
     if (gpu_inflight_ > 0) --gpu_inflight_;
     last_gpu_activity_ = now;

@@ -43,6 +43,7 @@
 
 #include <functional>
 #include <mutex>
+#include <unordered_map>
 
 #include "common/call.h"
 #include "policy/level.h"
@@ -101,6 +102,7 @@ struct PolicyConfig {
   int level = 5;
   double threshold = 1e6;       // flops below which no decision is made
   double memory_reserve = -1;   // bytes always left free; -1: the level's fraction of the total
+  bool residency = true;        // the backend keeps unchanged operands on the GPU between calls
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
@@ -163,6 +165,19 @@ class AutoPolicy {
   const LevelRow& level_;
   mutable std::mutex mu_;
   OpState ops_[GOFL_N_OPS];
+  // Residency ahead of time: how often each large input (address, bytes) came back. The backend
+  // keeps an operand from its second GPU upload and serves it from its third use; a call whose
+  // inputs keep coming back is charged its copies spread over the uses seen so far, so a loop of
+  // matrix-vector products can move to the GPU before its matrix is there. The backend's answer
+  // corrects it: an input it keeps copying (changed between calls) is charged in full again.
+  struct Reuse {
+    uint32_t uses = 0;        // decided calls that read it since it was last found changed
+    uint32_t gpu_copies = 0;  // GPU calls that had to copy it since then
+    uint32_t changes = 0;     // times it was found changed: each doubles the uses needed first
+  };
+  std::unordered_map<uint64_t, Reuse> reuse_;
+  double amortized_in_bytes(const gofl_call& c);  // under mu_
+  void note_reuse(const gofl_call& c);            // under mu_
   PolicyStats stats_;
   bool start_failed_ = false;
   int gpu_inflight_ = 0;

@@ -78,6 +78,7 @@ AutoPolicy& policy() {
     cfg.level = s.level;
     cfg.threshold = s.threshold;
     cfg.memory_reserve = s.memory_reserve;
+    cfg.residency = s.residency;
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);

@@ -200,6 +200,7 @@ void verify_gpu_first(gofl_call& c) {
     c.copy_in_s = v->res.copy_in_s;
     c.compute_s = v->res.compute_s;
     c.copy_out_s = v->res.copy_out_s;
+    c.resident = v->res.resident;  // the GPU run read kept device copies: verify checks them too
   } else if (!busy) {
     c.gpu_status = uint16_t(st);
     c.gpu_detail = uint16_t(v->res.detail);

@@ -23,6 +23,7 @@ struct WalkCall {
   bool on_gpu;     // ran on the GPU (offloaded, forced, or verify mode's GPU run)
   uint8_t n_operands;
   float copy_in_s;
+  uint32_t resident;  // gofl_record.resident: inputs a kept device copy served (not copied)
   gofl_operand operands[GOFL_MAX_OPERANDS];
 };
 
@@ -40,13 +41,18 @@ using Held = std::unordered_map<BufferKey, uint32_t, BufferKeyHash>;
 
 bool ran_on_gpu(const gofl_call_record& c) { return c.device == GOFL_DEV_GPU || c.reason == GOFL_R_VERIFY; }
 
-// Bytes of c's inputs whose content the GPU already held, then records what it holds afterwards:
-// every input as read, every output as written (an output's content after the call is its fp_out).
-double avoidable_inputs(Held& held, const WalkCall& c) {
+// Bytes of c's inputs whose content the GPU already held and that were copied all the same (an
+// input a kept device copy served was not copied: it is in `avoided`), then records what the GPU
+// holds afterwards: every input as read, every output as written (an output's content is its fp_out).
+double avoidable_inputs(Held& held, const WalkCall& c, double* avoided = nullptr) {
   double bytes = 0;
   for (int i = 0; i < c.n_operands; ++i) {
     const gofl_operand& o = c.operands[i];
     if (!o.fp_in) continue;
+    if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) {
+      if (avoided) *avoided += double(o.bytes);
+      continue;
+    }
     const auto it = held.find({o.addr, o.bytes});
     if (it != held.end() && it->second == o.fp_in) bytes += double(o.bytes);
   }
@@ -79,11 +85,14 @@ void walk_process(std::vector<WalkCall>& calls, Analysis& a) {
     OpStats& s = a.ops[c.op];
     const double in = input_bytes(c);
     if (c.on_gpu) {
-      const double avoid = avoidable_inputs(gpu, c);
+      double avoided = 0;  // served by kept device copies: not copied, so not in the call's copy-in time
+      const double avoid = avoidable_inputs(gpu, c, &avoided);
+      const double copied = in - avoided;
       ++s.gpu_walk_calls;
       s.gpu_in_bytes += in;
+      s.gpu_avoided_bytes += avoided;
       s.gpu_avoidable_bytes += avoid;
-      if (c.copy_in_s > 0 && in > 0) s.gpu_avoidable_measured_s += avoid * double(c.copy_in_s) / in;
+      if (c.copy_in_s > 0 && copied > 0) s.gpu_avoidable_measured_s += avoid * double(c.copy_in_s) / copied;
       else s.gpu_avoidable_unmeasured_bytes += avoid;
       avoidable_inputs(all, c);
     } else {
@@ -102,7 +111,7 @@ bool walk_candidate(const gofl_call_record& c) {
 }
 
 void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vector<WalkCall>& walk, uint64_t order,
-              std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen) {
+              uint32_t resident, std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen) {
   const bool nested = c.flags & GOFL_F_NESTED, query = c.flags & GOFL_F_QUERY;
   ReasonStats& rs = a.reasons[{c.device, c.reason}];
   ++rs.calls;
@@ -130,7 +139,8 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
     s.gpu_wall_s += c.reason == GOFL_R_VERIFY ? double(c.copy_in_s) + c.compute_s + c.copy_out_s : secs;
     // Bytes only where the copy was timed, so bytes / seconds is a rate.
     for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
-      if (c.operands[i].fp_in && c.copy_in_s > 0) s.bytes_in += double(c.operands[i].bytes);
+      if (c.operands[i].fp_in && c.copy_in_s > 0 && GOFL_RESIDENCY_OF(resident, i) == GOFL_RES_COPIED)
+        s.bytes_in += double(c.operands[i].bytes);  // a kept device copy served it: not copied
       if (c.operands[i].fp_out && c.copy_out_s > 0) s.bytes_out += double(c.operands[i].bytes);
     }
   }
@@ -209,6 +219,7 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
     w.on_gpu = ran_on_gpu(c);
     w.n_operands = std::min<uint8_t>(c.n_operands, GOFL_MAX_OPERANDS);
     w.copy_in_s = c.copy_in_s;
+    w.resident = resident;
     memcpy(w.operands, c.operands, sizeof w.operands);
     walk.push_back(w);
   }
@@ -247,7 +258,7 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
     }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
-    add_call(a, r, rec.u.call, walk, order++, preds, pred_seen);
+    add_call(a, r, rec.u.call, walk, order++, rec.resident, preds, pred_seen);
   }
   walk_process(walk, a);
 }
@@ -351,6 +362,7 @@ OpStats Analysis::total() const {
     t.gpu_walk_calls += s.gpu_walk_calls;
     t.gpu_in_bytes += s.gpu_in_bytes;
     t.gpu_avoidable_bytes += s.gpu_avoidable_bytes;
+    t.gpu_avoided_bytes += s.gpu_avoided_bytes;
     t.gpu_avoidable_s += s.gpu_avoidable_s;
     t.gpu_avoidable_measured_s += s.gpu_avoidable_measured_s;
     t.gpu_avoidable_unmeasured_bytes += s.gpu_avoidable_unmeasured_bytes;

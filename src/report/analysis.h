@@ -46,6 +46,7 @@ struct OpStats {
   double gpu_in_bytes = 0, gpu_avoidable_bytes = 0, gpu_avoidable_s = 0;
   double gpu_avoidable_measured_s = 0;        // of calls with a copy-in time: at that call's own rate
   double gpu_avoidable_unmeasured_bytes = 0;  // of calls without a copy-in time: priced at the trace's rate
+  double gpu_avoided_bytes = 0;               // inputs kept device copies served (residency): not copied
   uint64_t cpu_walk_calls = 0;
   double cpu_in_bytes = 0, cpu_avoidable_bytes = 0, cpu_avoidable_s = 0;
 };

@@ -311,39 +311,41 @@ ReportTable avoidable_table(const Analysis& a) {
   const OpStats tot = a.total();
   ReportTable t;
   t.id = "avoidable";
-  t.title = "Copying that could be avoided if unchanged data stayed on the GPU";
+  t.title = "Copying avoided by keeping data on the GPU, and what unchanged data still cost";
   if (tot.gpu_walk_calls == 0 && tot.cpu_walk_calls == 0) {
     t.notes = {"no GPU-capable calls were traced"};
     return t;
   }
-  t.headers = {"operation", "calls", "inputs", "avoidable", "share", "time"};
-  auto row = [&](const std::string& name, uint64_t calls, double in, double avoid, double secs) {
-    t.rows.push_back({name, format_count(calls), format_bytes(in), format_bytes(avoid), format_percent(avoid, in),
-                      avoid > 0 ? format_seconds(secs) : ""});
+  t.headers = {"operation", "calls", "inputs", "avoided", "still avoidable", "share", "time"};
+  auto row = [&](const std::string& name, uint64_t calls, double in, double avoided, double avoid, double secs) {
+    t.rows.push_back({name, format_count(calls), format_bytes(in), avoided >= 0 ? format_bytes(avoided) : "-",
+                      format_bytes(avoid), format_percent(avoid, in), avoid > 0 ? format_seconds(secs) : ""});
   };
   const auto ops = sorted_ops(a);
   if (tot.gpu_walk_calls) {
     t.rows.push_back({"ran on the GPU:"});
     for (const auto& [op, s] : ops)
       if (s->gpu_walk_calls)
-        row("  " + std::string(gofl_ops[op].name), s->gpu_walk_calls, s->gpu_in_bytes, s->gpu_avoidable_bytes,
-            s->gpu_avoidable_s);
-    row("  total", tot.gpu_walk_calls, tot.gpu_in_bytes, tot.gpu_avoidable_bytes, tot.gpu_avoidable_s);
+        row("  " + std::string(gofl_ops[op].name), s->gpu_walk_calls, s->gpu_in_bytes, s->gpu_avoided_bytes,
+            s->gpu_avoidable_bytes, s->gpu_avoidable_s);
+    row("  total", tot.gpu_walk_calls, tot.gpu_in_bytes, tot.gpu_avoided_bytes, tot.gpu_avoidable_bytes,
+        tot.gpu_avoidable_s);
   }
   if (tot.cpu_walk_calls) {
     if (tot.gpu_walk_calls) t.rows.emplace_back();
     t.rows.push_back({"GPU-capable, ran on the CPU (if offloaded):"});
     for (const auto& [op, s] : ops)
       if (s->cpu_walk_calls)
-        row("  " + std::string(gofl_ops[op].name), s->cpu_walk_calls, s->cpu_in_bytes, s->cpu_avoidable_bytes,
+        row("  " + std::string(gofl_ops[op].name), s->cpu_walk_calls, s->cpu_in_bytes, -1, s->cpu_avoidable_bytes,
             s->cpu_avoidable_s);
-    row("  total", tot.cpu_walk_calls, tot.cpu_in_bytes, tot.cpu_avoidable_bytes, tot.cpu_avoidable_s);
+    row("  total", tot.cpu_walk_calls, tot.cpu_in_bytes, -1, tot.cpu_avoidable_bytes, tot.cpu_avoidable_s);
   }
   char rate[64];
   snprintf(rate, sizeof rate, "%.1f GB/s", a.copy_bytes_per_s * 1e-9);
   t.notes = {
-      "An input counts when the GPU already held its buffer (same address and size) with the same",
-      "content fingerprint, from an earlier call of the same process. Fingerprints sample 8 words: an estimate.",
+      "Avoided: inputs a device copy kept from an earlier call served (residency; the trace records it).",
+      "Still avoidable: inputs copied although the GPU had held their buffer (same address and size) with the",
+      "same content fingerprint from an earlier call of the process. Fingerprints sample 8 words: an estimate.",
       a.copy_rate_source == Analysis::kMeasured
           ? std::string("Time: at each GPU call's measured copy-in rate (") + rate + " over all traced GPU calls)."
       : a.copy_rate_source == Analysis::kProfile ? std::string("Time: at the host-to-GPU rate of the profile (") +
@@ -463,10 +465,13 @@ std::vector<std::string> report_summary(const Analysis& a) {
                   (t.copy_out_s > 0 ? ", copying out " + format_seconds(t.copy_out_s) : std::string()) +
                   "; copies are " + format_percent(copies, t.gpu_wall_s) + " of the GPU calls' time.");
   }
+  if (t.gpu_avoided_bytes > 0)
+    out.push_back("Keeping unchanged data on the GPU (residency) avoided copying " + format_bytes(t.gpu_avoided_bytes) +
+                  " of the " + format_bytes(t.gpu_in_bytes) + " the GPU calls read.");
   if (t.gpu_walk_calls && t.gpu_avoidable_bytes > 0) {
     const double copy_in = t.copy_in_s;
     out.push_back(
-        "Keeping unchanged data on the GPU could have avoided copying " + format_bytes(t.gpu_avoidable_bytes) +
+        std::string(t.gpu_avoided_bytes > 0 ? "Copies of unchanged data still cost " : "Keeping unchanged data on the GPU could have avoided copying ") + format_bytes(t.gpu_avoidable_bytes) +
         " of the " + format_bytes(t.gpu_in_bytes) + " the GPU calls read (about " + format_seconds(t.gpu_avoidable_s) +
         (copy_in > 0 ? ", " + format_percent(t.gpu_avoidable_s, copy_in) + " of their copy-in time)." : ")."));
   } else if (t.gpu_walk_calls) {

@@ -54,7 +54,7 @@ gofl_call call_from_record(const gofl_call_record& r, uint32_t resident) {
     if (!in && !out) continue;  // empty, or not looked at
     c.resident |= GOFL_RESIDENCY_OF(resident, i) << (2 * c.n_operands);
     c.operands[c.n_operands++] =
-        gofl_call_operand{nullptr, int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
+        gofl_call_operand{reinterpret_cast<const void*>(o.addr), int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
   }
   return c;
 }

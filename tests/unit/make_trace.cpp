@@ -44,6 +44,7 @@ struct Call {
   int site = 0;
   float pred_cpu = 0, pred_gpu = 0, copy_in = 0, compute = 0, copy_out = 0, verify_error = 0;
   uint16_t gpu_status = 0, gpu_detail = 0;
+  uint32_t resident = 0;  // gofl_record.resident: which inputs a kept device copy served
   std::vector<Operand> operands;
 };
 
@@ -81,7 +82,7 @@ void emit(const Call& c) {
   }
   end.tid = uint32_t(getpid());
   end.duration_ns = c.dur_ns;
-  gofl::trace_call(gofl::record_from_call(g, end));
+  gofl::trace_call(gofl::record_from_call(g, end), c.resident);
 }
 
 const uint64_t MB8 = 8000000;  // 1000 x 1000 doubles
@@ -109,6 +110,20 @@ Call gemm(uint64_t t, uint8_t device, uint8_t reason, std::initializer_list<Oper
 //   parent, GPU-capable calls on the CPU, if offloaded: 1 call, inputs 16 MB, avoidable 16 MB, 4 ms;
 //   the forked child: 2 GPU calls, inputs 24 MB, avoidable 8 MB (nothing carries over from the parent).
 //   Both processes: GPU 6 calls, 92 MB in, 40 MB (43.5%) avoidable, 10 ms.
+// Residency: three GPU products reading A and B (8 MB each, copies at 4 GB/s). Call 2: a kept copy
+// served A (avoided 8 MB); B was copied although unchanged (still avoidable 8 MB, 2 ms). Call 3: both
+// kept (16 MB avoided). In all: 48 MB read, 24 MB avoided, 8 MB still avoidable.
+void resident() {
+  const uint8_t G = GOFL_DEV_GPU;
+  emit(gemm(1 * MS, G, GOFL_R_OFFLOADED, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
+  Call two = gemm(10 * MS, G, GOFL_R_OFFLOADED, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {D, MB8, 0, 44}}, 0.002f);
+  two.resident = GOFL_RES_KEPT;  // operand 0, A
+  emit(two);
+  Call three = gemm(20 * MS, G, GOFL_R_OFFLOADED, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {E, MB8, 0, 55}}, 0.0f);
+  three.resident = GOFL_RES_KEPT | (GOFL_RES_KEPT << 2);
+  emit(three);
+}
+
 void avoidable() {
   const uint8_t G = GOFL_DEV_GPU, P = GOFL_DEV_CPU;
   // 1: A, B in; C out. Nothing held yet.
@@ -376,6 +391,7 @@ int main(int argc, char** argv) {
                         gofl::TraceInfo{is_demo ? 5 : 7, is_demo ? 2 : 1,
                                         is_demo ? "built-in" : "test <profile> & \"synthetic\""});
   if (what == "avoidable") avoidable();
+  else if (what == "resident") resident();
   else if (what == "mixed") mixed();
   else if (is_demo) demo();
   else {

@@ -93,10 +93,10 @@ def row(lines, first):
 def avoidable_rows(report):
     """The estimate's two parts: rows of the calls that ran on the GPU, and of the GPU-capable calls that
     ran on the CPU (if offloaded); [] for a part the report leaves out."""
-    lines = section(report, "Copying that could be avoided")
+    lines = section(report, "Copying avoided by keeping data on the GPU")
     gpu_at = next((i for i, l in enumerate(lines) if "ran on the GPU:" in l), None)
     cpu_at = next((i for i, l in enumerate(lines) if "ran on the CPU (if offloaded):" in l), None)
-    end = next(i for i, l in enumerate(lines) if l.startswith("  An input counts"))
+    end = next(i for i, l in enumerate(lines) if l.startswith("  Avoided:"))
     gpu = lines[gpu_at:cpu_at if cpu_at is not None else end] if gpu_at is not None else []
     cpu = lines[cpu_at:end] if cpu_at is not None else []
     return gpu, cpu
@@ -107,14 +107,27 @@ def test_avoidable_copy_known_answers(tmp_path):
     out = cli("report", make_trace(tmp_path, "avoidable")).stdout
     gpu, cpu = avoidable_rows(out)
     # Both processes: 6 GPU calls read 92 MB; 40 MB of it the GPU held unchanged; 4 GB/s measured.
-    assert row(gpu, "total") == ["total", "6", "92.0 MB", "40.0 MB", "43.5%", "10.0 ms"]
-    assert row(gpu, "dgemm") == ["dgemm", "6", "92.0 MB", "40.0 MB", "43.5%", "10.0 ms"]
+    assert row(gpu, "total") == ["total", "6", "92.0 MB", "0 B", "40.0 MB", "43.5%", "10.0 ms"]
+    assert row(gpu, "dgemm") == ["dgemm", "6", "92.0 MB", "0 B", "40.0 MB", "43.5%", "10.0 ms"]
     # The one GPU-capable CPU call: both its inputs were on the GPU already, if it had been offloaded.
-    assert row(cpu, "total") == ["total", "1", "16.0 MB", "16.0 MB", "100.0%", "4.0 ms"]
+    assert row(cpu, "total") == ["total", "1", "16.0 MB", "-", "16.0 MB", "100.0%", "4.0 ms"]
     assert "measured copy-in rate (4.0 GB/s" in out
     assert "could have avoided copying 40.0 MB of the 92.0 MB" in out
     # Nested calls, workspace queries and geevx (not GPU-capable) are not in the estimate.
     assert not re.search(r"^\s+dgeevx\s", "\n".join(gpu + cpu), re.M)
+
+
+def test_copies_residency_avoided_and_what_is_still_avoidable(tmp_path):
+    """make_trace.cpp's `resident` scenario: 48 MB read by three GPU products, 24 MB served by kept device
+    copies (the trace says which), 8 MB copied although unchanged (2 ms at the measured 4 GB/s)."""
+    out = cli("report", make_trace(tmp_path, "resident")).stdout
+    gpu, _ = avoidable_rows(out)
+    assert row(gpu, "total") == ["total", "3", "48.0 MB", "24.0 MB", "8.00 MB", "16.7%", "2.0 ms"]
+    flat = " ".join(out.split())
+    assert "(residency) avoided copying 24.0 MB of the 48.0 MB the GPU calls read" in flat
+    assert "Copies of unchanged data still cost 8.00 MB of the 48.0 MB the GPU calls read (about 2.0 ms" in flat
+    # The measured copy rate counts only what was copied: 24 MB in 6 ms.
+    assert row(section(out, "By device"), "dgemm")[6:9] == ["24.0 MB", "4.00", "40.0%"]
 
 
 def test_avoidable_copy_is_per_process_and_in_time_order(tmp_path):
@@ -127,10 +140,10 @@ def test_avoidable_copy_is_per_process_and_in_time_order(tmp_path):
     parent = next(r["file"] for r in rows if r["pid"] in parents)
     child = next(r["file"] for r in rows if r["pid"] not in parents)
     gpu, cpu = avoidable_rows(cli("report", parent).stdout)
-    assert row(gpu, "total") == ["total", "4", "68.0 MB", "32.0 MB", "47.1%", "8.0 ms"]
-    assert row(cpu, "total") == ["total", "1", "16.0 MB", "16.0 MB", "100.0%", "4.0 ms"]
+    assert row(gpu, "total") == ["total", "4", "68.0 MB", "0 B", "32.0 MB", "47.1%", "8.0 ms"]
+    assert row(cpu, "total") == ["total", "1", "16.0 MB", "-", "16.0 MB", "100.0%", "4.0 ms"]
     gpu, cpu = avoidable_rows(cli("report", child).stdout)
-    assert row(gpu, "total") == ["total", "2", "24.0 MB", "8.00 MB", "33.3%", "2.0 ms"]
+    assert row(gpu, "total") == ["total", "2", "24.0 MB", "0 B", "8.00 MB", "33.3%", "2.0 ms"]
     assert cpu == []
 
 

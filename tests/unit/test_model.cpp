@@ -929,3 +929,74 @@ TEST(Decision, AForkedChildCountsItsOwnMissedSavings) {
   EXPECT_DOUBLE_EQ(p.stats().start_needed_s, 0.6);
   EXPECT_DOUBLE_EQ(p.correction(op("dgemm"), kCpu), corr);  // what was learnt stays
 }
+
+// ---- residency ahead of time ------------------------------------------------------------------
+
+namespace {
+// A product whose 1 GB input A comes back call after call (same address and size): at 10 GB/s its
+// copy (0.1 s) is as long as the CPU's whole call, so it gains only once A stays on the GPU.
+gofl_call reused_input_call(const void* a, uint32_t resident = 0) {
+  gofl_call c = make_call("dgemm", 1e9);
+  c.operands[c.n_operands++] = gofl_call_operand{a, int64_t(1e9), 1, GOFL_IN, 0};
+  c.resident = resident;
+  return c;
+}
+}  // namespace
+
+TEST(Residency, AnInputThatKeepsComingBackIsChargedItsCopiesSpreadOverItsUses) {
+  Started s(5, -1, flat_profile(1e10, 1e12, 0.0, "h2d 0 1e10\nd2h 0 1e10\n"));
+  static const char a[1] = {0};
+  // First and second sight: the whole copy, slower than the CPU.
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  // Third: two copies left over three uses (0.067 s + 1 ms against 0.1 s): offloaded.
+  gofl_call c = reused_input_call(a);
+  s.p.decide(c, s.g);
+  EXPECT_EQ(c.reason, GOFL_R_OFFLOADED);
+  EXPECT_NEAR(c.pred_gpu_s, 2.0 / 3.0 * 0.1 + 1e-3, 1e-4);
+  // Another input of the same size seen for the first time is charged in full.
+  static const char b[1] = {0};
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(b)), GOFL_R_PREDICTED_SLOWER);
+}
+
+TEST(Residency, AnInputTheGpuKeepsCopyingIsChargedInFullAgain) {
+  Started s(5, -1, flat_profile(1e10, 1e12, 0.0, "h2d 0 1e10\nd2h 0 1e10\n"));
+  static const char a[1] = {0};
+  run(s.p, s.g, reused_input_call(a));
+  run(s.p, s.g, reused_input_call(a));
+  // Three GPU calls that all had to copy A (the program rewrites it between calls).
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run(s.p, s.g, reused_input_call(a), 0.101), GOFL_R_OFFLOADED) << i;
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  // Amortised again only after twice as many uses as before.
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(s.p, s.g, reused_input_call(a)), GOFL_R_OFFLOADED);
+}
+
+TEST(Residency, AnInputAKeptCopyServedCostsNoCopy) {
+  Started s(5, -1, flat_profile(1e10, 1e12, 0.0, "h2d 0 1e10\nd2h 0 1e10\n"));
+  static const char a[1] = {0};
+  run(s.p, s.g, reused_input_call(a));
+  run(s.p, s.g, reused_input_call(a));
+  // The backend reports that a kept copy served A: from then on no copy is charged.
+  gofl_call c = reused_input_call(a);
+  s.p.decide(c, s.g);
+  c.resident = GOFL_RES_KEPT;  // operand 0
+  s.g.t += 1e-3;
+  s.p.observe(c, 1e-3, s.g.t);
+  gofl_call next = reused_input_call(a);
+  s.p.decide(next, s.g);
+  EXPECT_EQ(next.reason, GOFL_R_OFFLOADED);
+  EXPECT_NEAR(next.pred_gpu_s, 1e-3, 1e-4);
+}
+
+TEST(Residency, OffMeansEveryCopyIsCharged) {
+  PolicyConfig cfg{5, 1e6, -1};
+  cfg.residency = false;
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0, "h2d 0 1e10\nd2h 0 1e10\n")), cfg);
+  FakeGpu g;
+  g.is_started = true;
+  static const char a[1] = {0};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(run(p, g, reused_input_call(a)), GOFL_R_PREDICTED_SLOWER) << i;
+}
