@@ -125,6 +125,11 @@ import numpy as np
 r = np.random.default_rng(0); A = r.standard_normal((8192, 8192))
 for i in range(12): A @ r.standard_normal((8192, 256))' >/dev/null 2>&1
   "$B/bin/gpu-offload" dump --csv "$T/res" | awk -F, 'NR == 1 || NR > 8 { print $4, $24, $29, $30, $31 }'
+  "$B/bin/gpu-offload" run --device gpu --trace "$T/lu" -- "$PY" -c '
+import numpy as np, scipy.linalg as sl
+r = np.random.default_rng(0); M = r.standard_normal((8192, 8192)); lu = sl.lu_factor(M @ M.T + 8192 * np.eye(8192))
+for i in range(8): sl.lu_solve(lu, r.standard_normal((8192, 256)))' >/dev/null 2>&1
+  "$B/bin/gpu-offload" dump --csv "$T/lu" | awk -F, 'NR == 1 || NR > 8 { print $4, $24, $29, $30, $31 }'
   echo "== the host watch's costs on this machine (unit benchmark)"
   "$B/bin/unit_tests" --gtest_filter='*Benchmark*' --gtest_also_run_disabled_tests 2>&1 | grep -vE "^\[( RUN|       OK|==========|----------)" | head -30
   echo "== residency under --verify: every GPU result compared with the CPU's"
