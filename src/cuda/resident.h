@@ -79,9 +79,9 @@ class ResidentCache {
   HostWatch& watch() { return watch_; }
 
  private:
-  // Per host range (address, extent): how its uploads went. Watching is not free: page tracking
-  // costs ~0.5 us a page to start and the program 3-5 us a page on its next write to a protected
-  // page (measured on a Firecracker guest), so a range is watched in steps:
+  // Per host range (address, extent): how its uploads went. Watching is not free: the program pays
+  // 1.2 us a page (H200 host; 3-5 us on the 2-core development VM) more on its next write to a
+  // write-protected page, so a range is watched in steps:
   //   - its first upload is not kept (most operands are never passed again);
   //   - its second is kept under the content check (a digest of every byte: no fault for anyone);
   //   - at its first reuse, page tracking starts, then the digest confirms the bytes: from then on a
