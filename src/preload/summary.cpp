@@ -40,7 +40,7 @@ std::string fmt_s(double s) {
 }
 
 // Converting data around the LAPACK calls (the report's fuller account: src/report/conversions.h).
-// A run of ?copy calls costs its calls and the caller's loop between them; a LAPACK call costs the
+// A ?copy call costs its own time; a LAPACK call costs the
 // time outside any intercepted call right before it (where a caller checks and copies its operands),
 // up to kConversionNsPerByte of the bytes it reads.
 struct Conversions {
@@ -49,14 +49,13 @@ struct Conversions {
 };
 Conversions g_conv;
 __thread uint64_t t_last_end_ns __attribute__((tls_model("initial-exec")));  // this thread's previous top-level call
-__thread bool t_last_was_copy __attribute__((tls_model("initial-exec")));
 
 void add_conversion(const gofl_call& c, uint64_t duration_ns) {
   const gofl_kind kind = gofl_ops[c.op].kind;
   const uint64_t since = t_last_end_ns && c.t0_ns > t_last_end_ns ? c.t0_ns - t_last_end_ns : 0;
   if (kind == GOFL_KIND_BLAS1) {
     g_conv.copies.fetch_add(1, std::memory_order_relaxed);
-    g_conv.copy_run_ns.fetch_add(duration_ns + (t_last_was_copy ? since : 0), std::memory_order_relaxed);
+    g_conv.copy_run_ns.fetch_add(duration_ns, std::memory_order_relaxed);  // not the gaps: our own recording is there
     g_conv.copy_site.store(c.site, std::memory_order_relaxed);
   } else if (kind == GOFL_KIND_LAPACK) {
     g_conv.lapack_calls.fetch_add(1, std::memory_order_relaxed);
@@ -68,7 +67,6 @@ void add_conversion(const gofl_call& c, uint64_t duration_ns) {
     g_conv.lapack_site.store(c.site, std::memory_order_relaxed);
   }
   t_last_end_ns = c.t0_ns + duration_ns;
-  t_last_was_copy = kind == GOFL_KIND_BLAS1;
 }
 
 std::string module_of(const void* site) {
@@ -200,7 +198,6 @@ void summary_reset() {
   g_kept_operands = g_kept_bytes = 0;
   g_conv.copies = g_conv.copy_run_ns = g_conv.gap_ns = g_conv.lapack_calls = g_conv.lapack_ns = 0;
   t_last_end_ns = 0;
-  t_last_was_copy = false;
 }
 
 void summary_print(int fd) {

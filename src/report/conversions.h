@@ -25,7 +25,7 @@ struct TimedCall {
 // The LAPACK calls of one operation from one calling module, and the converting next to them.
 struct AroundLapack {
   uint64_t calls = 0, in_call_ns = 0;
-  uint64_t copies = 0, copy_ns = 0;  // the ?copy runs right before and after: calls, and their span
+  uint64_t copies = 0, copy_ns = 0;  // the ?copy runs right before and after: calls, and their time
   uint64_t gap_ns = 0;               // outside any intercepted call, right before each call (capped)
   uint64_t beyond_cap_ns = 0;        // the rest of those gaps: the program's own work
   std::map<std::string, uint64_t> copiers;  // module of those ?copy calls -> ns
@@ -34,14 +34,13 @@ struct AroundLapack {
 
 struct Conversions {
   std::map<std::pair<int, std::string>, AroundLapack> around;  // (LAPACK op, calling module)
-  uint64_t copies = 0, copy_ns = 0;  // every top-level ?copy run, next to a LAPACK call or not
+  uint64_t copies = 0, copy_ns = 0;  // every top-level ?copy call, next to a LAPACK call or not
   uint64_t program_ns = 0;           // the traced processes' time: start to their last call's end
   AroundLapack total() const;        // the sum over `around` (copiers merged)
 };
 
 // Adds one process's calls (any order) to `c`. A run of ?copy calls on a thread (no other
-// intercepted call between them) costs its span, the caller's loop between the copies included; a
-// run belongs to the next LAPACK call on the thread when it comes before it, else, being the first
+// intercepted call between them) costs its calls' time; a run belongs to the next LAPACK call on the thread when it comes before it, else, being the first
 // run after one, to that call (NumPy's copies back). The gap before a LAPACK call is the time since
 // the thread's previous top-level call ended: the caller's checks and copies, counted up to
 // kConversionNsPerByte of the call's input bytes, since whatever else the program did is there too.

@@ -55,8 +55,7 @@ bool conversions_table(const Analysis& a, ReportTable* t) {
                        seconds(total.copy_ns), seconds(total.gap_ns), seconds(total.conversion_ns()),
                        format_percent(double(total.conversion_ns()), double(c.program_ns))});
   }
-  t->notes.push_back("copying: the span of the ?copy runs right before and after the calls (the caller's loop "
-                     "between copies included).");
+  t->notes.push_back("copying: the ?copy calls right before and after the calls.");
   t->notes.push_back("before the calls: the time since the thread's previous call, where the caller checks and "
                      "copies the operands; counted up to " + format_ratio(kConversionNsPerByte) +
                      " ns per byte the call reads, the rest (" + seconds(total.beyond_cap_ns) +
