@@ -14,9 +14,9 @@ the inputs it destroys (overwrite_a) are made again before each repetition, outs
            made once outside the timing, as a program would keep its arrays
 `in LAPACK` is the GPU run's time inside the LAPACK calls of the fast variant, read from its trace:
 what the GPU gave; the rest of a variant's time is converting around the calls.
-Repetitions: the best of 2 at n <= 4096, one run above (to keep the run near six minutes on the
-H200); the CPU's svd and lstsq above --cpu-slow-max-n are left out unless --full (each takes
-minutes there).
+Repetitions: the best of 2 at n <= 4096, one run above and for svd and lstsq (seconds each, to keep
+the run near six minutes on the H200); the CPU's svd and lstsq above --cpu-slow-max-n are left out
+unless --full (each takes minutes there).
 """
 
 import argparse
@@ -84,7 +84,7 @@ out = {}
 for case in cases:
     A, b = inputs(case, n, rng)
     for v in ("numpy", "scipy", "fast"):
-        s, w = timed(case, v, A, b, reps)
+        s, w = timed(case, v, A, b, 1 if case in ("svd", "lstsq") else reps)
         out[case + "/" + v] = {"s": s, "window": w}
 print("RESULT " + json.dumps(out), flush=True)
 '''
@@ -160,7 +160,7 @@ def main():
     widths = [max(len(x) for x in col) for col in zip(cols, *rows)]
     print("Python end to end, seconds per call (numpy: numpy.linalg; scipy: scipy.linalg as usually called; fast: "
           "scipy.linalg on Fortran-ordered arrays, overwrite_a=True, check_finite=False)")
-    print("reps: best of " + ", ".join(f"{r['reps']} at n={n}" for n, r in results.items()) +
+    print("reps: best of " + ", ".join(f"{r['reps']} at n={n}" for n, r in results.items()) + " (svd, lstsq: 1)" +
           f"; '-': not run (the CPU's svd/lstsq above n={a.cpu_slow_max_n}: --full runs them)")
     print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cols, widths))))
     for cells in rows:
