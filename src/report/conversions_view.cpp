@@ -39,32 +39,37 @@ bool conversions_table(const Analysis& a, ReportTable* t) {
     return x.second->conversion_ns() != y.second->conversion_ns() ? x.second->conversion_ns() > y.second->conversion_ns()
                                                                     : *x.first < *y.first;
   });
+  std::vector<std::string> converters;  // module paths, one per library
   std::vector<std::string> libraries;
   auto seconds = [](uint64_t ns) { return format_seconds(ns * 1e-9); };
+  // Blank where the traces' clocks give no program time (a trace whose calls predate its header).
+  auto share = [&](uint64_t ns) { return c.program_ns ? format_percent(double(ns), double(c.program_ns)) : ""; };
   for (const auto& [key, r] : rows) {
     t->rows.push_back({gofl_ops[key->first].name, library_label(key->second), format_count(r->calls),
                        seconds(r->in_call_ns), format_count(r->copies), seconds(r->copy_ns), seconds(r->gap_ns),
-                       seconds(r->conversion_ns()), format_percent(double(r->conversion_ns()), double(c.program_ns))});
-    const std::string lib = library_of_module(converter(key->second, *r));
-    if (r->conversion_ns() > 0 && std::find(libraries.begin(), libraries.end(), lib) == libraries.end())
+                       seconds(r->conversion_ns()), share(r->conversion_ns())});
+    const std::string who = converter(key->second, *r), lib = library_of_module(who);
+    if (r->conversion_ns() > 0 && std::find(libraries.begin(), libraries.end(), lib) == libraries.end()) {
       libraries.push_back(lib);
+      converters.push_back(who);
+    }
   }
   if (rows.size() > 1) {
     t->rows.push_back({});
     t->rows.push_back({"total", "", format_count(total.calls), seconds(total.in_call_ns), format_count(total.copies),
                        seconds(total.copy_ns), seconds(total.gap_ns), seconds(total.conversion_ns()),
-                       format_percent(double(total.conversion_ns()), double(c.program_ns))});
+                       share(total.conversion_ns())});
   }
   t->notes.push_back("copying: the ?copy calls right before and after the calls.");
   t->notes.push_back("before the calls: the time since the thread's previous call, where the caller checks and "
                      "copies the operands; counted up to " + format_ratio(kConversionNsPerByte) +
                      " ns per byte the call reads, the rest (" + seconds(total.beyond_cap_ns) +
                      ") being the program's own work.");
-  t->notes.push_back("of the program: of the traced processes' " + seconds(c.program_ns) +
-                     " (start to their last call).");
-  for (const std::string& lib : libraries)
-    t->notes.push_back((lib.empty() ? std::string("Elsewhere") : lib) + ": " + conversion_advice(lib) +
-                       " (README: From Python).");
+  if (c.program_ns)
+    t->notes.push_back("of the program: of the traced processes' " + seconds(c.program_ns) +
+                       " (start to their last call).");
+  for (size_t i = 0; i < libraries.size(); ++i)
+    t->notes.push_back(library_label(converters[i]) + ": " + conversion_advice(libraries[i]) + " (README: From Python).");
   return true;
 }
 
@@ -87,10 +92,11 @@ std::string conversion_summary(const Analysis& a) {
          format_seconds(total.copy_ns * 1e-9) + " in " + format_count(total.copies) + " ?copy calls" +
          (copier.empty() ? "" : " by " + library_label(copier)) + ", " + format_seconds(total.gap_ns * 1e-9) +
          " outside any call just before them), against " + format_seconds(total.in_call_ns * 1e-9) + " in the " +
-         format_count(total.calls) + " LAPACK calls themselves: " +
-         format_percent(double(total.conversion_ns()), double(c.program_ns)) + " of the program's " +
-         format_seconds(c.program_ns * 1e-9) + ". " + (lib.empty() ? "" : lib + ": ") + conversion_advice(lib) +
-         " (README: From Python).";
+         format_count(total.calls) + " LAPACK calls themselves" +
+         (c.program_ns ? ": " + format_percent(double(total.conversion_ns()), double(c.program_ns)) +
+                             " of the program's " + format_seconds(c.program_ns * 1e-9)
+                       : std::string()) +
+         ". " + library_label(who) + ": " + conversion_advice(lib) + " (README: From Python).";
 }
 
 }  // namespace gofl::cli
