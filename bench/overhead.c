@@ -1,6 +1,8 @@
 // Nanoseconds per call for calls below the work threshold: dgemm n=4, dgemm with no work (m=0),
-// cblas_dgemm n=4 and dgetrf n=4. Run it with and without the library (bench/overhead.sh) and
-// subtract: the difference is what gpu-offload adds to every small call.
+// cblas_dgemm n=4, dgetrf n=4, and the ?copy of one row as NumPy makes it (dcopy_ and cblas_dcopy of
+// 8 strided elements). Run it with and without the library (bench/overhead.sh) and subtract: the
+// difference is what gpu-offload adds to every small call. `overhead ITERS copy` times only the copies
+// (what a trace costs per ?copy call).
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +11,7 @@
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
             const int*, const double*, const int*, const double*, double*, const int*);
 void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
+void dcopy_(const int*, const double*, const int*, double*, const int*);
 
 static double now(void) {
   struct timespec ts;
@@ -31,12 +34,18 @@ static double now(void) {
 
 int main(int argc, char** argv) {
   long iters = argc > 1 ? atol(argv[1]) : 2000000;
-  int n = 4, zero_m = 0, info = 0, ipiv[4];
-  double a[16], b[16], c[16], lu[16], one = 1.0, beta = 0.0;
-  for (int i = 0; i < 16; ++i) { a[i] = 1.0 + i; b[i] = 2.0 - i; c[i] = 0; }
+  const int copies_only = argc > 2 && argv[2][0] == 'c';
+  int n = 4, zero_m = 0, info = 0, ipiv[4], row = 8, stride = 8, unit = 1;
+  double a[72], b[16], c[16], lu[16], one = 1.0, beta = 0.0;
+  for (int i = 0; i < 72; ++i) a[i] = 1.0 + i;
+  for (int i = 0; i < 16; ++i) { b[i] = 2.0 - i; c[i] = 0; }
   // Warm up: resolves the real functions once, outside the timed loops.
   dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &beta, c, &n);
   printf("%-28s %10s\n", "call", "ns/call");
+  // One row of an 8 x 8 C-ordered matrix into a Fortran-ordered column: NumPy's conversion step.
+  TIME("dcopy_ n=8 incx=8", iters, dcopy_(&row, a + (it & 1), &stride, lu + (it & 7), &unit));
+  TIME("cblas_dcopy n=8 incx=8", iters, cblas_dcopy(row, a + (it & 1), stride, lu + (it & 7), unit));
+  if (copies_only) return lu[0] == 12345.0;
   TIME("dgemm_ n=4", iters, dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &beta, c, &n));
   TIME("dgemm_ m=0 (no work)", iters, dgemm_("N", "N", &zero_m, &n, &n, &one, a, &n, b, &n, &beta, c, &n));
   TIME("cblas_dgemm n=4", iters,

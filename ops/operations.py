@@ -122,6 +122,16 @@ OPS = [
        dims=("n", "n", "0"), flops="1.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)")],
        ifaces=BLAS_IF, calib=1),
+    # ---- BLAS-1 ---------------------------------------------------------------------------------------------
+    # Measured only, never offloaded: NumPy converts each LAPACK operand to Fortran order and back with
+    # one ?copy per row (strided reads), so the report can say how much time went to converting data
+    # around the LAPACK calls. No work estimate: a copy stays on the fast path unless calls are recorded.
+    # CBLAS ?copy has no layout argument (blas1 rows take none).
+    op("copy", "sdcz", "blas1",
+       "n:int x:in incx:int y:out incy:int",
+       dims=("n", "0", "0"), flops="0.0",
+       operands=[("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
+       ifaces=BLAS_IF, gpu=False),
     # ---- LAPACK: LU ------------------------------------------------------------------------------------------
     op("getrf", "sdcz", "lapack",
        "m:int n:int a:inout lda:int ipiv:iinout info:iout",

@@ -3,6 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
+#                              [pye2e]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -140,6 +141,22 @@ lu = sl.lu_factor(S)
 for i in range(6):
     X = r.standard_normal((3000, 64)); A @ X; sl.lu_solve(lu, X); A @ r.standard_normal(3000)
     if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
+fi
+if has pye2e; then
+  # About six minutes on the H200 (one repetition at 8192; the CPU's svd/lstsq only at 4096).
+  echo "== Python end to end: NumPy, SciPy as usually called, SciPy the fast way; CPU and GPU (bench/python_e2e.py)"
+  timeout ${PYE2E_TIMEOUT:-540} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYE2E_SIZES:-4096,8192} \
+    --json "$OUT/python_e2e.json" 2>&1 | tee "$OUT/python_e2e.log"
+  echo "== the report and summary of numpy.linalg.solve at n = 8192 under --device gpu"
+  T=$(mktemp -d)
+  "$B/bin/gpu-offload" run --device gpu --summary --trace "$T/np" -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); b = r.standard_normal(8192)
+for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
+  "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/Converting data/,/README: From Python/p'
+  echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
+  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+    "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"

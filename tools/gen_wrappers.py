@@ -30,7 +30,8 @@ ARRAY_R = {"rout", "rwork"}
 ARRAY_I = {"iin", "iinout", "iwork"}
 ROLE = {"in": "GOFL_IN", "iin": "GOFL_IN", "inout": "GOFL_INOUT", "iinout": "GOFL_INOUT",
         "out": "GOFL_OUT", "rout": "GOFL_OUT"}
-KIND_ID = {"blas3": "GOFL_KIND_BLAS3", "blas2": "GOFL_KIND_BLAS2", "lapack": "GOFL_KIND_LAPACK", "fft": "GOFL_KIND_FFT"}
+KIND_ID = {"blas3": "GOFL_KIND_BLAS3", "blas2": "GOFL_KIND_BLAS2", "blas1": "GOFL_KIND_BLAS1", "lapack": "GOFL_KIND_LAPACK",
+           "fft": "GOFL_KIND_FFT"}
 
 
 def routine_name(op, p):
@@ -109,7 +110,7 @@ def cblas_param(name, kind, p, itype):
         return f"{r} v_{name}"
     if kind == "in":
         return f"const {t}* {name}"
-    if kind == "inout":
+    if kind in ("inout", "out"):
         return f"{t}* {name}"
     raise ValueError(f"kind {kind} has no CBLAS form")
 
@@ -188,9 +189,15 @@ def elem_size_expr(kind, p, itype):
     raise ValueError(kind)
 
 
+def cblas_layout(o):
+    """Whether the CBLAS form takes a layout first: every level-2/3 routine does, level 1 (vectors) not."""
+    return o.kind != "blas1"
+
+
 def gen_wrapper(name, opname, o, p, iface, sid, itype):
     args = args_for(o, p)
-    if iface == "cblas":
+    row_major_aware = iface == "cblas" and cblas_layout(o)
+    if row_major_aware:
         args = [("layout", CH)] + args
     kinds = dict(args)
     params = []
@@ -239,11 +246,11 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.extend(norm)
     L.append(flops)
     L.append(f"  gofl::Call gofl_call({ident(name)}, gofl_flops, gofl_site);\n")
-    if iface == "cblas":
+    if row_major_aware:
         L.append("  if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;\n")
-        L.append("  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };\n")
+        L.append("  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };\n")
     else:
-        L.append("  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };\n")
+        L.append("  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };\n")
     L.append("  [[maybe_unused]] auto vec = gofl::vec_extent;\n")
     d = o.dims
     L.append(f"  gofl_call.set_dims({d[0]}, {d[1]}, {d[2]});\n")
@@ -309,7 +316,7 @@ def gen_table_h():
 def gen_args_h():
     """Argument positions (Fortran order; CBLAS adds the layout in front) for code that reads gofl_call.argv."""
     L = [BANNER, "#pragma once\n\n// Position of each argument in gofl_call::argv for the Fortran interface; the CBLAS interface\n"
-         "// has `layout` first, so its positions are one higher (see gofl::cuda::CallArgs).\n",
+         "// has `layout` first (level 1 excepted), so its positions are one higher (see gofl::cuda::CallArgs).\n",
          "namespace gofl {\nnamespace args {\n"]
     for o in T.OPS:
         variants = []

@@ -112,6 +112,11 @@ Summarises the trace files in DIR (every *.gofltrace file) or the FILEs given:
   - the busiest call sites by time (module and offset of the caller);
   - where calls ran and why; GPU attempts that failed (status and error code); verify-mode
     mismatches (operation, sizes, worst relative difference);
+  - converting data around the LAPACK calls, per operation and calling library (NumPy, SciPy):
+    the ?copy calls right before and after them (NumPy copies each operand into Fortran order,
+    one ?copy per row) and the time outside any call just before each (SciPy's copies and NaN
+    checks; counted up to 4 ns per byte the call reads), with what to do about it; one line in
+    "in short" when converting took longer than the calls;
   - the cost model's accuracy (observed / predicted time per device) and the predicted CPU/GPU
     crossover per operation, from --profile FILE, else from the profile the traces name when
     that is the built-in one or this machine's own (GPU_OFFLOAD_PROFILE, the config file, the

@@ -3,7 +3,7 @@
 #pragma once
 
 // Position of each argument in gofl_call::argv for the Fortran interface; the CBLAS interface
-// has `layout` first, so its positions are one higher (see gofl::cuda::CallArgs).
+// has `layout` first (level 1 excepted), so its positions are one higher (see gofl::cuda::CallArgs).
 namespace gofl {
 namespace args {
 struct gemm_r { static constexpr int transa = 0, transb = 1, m = 2, n = 3, k = 4, alpha = 5, a = 6, lda = 7, b = 8, ldb = 9, beta = 10, c = 11, ldc = 12, count = 13; };
@@ -27,6 +27,8 @@ struct symv_r { static constexpr int uplo = 0, n = 1, alpha = 2, a = 3, lda = 4,
 struct hemv_c { static constexpr int uplo = 0, n = 1, alpha = 2, a = 3, lda = 4, x = 5, incx = 6, beta = 7, y = 8, incy = 9, count = 10; };
 struct trsv_r { static constexpr int uplo = 0, trans = 1, diag = 2, n = 3, a = 4, lda = 5, x = 6, incx = 7, count = 8; };
 struct trsv_c { static constexpr int uplo = 0, trans = 1, diag = 2, n = 3, a = 4, lda = 5, x = 6, incx = 7, count = 8; };
+struct copy_r { static constexpr int n = 0, x = 1, incx = 2, y = 3, incy = 4, count = 5; };
+struct copy_c { static constexpr int n = 0, x = 1, incx = 2, y = 3, incy = 4, count = 5; };
 struct getrf_r { static constexpr int m = 0, n = 1, a = 2, lda = 3, ipiv = 4, info = 5, count = 6; };
 struct getrf_c { static constexpr int m = 0, n = 1, a = 2, lda = 3, ipiv = 4, info = 5, count = 6; };
 struct getrs_r { static constexpr int trans = 0, n = 1, nrhs = 2, a = 3, lda = 4, ipiv = 5, b = 6, ldb = 7, info = 8, count = 9; };

@@ -18,7 +18,7 @@ using fn_sgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_sgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
@@ -67,7 +67,7 @@ using fn_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, floa
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_sgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
@@ -115,7 +115,7 @@ using fn_scipy_sgemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_sgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
@@ -164,7 +164,7 @@ using fn_scipy_cblas_sgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_sgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
@@ -212,7 +212,7 @@ using fn_scipy_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_sgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
@@ -261,7 +261,7 @@ using fn_scipy_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_sgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
@@ -309,7 +309,7 @@ using fn_sgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_sgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 6);
@@ -358,7 +358,7 @@ using fn_cblas_sgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, f
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_sgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(float), GOFL_IN, 7);
@@ -406,7 +406,7 @@ using fn_dgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_dgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
@@ -455,7 +455,7 @@ using fn_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, doub
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_dgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
@@ -503,7 +503,7 @@ using fn_scipy_dgemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_dgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
@@ -552,7 +552,7 @@ using fn_scipy_cblas_dgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_dgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
@@ -600,7 +600,7 @@ using fn_scipy_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_dgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
@@ -649,7 +649,7 @@ using fn_scipy_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_dgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
@@ -697,7 +697,7 @@ using fn_dgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_dgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 6);
@@ -746,7 +746,7 @@ using fn_cblas_dgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, d
   const double gofl_flops = (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_dgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(double), GOFL_IN, 7);
@@ -794,7 +794,7 @@ using fn_cgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -843,7 +843,7 @@ using fn_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_cgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -891,7 +891,7 @@ using fn_scipy_cgemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -940,7 +940,7 @@ using fn_scipy_cblas_cgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_cgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -988,7 +988,7 @@ using fn_scipy_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -1037,7 +1037,7 @@ using fn_scipy_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_cgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -1085,7 +1085,7 @@ using fn_cgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -1134,7 +1134,7 @@ using fn_cblas_cgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_cgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -1182,7 +1182,7 @@ using fn_zgemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_zgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -1231,7 +1231,7 @@ using fn_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t, cons
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_zgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -1279,7 +1279,7 @@ using fn_scipy_zgemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_zgemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -1328,7 +1328,7 @@ using fn_scipy_cblas_zgemm_t = void (*)(int, int, int, int32_t, int32_t, int32_t
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zgemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -1376,7 +1376,7 @@ using fn_scipy_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_zgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -1425,7 +1425,7 @@ using fn_scipy_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int6
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -1473,7 +1473,7 @@ using fn_zgemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_zgemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -1522,7 +1522,7 @@ using fn_cblas_zgemm64__t = void (*)(int, int, int, int64_t, int64_t, int64_t, c
   const double gofl_flops = 4.0 * (2.0*m*n*k);
   gofl::Call gofl_call(S_cblas_zgemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(transa)?m:k, isN(transa)?k:m, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -1569,7 +1569,7 @@ using fn_ssymm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_ssymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -1616,7 +1616,7 @@ using fn_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ssymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -1662,7 +1662,7 @@ using fn_scipy_ssymm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ssymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -1709,7 +1709,7 @@ using fn_scipy_cblas_ssymm_t = void (*)(int, int, int, int32_t, int32_t, float, 
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ssymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -1755,7 +1755,7 @@ using fn_scipy_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ssymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -1802,7 +1802,7 @@ using fn_scipy_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, floa
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ssymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -1848,7 +1848,7 @@ using fn_ssymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_ssymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -1895,7 +1895,7 @@ using fn_cblas_ssymm64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ssymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -1941,7 +1941,7 @@ using fn_dsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_dsymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -1988,7 +1988,7 @@ using fn_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double, const
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dsymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -2034,7 +2034,7 @@ using fn_scipy_dsymm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dsymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -2081,7 +2081,7 @@ using fn_scipy_cblas_dsymm_t = void (*)(int, int, int, int32_t, int32_t, double,
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dsymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -2127,7 +2127,7 @@ using fn_scipy_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dsymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -2174,7 +2174,7 @@ using fn_scipy_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, doub
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dsymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -2220,7 +2220,7 @@ using fn_dsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_dsymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -2267,7 +2267,7 @@ using fn_cblas_dsymm64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   const double gofl_flops = (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dsymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -2313,7 +2313,7 @@ using fn_csymm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_csymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -2360,7 +2360,7 @@ using fn_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_csymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -2406,7 +2406,7 @@ using fn_scipy_csymm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_csymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -2453,7 +2453,7 @@ using fn_scipy_cblas_csymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_csymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -2499,7 +2499,7 @@ using fn_scipy_csymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_csymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -2546,7 +2546,7 @@ using fn_scipy_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_csymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -2592,7 +2592,7 @@ using fn_csymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_csymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -2639,7 +2639,7 @@ using fn_cblas_csymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_csymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -2685,7 +2685,7 @@ using fn_zsymm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_zsymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -2732,7 +2732,7 @@ using fn_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_zsymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -2778,7 +2778,7 @@ using fn_scipy_zsymm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_zsymm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -2825,7 +2825,7 @@ using fn_scipy_cblas_zsymm_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zsymm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -2871,7 +2871,7 @@ using fn_scipy_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_zsymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -2918,7 +2918,7 @@ using fn_scipy_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zsymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -2964,7 +2964,7 @@ using fn_zsymm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_zsymm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -3011,7 +3011,7 @@ using fn_cblas_zsymm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_zsymm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -3057,7 +3057,7 @@ using fn_chemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_chemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -3104,7 +3104,7 @@ using fn_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_chemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -3150,7 +3150,7 @@ using fn_scipy_chemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_chemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -3197,7 +3197,7 @@ using fn_scipy_cblas_chemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_chemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -3243,7 +3243,7 @@ using fn_scipy_chemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_chemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -3290,7 +3290,7 @@ using fn_scipy_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_chemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -3336,7 +3336,7 @@ using fn_chemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_chemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -3383,7 +3383,7 @@ using fn_cblas_chemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_chemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -3429,7 +3429,7 @@ using fn_zhemm__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_zhemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -3476,7 +3476,7 @@ using fn_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_zhemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -3522,7 +3522,7 @@ using fn_scipy_zhemm__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_zhemm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -3569,7 +3569,7 @@ using fn_scipy_cblas_zhemm_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zhemm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -3615,7 +3615,7 @@ using fn_scipy_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_zhemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -3662,7 +3662,7 @@ using fn_scipy_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zhemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -3708,7 +3708,7 @@ using fn_zhemm_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_zhemm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -3755,7 +3755,7 @@ using fn_cblas_zhemm64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (isL(side) ? 2.0*m*m*n : 2.0*m*n*n);
   gofl::Call gofl_call(S_cblas_zhemm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -3800,7 +3800,7 @@ using fn_ssyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_ssyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -3844,7 +3844,7 @@ using fn_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_ssyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -3887,7 +3887,7 @@ using fn_scipy_ssyrk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_ssyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -3931,7 +3931,7 @@ using fn_scipy_cblas_ssyrk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_ssyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -3974,7 +3974,7 @@ using fn_scipy_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_ssyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -4018,7 +4018,7 @@ using fn_scipy_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_ssyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -4061,7 +4061,7 @@ using fn_ssyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_ssyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -4105,7 +4105,7 @@ using fn_cblas_ssyrk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_ssyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -4148,7 +4148,7 @@ using fn_dsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_dsyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -4192,7 +4192,7 @@ using fn_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_dsyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -4235,7 +4235,7 @@ using fn_scipy_dsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_dsyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -4279,7 +4279,7 @@ using fn_scipy_cblas_dsyrk_t = void (*)(int, int, int, int32_t, int32_t, double,
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_dsyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -4322,7 +4322,7 @@ using fn_scipy_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_dsyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -4366,7 +4366,7 @@ using fn_scipy_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_dsyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -4409,7 +4409,7 @@ using fn_dsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_dsyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -4453,7 +4453,7 @@ using fn_cblas_dsyrk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   const double gofl_flops = (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_dsyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -4496,7 +4496,7 @@ using fn_csyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_csyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -4540,7 +4540,7 @@ using fn_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_csyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -4583,7 +4583,7 @@ using fn_scipy_csyrk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_csyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -4627,7 +4627,7 @@ using fn_scipy_cblas_csyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_csyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -4670,7 +4670,7 @@ using fn_scipy_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_csyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -4714,7 +4714,7 @@ using fn_scipy_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_csyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -4757,7 +4757,7 @@ using fn_csyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_csyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -4801,7 +4801,7 @@ using fn_cblas_csyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_csyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -4844,7 +4844,7 @@ using fn_zsyrk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_zsyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -4888,7 +4888,7 @@ using fn_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const void*, 
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_zsyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -4931,7 +4931,7 @@ using fn_scipy_zsyrk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_zsyrk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -4975,7 +4975,7 @@ using fn_scipy_cblas_zsyrk_t = void (*)(int, int, int, int32_t, int32_t, const v
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_zsyrk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5018,7 +5018,7 @@ using fn_scipy_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_zsyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5062,7 +5062,7 @@ using fn_scipy_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, cons
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_zsyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5105,7 +5105,7 @@ using fn_zsyrk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_zsyrk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5149,7 +5149,7 @@ using fn_cblas_zsyrk64__t = void (*)(int, int, int, int64_t, int64_t, const void
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_zsyrk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5192,7 +5192,7 @@ using fn_cherk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cherk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -5236,7 +5236,7 @@ using fn_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, const 
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_cherk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -5279,7 +5279,7 @@ using fn_scipy_cherk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cherk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -5323,7 +5323,7 @@ using fn_scipy_cblas_cherk_t = void (*)(int, int, int, int32_t, int32_t, float, 
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_cherk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -5366,7 +5366,7 @@ using fn_scipy_cherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cherk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -5410,7 +5410,7 @@ using fn_scipy_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, floa
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_cherk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -5453,7 +5453,7 @@ using fn_cherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cherk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -5497,7 +5497,7 @@ using fn_cblas_cherk64__t = void (*)(int, int, int, int64_t, int64_t, float, con
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_cherk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -5540,7 +5540,7 @@ using fn_zherk__t = void (*)(const char*, const char*, const int32_t*, const int
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_zherk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5584,7 +5584,7 @@ using fn_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double, const
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_zherk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5627,7 +5627,7 @@ using fn_scipy_zherk__t = void (*)(const char*, const char*, const int32_t*, con
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_zherk_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5671,7 +5671,7 @@ using fn_scipy_cblas_zherk_t = void (*)(int, int, int, int32_t, int32_t, double,
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_zherk, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5714,7 +5714,7 @@ using fn_scipy_zherk_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_zherk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5758,7 +5758,7 @@ using fn_scipy_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, doub
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_scipy_cblas_zherk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5801,7 +5801,7 @@ using fn_zherk_64__t = void (*)(const char*, const char*, const int64_t*, const 
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_zherk_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -5845,7 +5845,7 @@ using fn_cblas_zherk64__t = void (*)(int, int, int, int64_t, int64_t, double, co
   const double gofl_flops = 4.0 * (1.0*n*(n+1)*k);
   gofl::Call gofl_call(S_cblas_zherk64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -5889,7 +5889,7 @@ using fn_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_ssyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -5936,7 +5936,7 @@ using fn_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float, const
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_ssyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -5982,7 +5982,7 @@ using fn_scipy_ssyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_ssyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -6029,7 +6029,7 @@ using fn_scipy_cblas_ssyr2k_t = void (*)(int, int, int, int32_t, int32_t, float,
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_ssyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -6075,7 +6075,7 @@ using fn_scipy_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_ssyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -6122,7 +6122,7 @@ using fn_scipy_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, flo
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_ssyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -6168,7 +6168,7 @@ using fn_ssyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_ssyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 5);
@@ -6215,7 +6215,7 @@ using fn_cblas_ssyr2k64__t = void (*)(int, int, int, int64_t, int64_t, float, co
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_ssyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(float), GOFL_IN, 6);
@@ -6261,7 +6261,7 @@ using fn_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_dsyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -6308,7 +6308,7 @@ using fn_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double, cons
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_dsyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -6354,7 +6354,7 @@ using fn_scipy_dsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_dsyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -6401,7 +6401,7 @@ using fn_scipy_cblas_dsyr2k_t = void (*)(int, int, int, int32_t, int32_t, double
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_dsyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -6447,7 +6447,7 @@ using fn_scipy_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_dsyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -6494,7 +6494,7 @@ using fn_scipy_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, dou
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_dsyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -6540,7 +6540,7 @@ using fn_dsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_dsyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 5);
@@ -6587,7 +6587,7 @@ using fn_cblas_dsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, double, c
   const double gofl_flops = (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_dsyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(double), GOFL_IN, 6);
@@ -6633,7 +6633,7 @@ using fn_csyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_csyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -6680,7 +6680,7 @@ using fn_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_csyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -6726,7 +6726,7 @@ using fn_scipy_csyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_csyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -6773,7 +6773,7 @@ using fn_scipy_cblas_csyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_csyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -6819,7 +6819,7 @@ using fn_scipy_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_csyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -6866,7 +6866,7 @@ using fn_scipy_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_csyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -6912,7 +6912,7 @@ using fn_csyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_csyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -6959,7 +6959,7 @@ using fn_cblas_csyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_csyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -7005,7 +7005,7 @@ using fn_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_zsyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7052,7 +7052,7 @@ using fn_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_zsyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7098,7 +7098,7 @@ using fn_scipy_zsyr2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_zsyr2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7145,7 +7145,7 @@ using fn_scipy_cblas_zsyr2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zsyr2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7191,7 +7191,7 @@ using fn_scipy_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_zsyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7238,7 +7238,7 @@ using fn_scipy_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zsyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7284,7 +7284,7 @@ using fn_zsyr2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_zsyr2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7331,7 +7331,7 @@ using fn_cblas_zsyr2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_zsyr2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7377,7 +7377,7 @@ using fn_cher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cher2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -7424,7 +7424,7 @@ using fn_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_cher2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -7470,7 +7470,7 @@ using fn_scipy_cher2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cher2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -7517,7 +7517,7 @@ using fn_scipy_cblas_cher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_cher2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -7563,7 +7563,7 @@ using fn_scipy_cher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cher2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -7610,7 +7610,7 @@ using fn_scipy_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_cher2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -7656,7 +7656,7 @@ using fn_cher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cher2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -7703,7 +7703,7 @@ using fn_cblas_cher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_cher2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<float>), GOFL_IN, 6);
@@ -7749,7 +7749,7 @@ using fn_zher2k__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_zher2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7796,7 +7796,7 @@ using fn_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_zher2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7842,7 +7842,7 @@ using fn_scipy_zher2k__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_zher2k_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7889,7 +7889,7 @@ using fn_scipy_cblas_zher2k_t = void (*)(int, int, int, int32_t, int32_t, const 
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zher2k, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -7935,7 +7935,7 @@ using fn_scipy_zher2k_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_zher2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -7982,7 +7982,7 @@ using fn_scipy_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, con
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_scipy_cblas_zher2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -8028,7 +8028,7 @@ using fn_zher2k_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t ldc = static_cast<int64_t>(*p_ldc);
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_zher2k_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -8075,7 +8075,7 @@ using fn_cblas_zher2k64__t = void (*)(int, int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*n*n*k);
   gofl::Call gofl_call(S_cblas_zher2k64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isN(trans)?n:k, isN(trans)?k:n, lda)), sizeof(std::complex<double>), GOFL_IN, 6);
@@ -8122,7 +8122,7 @@ using fn_strmm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_strmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -8170,7 +8170,7 @@ using fn_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_strmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -8217,7 +8217,7 @@ using fn_scipy_strmm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_strmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -8265,7 +8265,7 @@ using fn_scipy_cblas_strmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -8312,7 +8312,7 @@ using fn_scipy_strmm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_strmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -8360,7 +8360,7 @@ using fn_scipy_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -8407,7 +8407,7 @@ using fn_strmm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_strmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -8455,7 +8455,7 @@ using fn_cblas_strmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_strmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -8502,7 +8502,7 @@ using fn_dtrmm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_dtrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -8550,7 +8550,7 @@ using fn_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dtrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -8597,7 +8597,7 @@ using fn_scipy_dtrmm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dtrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -8645,7 +8645,7 @@ using fn_scipy_cblas_dtrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -8692,7 +8692,7 @@ using fn_scipy_dtrmm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dtrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -8740,7 +8740,7 @@ using fn_scipy_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -8787,7 +8787,7 @@ using fn_dtrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_dtrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -8835,7 +8835,7 @@ using fn_cblas_dtrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dtrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -8882,7 +8882,7 @@ using fn_ctrmm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ctrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -8930,7 +8930,7 @@ using fn_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ctrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -8977,7 +8977,7 @@ using fn_scipy_ctrmm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ctrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -9025,7 +9025,7 @@ using fn_scipy_cblas_ctrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -9072,7 +9072,7 @@ using fn_scipy_ctrmm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ctrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -9120,7 +9120,7 @@ using fn_scipy_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -9167,7 +9167,7 @@ using fn_ctrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ctrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -9215,7 +9215,7 @@ using fn_cblas_ctrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ctrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -9262,7 +9262,7 @@ using fn_ztrmm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ztrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -9310,7 +9310,7 @@ using fn_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ztrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -9357,7 +9357,7 @@ using fn_scipy_ztrmm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ztrmm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -9405,7 +9405,7 @@ using fn_scipy_cblas_ztrmm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrmm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -9452,7 +9452,7 @@ using fn_scipy_ztrmm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ztrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -9500,7 +9500,7 @@ using fn_scipy_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -9547,7 +9547,7 @@ using fn_ztrmm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ztrmm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -9595,7 +9595,7 @@ using fn_cblas_ztrmm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ztrmm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -9642,7 +9642,7 @@ using fn_strsm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_strsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -9690,7 +9690,7 @@ using fn_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, flo
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_strsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -9737,7 +9737,7 @@ using fn_scipy_strsm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_strsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -9785,7 +9785,7 @@ using fn_scipy_cblas_strsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -9832,7 +9832,7 @@ using fn_scipy_strsm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_strsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -9880,7 +9880,7 @@ using fn_scipy_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -9927,7 +9927,7 @@ using fn_strsm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_strsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 7);
@@ -9975,7 +9975,7 @@ using fn_cblas_strsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_strsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(float), GOFL_IN, 8);
@@ -10022,7 +10022,7 @@ using fn_dtrsm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_dtrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -10070,7 +10070,7 @@ using fn_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, dou
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dtrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -10117,7 +10117,7 @@ using fn_scipy_dtrsm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dtrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -10165,7 +10165,7 @@ using fn_scipy_cblas_dtrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -10212,7 +10212,7 @@ using fn_scipy_dtrsm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_dtrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -10260,7 +10260,7 @@ using fn_scipy_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -10307,7 +10307,7 @@ using fn_dtrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_dtrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 7);
@@ -10355,7 +10355,7 @@ using fn_cblas_dtrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_dtrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(double), GOFL_IN, 8);
@@ -10402,7 +10402,7 @@ using fn_ctrsm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ctrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -10450,7 +10450,7 @@ using fn_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ctrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -10497,7 +10497,7 @@ using fn_scipy_ctrsm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ctrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -10545,7 +10545,7 @@ using fn_scipy_cblas_ctrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -10592,7 +10592,7 @@ using fn_scipy_ctrsm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ctrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -10640,7 +10640,7 @@ using fn_scipy_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -10687,7 +10687,7 @@ using fn_ctrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ctrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 7);
@@ -10735,7 +10735,7 @@ using fn_cblas_ctrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ctrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<float>), GOFL_IN, 8);
@@ -10782,7 +10782,7 @@ using fn_ztrsm__t = void (*)(const char*, const char*, const char*, const char*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ztrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -10830,7 +10830,7 @@ using fn_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_t, con
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ztrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -10877,7 +10877,7 @@ using fn_scipy_ztrsm__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ztrsm_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -10925,7 +10925,7 @@ using fn_scipy_cblas_ztrsm_t = void (*)(int, int, int, int, int, int32_t, int32_
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrsm, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -10972,7 +10972,7 @@ using fn_scipy_ztrsm_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_ztrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -11020,7 +11020,7 @@ using fn_scipy_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -11067,7 +11067,7 @@ using fn_ztrsm_64__t = void (*)(const char*, const char*, const char*, const cha
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_ztrsm_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 7);
@@ -11115,7 +11115,7 @@ using fn_cblas_ztrsm64__t = void (*)(int, int, int, int, int, int64_t, int64_t, 
   const double gofl_flops = 4.0 * (isL(side) ? 1.0*m*m*n : 1.0*m*n*n);
   gofl::Call gofl_call(S_cblas_ztrsm64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(isL(side)?m:n, isL(side)?m:n, lda)), sizeof(std::complex<double>), GOFL_IN, 8);
@@ -11160,7 +11160,7 @@ using fn_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_sgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -11205,7 +11205,7 @@ using fn_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const float
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_cblas_sgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -11249,7 +11249,7 @@ using fn_scipy_sgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_sgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -11294,7 +11294,7 @@ using fn_scipy_cblas_sgemv_t = void (*)(int, int, int32_t, int32_t, float, const
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_sgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -11338,7 +11338,7 @@ using fn_scipy_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_sgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -11383,7 +11383,7 @@ using fn_scipy_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, co
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_sgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -11427,7 +11427,7 @@ using fn_sgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_sgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -11472,7 +11472,7 @@ using fn_cblas_sgemv64__t = void (*)(int, int, int64_t, int64_t, float, const fl
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_cblas_sgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -11516,7 +11516,7 @@ using fn_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_dgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -11561,7 +11561,7 @@ using fn_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, const doub
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_cblas_dgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -11605,7 +11605,7 @@ using fn_scipy_dgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_dgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -11650,7 +11650,7 @@ using fn_scipy_cblas_dgemv_t = void (*)(int, int, int32_t, int32_t, double, cons
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_dgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -11694,7 +11694,7 @@ using fn_scipy_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_dgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -11739,7 +11739,7 @@ using fn_scipy_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, c
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_dgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -11783,7 +11783,7 @@ using fn_dgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_dgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -11828,7 +11828,7 @@ using fn_cblas_dgemv64__t = void (*)(int, int, int64_t, int64_t, double, const d
   const double gofl_flops = (2.0*m*n);
   gofl::Call gofl_call(S_cblas_dgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -11872,7 +11872,7 @@ using fn_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -11917,7 +11917,7 @@ using fn_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cblas_cgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -11961,7 +11961,7 @@ using fn_scipy_cgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -12006,7 +12006,7 @@ using fn_scipy_cblas_cgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_cgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -12050,7 +12050,7 @@ using fn_scipy_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -12095,7 +12095,7 @@ using fn_scipy_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_cgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -12139,7 +12139,7 @@ using fn_cgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -12184,7 +12184,7 @@ using fn_cblas_cgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cblas_cgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -12228,7 +12228,7 @@ using fn_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_zgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -12273,7 +12273,7 @@ using fn_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*, const
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cblas_zgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -12317,7 +12317,7 @@ using fn_scipy_zgemv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_zgemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -12362,7 +12362,7 @@ using fn_scipy_cblas_zgemv_t = void (*)(int, int, int32_t, int32_t, const void*,
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_zgemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -12406,7 +12406,7 @@ using fn_scipy_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_zgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -12451,7 +12451,7 @@ using fn_scipy_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const voi
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_scipy_cblas_zgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -12495,7 +12495,7 @@ using fn_zgemv_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_zgemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -12540,7 +12540,7 @@ using fn_cblas_zgemv64__t = void (*)(int, int, int64_t, int64_t, const void*, co
   const double gofl_flops = 4.0 * (2.0*m*n);
   gofl::Call gofl_call(S_cblas_zgemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -12583,7 +12583,7 @@ using fn_ssymv__t = void (*)(const char*, const int32_t*, const float*, const fl
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_ssymv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -12626,7 +12626,7 @@ using fn_cblas_ssymv_t = void (*)(int, int, int32_t, float, const float*, int32_
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_cblas_ssymv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -12668,7 +12668,7 @@ using fn_scipy_ssymv__t = void (*)(const char*, const int32_t*, const float*, co
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_ssymv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -12711,7 +12711,7 @@ using fn_scipy_cblas_ssymv_t = void (*)(int, int, int32_t, float, const float*, 
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ssymv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -12753,7 +12753,7 @@ using fn_scipy_ssymv_64__t = void (*)(const char*, const int64_t*, const float*,
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_ssymv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -12796,7 +12796,7 @@ using fn_scipy_cblas_ssymv64__t = void (*)(int, int, int64_t, float, const float
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ssymv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -12838,7 +12838,7 @@ using fn_ssymv_64__t = void (*)(const char*, const int64_t*, const float*, const
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_ssymv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -12881,7 +12881,7 @@ using fn_cblas_ssymv64__t = void (*)(int, int, int64_t, float, const float*, int
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_cblas_ssymv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -12923,7 +12923,7 @@ using fn_dsymv__t = void (*)(const char*, const int32_t*, const double*, const d
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_dsymv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -12966,7 +12966,7 @@ using fn_cblas_dsymv_t = void (*)(int, int, int32_t, double, const double*, int3
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_cblas_dsymv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -13008,7 +13008,7 @@ using fn_scipy_dsymv__t = void (*)(const char*, const int32_t*, const double*, c
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_dsymv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -13051,7 +13051,7 @@ using fn_scipy_cblas_dsymv_t = void (*)(int, int, int32_t, double, const double*
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dsymv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -13093,7 +13093,7 @@ using fn_scipy_dsymv_64__t = void (*)(const char*, const int64_t*, const double*
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_dsymv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -13136,7 +13136,7 @@ using fn_scipy_cblas_dsymv64__t = void (*)(int, int, int64_t, double, const doub
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dsymv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -13178,7 +13178,7 @@ using fn_dsymv_64__t = void (*)(const char*, const int64_t*, const double*, cons
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_dsymv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -13221,7 +13221,7 @@ using fn_cblas_dsymv64__t = void (*)(int, int, int64_t, double, const double*, i
   const double gofl_flops = (2.0*n*n);
   gofl::Call gofl_call(S_cblas_dsymv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -13263,7 +13263,7 @@ using fn_chemv__t = void (*)(const char*, const int32_t*, const std::complex<flo
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_chemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -13306,7 +13306,7 @@ using fn_cblas_chemv_t = void (*)(int, int, int32_t, const void*, const std::com
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_cblas_chemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -13348,7 +13348,7 @@ using fn_scipy_chemv__t = void (*)(const char*, const int32_t*, const std::compl
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_chemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -13391,7 +13391,7 @@ using fn_scipy_cblas_chemv_t = void (*)(int, int, int32_t, const void*, const st
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_chemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -13433,7 +13433,7 @@ using fn_scipy_chemv_64__t = void (*)(const char*, const int64_t*, const std::co
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_chemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -13476,7 +13476,7 @@ using fn_scipy_cblas_chemv64__t = void (*)(int, int, int64_t, const void*, const
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_chemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -13518,7 +13518,7 @@ using fn_chemv_64__t = void (*)(const char*, const int64_t*, const std::complex<
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_chemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -13561,7 +13561,7 @@ using fn_cblas_chemv64__t = void (*)(int, int, int64_t, const void*, const std::
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_cblas_chemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -13603,7 +13603,7 @@ using fn_zhemv__t = void (*)(const char*, const int32_t*, const std::complex<dou
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_zhemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -13646,7 +13646,7 @@ using fn_cblas_zhemv_t = void (*)(int, int, int32_t, const void*, const std::com
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_cblas_zhemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -13688,7 +13688,7 @@ using fn_scipy_zhemv__t = void (*)(const char*, const int32_t*, const std::compl
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_zhemv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -13731,7 +13731,7 @@ using fn_scipy_cblas_zhemv_t = void (*)(int, int, int32_t, const void*, const st
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zhemv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -13773,7 +13773,7 @@ using fn_scipy_zhemv_64__t = void (*)(const char*, const int64_t*, const std::co
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_zhemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -13816,7 +13816,7 @@ using fn_scipy_cblas_zhemv64__t = void (*)(int, int, int64_t, const void*, const
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_zhemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -13858,7 +13858,7 @@ using fn_zhemv_64__t = void (*)(const char*, const int64_t*, const std::complex<
   [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_zhemv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -13901,7 +13901,7 @@ using fn_cblas_zhemv64__t = void (*)(int, int, int64_t, const void*, const std::
   const double gofl_flops = 4.0 * (2.0*n*n);
   gofl::Call gofl_call(S_cblas_zhemv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -13944,7 +13944,7 @@ using fn_strsv__t = void (*)(const char*, const char*, const char*, const int32_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_strsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -13988,7 +13988,7 @@ using fn_cblas_strsv_t = void (*)(int, int, int, int, int32_t, const float*, int
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_cblas_strsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -14031,7 +14031,7 @@ using fn_scipy_strsv__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_strsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -14075,7 +14075,7 @@ using fn_scipy_cblas_strsv_t = void (*)(int, int, int, int, int32_t, const float
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -14118,7 +14118,7 @@ using fn_scipy_strsv_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_strsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -14162,7 +14162,7 @@ using fn_scipy_cblas_strsv64__t = void (*)(int, int, int, int, int64_t, const fl
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_strsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -14205,7 +14205,7 @@ using fn_strsv_64__t = void (*)(const char*, const char*, const char*, const int
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_strsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 4);
@@ -14249,7 +14249,7 @@ using fn_cblas_strsv64__t = void (*)(int, int, int, int, int64_t, const float*, 
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_cblas_strsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 5);
@@ -14292,7 +14292,7 @@ using fn_dtrsv__t = void (*)(const char*, const char*, const char*, const int32_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_dtrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -14336,7 +14336,7 @@ using fn_cblas_dtrsv_t = void (*)(int, int, int, int, int32_t, const double*, in
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_cblas_dtrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -14379,7 +14379,7 @@ using fn_scipy_dtrsv__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_dtrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -14423,7 +14423,7 @@ using fn_scipy_cblas_dtrsv_t = void (*)(int, int, int, int, int32_t, const doubl
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -14466,7 +14466,7 @@ using fn_scipy_dtrsv_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_dtrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -14510,7 +14510,7 @@ using fn_scipy_cblas_dtrsv64__t = void (*)(int, int, int, int, int64_t, const do
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_dtrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -14553,7 +14553,7 @@ using fn_dtrsv_64__t = void (*)(const char*, const char*, const char*, const int
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_dtrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 4);
@@ -14597,7 +14597,7 @@ using fn_cblas_dtrsv64__t = void (*)(int, int, int, int, int64_t, const double*,
   const double gofl_flops = (1.0*n*n);
   gofl::Call gofl_call(S_cblas_dtrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 5);
@@ -14640,7 +14640,7 @@ using fn_ctrsv__t = void (*)(const char*, const char*, const char*, const int32_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_ctrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -14684,7 +14684,7 @@ using fn_cblas_ctrsv_t = void (*)(int, int, int, int, int32_t, const std::comple
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_cblas_ctrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -14727,7 +14727,7 @@ using fn_scipy_ctrsv__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_ctrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -14771,7 +14771,7 @@ using fn_scipy_cblas_ctrsv_t = void (*)(int, int, int, int, int32_t, const std::
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -14814,7 +14814,7 @@ using fn_scipy_ctrsv_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_ctrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -14858,7 +14858,7 @@ using fn_scipy_cblas_ctrsv64__t = void (*)(int, int, int, int, int64_t, const st
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ctrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -14901,7 +14901,7 @@ using fn_ctrsv_64__t = void (*)(const char*, const char*, const char*, const int
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_ctrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 4);
@@ -14945,7 +14945,7 @@ using fn_cblas_ctrsv64__t = void (*)(int, int, int, int, int64_t, const std::com
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_cblas_ctrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 5);
@@ -14988,7 +14988,7 @@ using fn_ztrsv__t = void (*)(const char*, const char*, const char*, const int32_
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_ztrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -15032,7 +15032,7 @@ using fn_cblas_ztrsv_t = void (*)(int, int, int, int, int32_t, const std::comple
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_cblas_ztrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -15075,7 +15075,7 @@ using fn_scipy_ztrsv__t = void (*)(const char*, const char*, const char*, const 
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_ztrsv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -15119,7 +15119,7 @@ using fn_scipy_cblas_ztrsv_t = void (*)(int, int, int, int, int32_t, const std::
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrsv, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -15162,7 +15162,7 @@ using fn_scipy_ztrsv_64__t = void (*)(const char*, const char*, const char*, con
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_ztrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -15206,7 +15206,7 @@ using fn_scipy_cblas_ztrsv64__t = void (*)(int, int, int, int, int64_t, const st
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_scipy_cblas_ztrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -15249,7 +15249,7 @@ using fn_ztrsv_64__t = void (*)(const char*, const char*, const char*, const int
   [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_ztrsv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 4);
@@ -15293,7 +15293,7 @@ using fn_cblas_ztrsv64__t = void (*)(int, int, int, int, int64_t, const std::com
   const double gofl_flops = 4.0 * (1.0*n*n);
   gofl::Call gofl_call(S_cblas_ztrsv64_, gofl_flops, gofl_site);
   if (gofl_row_major) gofl_call.flags |= GOFL_F_ROW_MAJOR;
-  auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [gofl_row_major](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(gofl_row_major, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 5);
@@ -15324,6 +15324,1158 @@ extern "C" GOFL_EXPORT void cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans
   return slow_cblas_ztrsv64_(v_layout, v_uplo, v_trans, v_diag, v_n, a, v_lda, x, v_incx);
 }
 
+using fn_scopy__t = void (*)(const int32_t*, const float*, const int32_t*, float*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scopy__t gofl_real = reinterpret_cast<fn_scopy__t>(gofl::real_fn(S_scopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_scopy_t gofl_real = reinterpret_cast<fn_cblas_scopy_t>(gofl::real_fn(S_cblas_scopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_cblas_scopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_scopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_scopy__t = void (*)(const int32_t*, const float*, const int32_t*, float*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_scopy__t gofl_real = reinterpret_cast<fn_scipy_scopy__t>(gofl::real_fn(S_scipy_scopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_scopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_scopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_scopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl::real_fn(S_scipy_cblas_scopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_scopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_scopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_scopy_64__t = void (*)(const int64_t*, const float*, const int64_t*, float*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_scopy_64__t gofl_real = reinterpret_cast<fn_scipy_scopy_64__t>(gofl::real_fn(S_scipy_scopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_scopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_scopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_scopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl::real_fn(S_scipy_cblas_scopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_scopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_scopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scopy_64__t = void (*)(const int64_t*, const float*, const int64_t*, float*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scopy_64__t gofl_real = reinterpret_cast<fn_scopy_64__t>(gofl::real_fn(S_scopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_scopy64__t gofl_real = reinterpret_cast<fn_cblas_scopy64__t>(gofl::real_fn(S_cblas_scopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_cblas_scopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(float), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(float), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_scopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*, double*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dcopy__t gofl_real = reinterpret_cast<fn_dcopy__t>(gofl::real_fn(S_dcopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_dcopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dcopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dcopy_t gofl_real = reinterpret_cast<fn_cblas_dcopy_t>(gofl::real_fn(S_cblas_dcopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_cblas_dcopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dcopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*, double*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dcopy__t gofl_real = reinterpret_cast<fn_scipy_dcopy__t>(gofl::real_fn(S_scipy_dcopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_dcopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dcopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dcopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl::real_fn(S_scipy_cblas_dcopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_dcopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dcopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_dcopy_64__t = void (*)(const int64_t*, const double*, const int64_t*, double*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dcopy_64__t gofl_real = reinterpret_cast<fn_scipy_dcopy_64__t>(gofl::real_fn(S_scipy_dcopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_dcopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dcopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_dcopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl::real_fn(S_scipy_cblas_dcopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_dcopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_dcopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_dcopy_64__t = void (*)(const int64_t*, const double*, const int64_t*, double*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dcopy_64__t gofl_real = reinterpret_cast<fn_dcopy_64__t>(gofl::real_fn(S_dcopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_dcopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dcopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, double*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_dcopy64__t gofl_real = reinterpret_cast<fn_cblas_dcopy64__t>(gofl::real_fn(S_cblas_dcopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  gofl::Call gofl_call(S_cblas_dcopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(double), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(double), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_dcopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ccopy__t gofl_real = reinterpret_cast<fn_ccopy__t>(gofl::real_fn(S_ccopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_ccopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ccopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ccopy_t gofl_real = reinterpret_cast<fn_cblas_ccopy_t>(gofl::real_fn(S_cblas_ccopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_cblas_ccopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ccopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ccopy__t gofl_real = reinterpret_cast<fn_scipy_ccopy__t>(gofl::real_fn(S_scipy_ccopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_ccopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ccopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ccopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl::real_fn(S_scipy_cblas_ccopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_ccopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ccopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ccopy_64__t gofl_real = reinterpret_cast<fn_scipy_ccopy_64__t>(gofl::real_fn(S_scipy_ccopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_ccopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ccopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_ccopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl::real_fn(S_scipy_cblas_ccopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_ccopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_ccopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ccopy_64__t gofl_real = reinterpret_cast<fn_ccopy_64__t>(gofl::real_fn(S_ccopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_ccopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ccopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_ccopy64__t gofl_real = reinterpret_cast<fn_cblas_ccopy64__t>(gofl::real_fn(S_cblas_ccopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_cblas_ccopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<float>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<float>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_ccopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zcopy__t gofl_real = reinterpret_cast<fn_zcopy__t>(gofl::real_fn(S_zcopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_zcopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zcopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_zcopy_t gofl_real = reinterpret_cast<fn_cblas_zcopy_t>(gofl::real_fn(S_cblas_zcopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_cblas_zcopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_zcopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zcopy__t gofl_real = reinterpret_cast<fn_scipy_zcopy__t>(gofl::real_fn(S_scipy_zcopy_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_zcopy_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zcopy_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_zcopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl::real_fn(S_scipy_cblas_zcopy, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_zcopy, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_zcopy(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_scipy_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zcopy_64__t gofl_real = reinterpret_cast<fn_scipy_zcopy_64__t>(gofl::real_fn(S_scipy_zcopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_zcopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zcopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_scipy_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cblas_zcopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl::real_fn(S_scipy_cblas_zcopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_scipy_cblas_zcopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cblas_zcopy64_(v_n, x, v_incx, y, v_incy);
+}
+
+using fn_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zcopy_64__t gofl_real = reinterpret_cast<fn_zcopy_64__t>(gofl::real_fn(S_zcopy_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_zcopy_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)p_n, (void*)x, (void*)p_incx, (void*)y, (void*)p_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zcopy_64_(p_n, x, p_incx, y, p_incy);
+}
+
+using fn_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+[[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cblas_zcopy64__t gofl_real = reinterpret_cast<fn_cblas_zcopy64__t>(gofl::real_fn(S_cblas_zcopy64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  gofl::Call gofl_call(S_cblas_zcopy64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, 0, 0);
+  gofl_call.add_operand(x, static_cast<int64_t>(vec(n, incx)), sizeof(std::complex<double>), GOFL_IN, 1);
+  gofl_call.add_operand(y, static_cast<int64_t>(vec(n, incy)), sizeof(std::complex<double>), GOFL_OUT, 3);
+  void* const gofl_argv[] = {(void*)&v_n, (void*)x, (void*)&v_incx, (void*)y, (void*)&v_incy};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  const double gofl_flops = 4.0 * (0.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cblas_zcopy64_(v_n, x, v_incx, y, v_incy);
+}
+
 using fn_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*);
 [[gnu::noinline, gnu::cold]] static void slow_sgetrf_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, int32_t* info) {
   const void* const gofl_site = gofl::t_site;
@@ -15333,7 +16485,7 @@ using fn_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -15370,7 +16522,7 @@ using fn_scipy_sgetrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -15407,7 +16559,7 @@ using fn_scipy_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -15444,7 +16596,7 @@ using fn_sgetrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -15481,7 +16633,7 @@ using fn_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -15518,7 +16670,7 @@ using fn_scipy_dgetrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -15555,7 +16707,7 @@ using fn_scipy_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -15592,7 +16744,7 @@ using fn_dgetrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -15629,7 +16781,7 @@ using fn_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -15666,7 +16818,7 @@ using fn_scipy_cgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -15703,7 +16855,7 @@ using fn_scipy_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -15740,7 +16892,7 @@ using fn_cgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -15777,7 +16929,7 @@ using fn_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -15814,7 +16966,7 @@ using fn_scipy_zgetrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgetrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -15851,7 +17003,7 @@ using fn_scipy_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -15888,7 +17040,7 @@ using fn_zgetrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * ((double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgetrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -15927,7 +17079,7 @@ using fn_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -15969,7 +17121,7 @@ using fn_scipy_sgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -16011,7 +17163,7 @@ using fn_scipy_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -16053,7 +17205,7 @@ using fn_sgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -16095,7 +17247,7 @@ using fn_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -16137,7 +17289,7 @@ using fn_scipy_dgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -16179,7 +17331,7 @@ using fn_scipy_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -16221,7 +17373,7 @@ using fn_dgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -16263,7 +17415,7 @@ using fn_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -16305,7 +17457,7 @@ using fn_scipy_cgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -16347,7 +17499,7 @@ using fn_scipy_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -16389,7 +17541,7 @@ using fn_cgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -16431,7 +17583,7 @@ using fn_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -16473,7 +17625,7 @@ using fn_scipy_zgetrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zgetrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -16515,7 +17667,7 @@ using fn_scipy_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -16557,7 +17709,7 @@ using fn_zgetrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zgetrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -16598,7 +17750,7 @@ using fn_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const int32
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -16638,7 +17790,7 @@ using fn_scipy_sgesv__t = void (*)(const int32_t*, const int32_t*, float*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -16678,7 +17830,7 @@ using fn_scipy_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -16718,7 +17870,7 @@ using fn_sgesv_64__t = void (*)(const int64_t*, const int64_t*, float*, const in
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -16758,7 +17910,7 @@ using fn_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, const int3
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -16798,7 +17950,7 @@ using fn_scipy_dgesv__t = void (*)(const int32_t*, const int32_t*, double*, cons
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -16838,7 +17990,7 @@ using fn_scipy_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -16878,7 +18030,7 @@ using fn_dgesv_64__t = void (*)(const int64_t*, const int64_t*, double*, const i
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -16918,7 +18070,7 @@ using fn_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<float>
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -16958,7 +18110,7 @@ using fn_scipy_cgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -16998,7 +18150,7 @@ using fn_scipy_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -17038,7 +18190,7 @@ using fn_cgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<flo
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -17078,7 +18230,7 @@ using fn_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<double
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -17118,7 +18270,7 @@ using fn_scipy_zgesv__t = void (*)(const int32_t*, const int32_t*, std::complex<
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zgesv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -17158,7 +18310,7 @@ using fn_scipy_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::compl
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -17198,7 +18350,7 @@ using fn_zgesv_64__t = void (*)(const int64_t*, const int64_t*, std::complex<dou
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zgesv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -17237,7 +18389,7 @@ using fn_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, const int3
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_sgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
@@ -17275,7 +18427,7 @@ using fn_scipy_sgetri__t = void (*)(const int32_t*, float*, const int32_t*, cons
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_sgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
@@ -17313,7 +18465,7 @@ using fn_scipy_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_sgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
@@ -17351,7 +18503,7 @@ using fn_sgetri_64__t = void (*)(const int64_t*, float*, const int64_t*, const i
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_sgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 1);
@@ -17389,7 +18541,7 @@ using fn_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
@@ -17427,7 +18579,7 @@ using fn_scipy_dgetri__t = void (*)(const int32_t*, double*, const int32_t*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
@@ -17465,7 +18617,7 @@ using fn_scipy_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
@@ -17503,7 +18655,7 @@ using fn_dgetri_64__t = void (*)(const int64_t*, double*, const int64_t*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 1);
@@ -17541,7 +18693,7 @@ using fn_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
@@ -17579,7 +18731,7 @@ using fn_scipy_cgetri__t = void (*)(const int32_t*, std::complex<float>*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
@@ -17617,7 +18769,7 @@ using fn_scipy_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
@@ -17655,7 +18807,7 @@ using fn_cgetri_64__t = void (*)(const int64_t*, std::complex<float>*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 1);
@@ -17693,7 +18845,7 @@ using fn_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const int32
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
@@ -17731,7 +18883,7 @@ using fn_scipy_zgetri__t = void (*)(const int32_t*, std::complex<double>*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zgetri_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
@@ -17769,7 +18921,7 @@ using fn_scipy_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
@@ -17807,7 +18959,7 @@ using fn_zgetri_64__t = void (*)(const int64_t*, std::complex<double>*, const in
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zgetri_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 1);
@@ -17845,7 +18997,7 @@ using fn_spotrf__t = void (*)(const char*, const int32_t*, float*, const int32_t
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_spotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -17881,7 +19033,7 @@ using fn_scipy_spotrf__t = void (*)(const char*, const int32_t*, float*, const i
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_spotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -17917,7 +19069,7 @@ using fn_scipy_spotrf_64__t = void (*)(const char*, const int64_t*, float*, cons
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_spotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -17953,7 +19105,7 @@ using fn_spotrf_64__t = void (*)(const char*, const int64_t*, float*, const int6
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_spotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -17989,7 +19141,7 @@ using fn_dpotrf__t = void (*)(const char*, const int32_t*, double*, const int32_
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -18025,7 +19177,7 @@ using fn_scipy_dpotrf__t = void (*)(const char*, const int32_t*, double*, const 
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -18061,7 +19213,7 @@ using fn_scipy_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, con
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -18097,7 +19249,7 @@ using fn_dpotrf_64__t = void (*)(const char*, const int64_t*, double*, const int
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -18133,7 +19285,7 @@ using fn_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<float>*,
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -18169,7 +19321,7 @@ using fn_scipy_cpotrf__t = void (*)(const char*, const int32_t*, std::complex<fl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -18205,7 +19357,7 @@ using fn_scipy_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -18241,7 +19393,7 @@ using fn_cpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<float
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -18277,7 +19429,7 @@ using fn_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<double>*
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -18313,7 +19465,7 @@ using fn_scipy_zpotrf__t = void (*)(const char*, const int32_t*, std::complex<do
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zpotrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -18349,7 +19501,7 @@ using fn_scipy_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -18385,7 +19537,7 @@ using fn_zpotrf_64__t = void (*)(const char*, const int64_t*, std::complex<doubl
   [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zpotrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -18423,7 +19575,7 @@ using fn_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_spotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -18464,7 +19616,7 @@ using fn_scipy_spotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_spotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -18505,7 +19657,7 @@ using fn_scipy_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_spotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -18546,7 +19698,7 @@ using fn_spotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_spotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_IN, 3);
@@ -18587,7 +19739,7 @@ using fn_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -18628,7 +19780,7 @@ using fn_scipy_dpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -18669,7 +19821,7 @@ using fn_scipy_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -18710,7 +19862,7 @@ using fn_dpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_IN, 3);
@@ -18751,7 +19903,7 @@ using fn_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -18792,7 +19944,7 @@ using fn_scipy_cpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -18833,7 +19985,7 @@ using fn_scipy_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -18874,7 +20026,7 @@ using fn_cpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_IN, 3);
@@ -18915,7 +20067,7 @@ using fn_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*, const
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -18956,7 +20108,7 @@ using fn_scipy_zpotrs__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zpotrs_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -18997,7 +20149,7 @@ using fn_scipy_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -19038,7 +20190,7 @@ using fn_zpotrs_64__t = void (*)(const char*, const int64_t*, const int64_t*, co
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zpotrs_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_IN, 3);
@@ -19079,7 +20231,7 @@ using fn_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, float*
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19120,7 +20272,7 @@ using fn_scipy_sposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19161,7 +20313,7 @@ using fn_scipy_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_sposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19202,7 +20354,7 @@ using fn_sposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, flo
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_sposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19243,7 +20395,7 @@ using fn_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, double
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -19284,7 +20436,7 @@ using fn_scipy_dposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -19325,7 +20477,7 @@ using fn_scipy_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_dposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -19366,7 +20518,7 @@ using fn_dposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, dou
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_dposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -19407,7 +20559,7 @@ using fn_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -19448,7 +20600,7 @@ using fn_scipy_cposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -19489,7 +20641,7 @@ using fn_scipy_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_cposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -19530,7 +20682,7 @@ using fn_cposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_cposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -19571,7 +20723,7 @@ using fn_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, std::c
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -19612,7 +20764,7 @@ using fn_scipy_zposv__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zposv_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -19653,7 +20805,7 @@ using fn_scipy_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_scipy_zposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -19694,7 +20846,7 @@ using fn_zposv_64__t = void (*)(const char*, const int64_t*, const int64_t*, std
   [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
   const double gofl_flops = 4.0 * (1.0*n*n*n/3.0 + 2.0*n*n*nrhs);
   gofl::Call gofl_call(S_zposv_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -19736,7 +20888,7 @@ using fn_ssyevd__t = void (*)(const char*, const char*, const int32_t*, float*, 
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19780,7 +20932,7 @@ using fn_scipy_ssyevd__t = void (*)(const char*, const char*, const int32_t*, fl
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19824,7 +20976,7 @@ using fn_scipy_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19868,7 +21020,7 @@ using fn_ssyevd_64__t = void (*)(const char*, const char*, const int64_t*, float
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -19912,7 +21064,7 @@ using fn_dsyevd__t = void (*)(const char*, const char*, const int32_t*, double*,
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -19956,7 +21108,7 @@ using fn_scipy_dsyevd__t = void (*)(const char*, const char*, const int32_t*, do
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20000,7 +21152,7 @@ using fn_scipy_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20044,7 +21196,7 @@ using fn_dsyevd_64__t = void (*)(const char*, const char*, const int64_t*, doubl
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20089,7 +21241,7 @@ using fn_cheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20135,7 +21287,7 @@ using fn_scipy_cheevd__t = void (*)(const char*, const char*, const int32_t*, st
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20181,7 +21333,7 @@ using fn_scipy_cheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20227,7 +21379,7 @@ using fn_cheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20273,7 +21425,7 @@ using fn_zheevd__t = void (*)(const char*, const char*, const int32_t*, std::com
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -20319,7 +21471,7 @@ using fn_scipy_zheevd__t = void (*)(const char*, const char*, const int32_t*, st
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheevd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -20365,7 +21517,7 @@ using fn_scipy_zheevd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -20411,7 +21563,7 @@ using fn_zheevd_64__t = void (*)(const char*, const char*, const int64_t*, std::
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheevd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -20455,7 +21607,7 @@ using fn_ssyev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -20497,7 +21649,7 @@ using fn_scipy_ssyev__t = void (*)(const char*, const char*, const int32_t*, flo
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -20539,7 +21691,7 @@ using fn_scipy_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -20581,7 +21733,7 @@ using fn_ssyev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -20623,7 +21775,7 @@ using fn_dsyev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20665,7 +21817,7 @@ using fn_scipy_dsyev__t = void (*)(const char*, const char*, const int32_t*, dou
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20707,7 +21859,7 @@ using fn_scipy_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20749,7 +21901,7 @@ using fn_dsyev_64__t = void (*)(const char*, const char*, const int64_t*, double
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -20791,7 +21943,7 @@ using fn_cheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20833,7 +21985,7 @@ using fn_scipy_cheev__t = void (*)(const char*, const char*, const int32_t*, std
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20875,7 +22027,7 @@ using fn_scipy_cheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20917,7 +22069,7 @@ using fn_cheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -20959,7 +22111,7 @@ using fn_zheev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -21001,7 +22153,7 @@ using fn_scipy_zheev__t = void (*)(const char*, const char*, const int32_t*, std
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -21043,7 +22195,7 @@ using fn_scipy_zheev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -21085,7 +22237,7 @@ using fn_zheev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -21132,7 +22284,7 @@ using fn_ssyevr__t = void (*)(const char*, const char*, const char*, const int32
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -21185,7 +22337,7 @@ using fn_scipy_ssyevr__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -21238,7 +22390,7 @@ using fn_scipy_ssyevr_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_ssyevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -21291,7 +22443,7 @@ using fn_ssyevr_64__t = void (*)(const char*, const char*, const char*, const in
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_ssyevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -21344,7 +22496,7 @@ using fn_dsyevr__t = void (*)(const char*, const char*, const char*, const int32
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -21397,7 +22549,7 @@ using fn_scipy_dsyevr__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -21450,7 +22602,7 @@ using fn_scipy_dsyevr_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_dsyevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -21503,7 +22655,7 @@ using fn_dsyevr_64__t = void (*)(const char*, const char*, const char*, const in
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_dsyevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -21557,7 +22709,7 @@ using fn_cheevr__t = void (*)(const char*, const char*, const char*, const int32
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -21612,7 +22764,7 @@ using fn_scipy_cheevr__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -21667,7 +22819,7 @@ using fn_scipy_cheevr_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_cheevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -21722,7 +22874,7 @@ using fn_cheevr_64__t = void (*)(const char*, const char*, const char*, const in
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_cheevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -21777,7 +22929,7 @@ using fn_zheevr__t = void (*)(const char*, const char*, const char*, const int32
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -21832,7 +22984,7 @@ using fn_scipy_zheevr__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheevr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -21887,7 +23039,7 @@ using fn_scipy_zheevr_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_scipy_zheevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -21942,7 +23094,7 @@ using fn_zheevr_64__t = void (*)(const char*, const char*, const char*, const in
   [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
   const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
   gofl::Call gofl_call(S_zheevr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -21994,7 +23146,7 @@ using fn_sgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -22044,7 +23196,7 @@ using fn_scipy_sgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -22094,7 +23246,7 @@ using fn_scipy_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -22144,7 +23296,7 @@ using fn_sgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -22194,7 +23346,7 @@ using fn_dgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -22244,7 +23396,7 @@ using fn_scipy_dgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -22294,7 +23446,7 @@ using fn_scipy_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -22344,7 +23496,7 @@ using fn_dgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -22394,7 +23546,7 @@ using fn_cgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -22444,7 +23596,7 @@ using fn_scipy_cgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -22494,7 +23646,7 @@ using fn_scipy_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -22544,7 +23696,7 @@ using fn_cgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -22594,7 +23746,7 @@ using fn_zgesvd__t = void (*)(const char*, const char*, const int32_t*, const in
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -22644,7 +23796,7 @@ using fn_scipy_zgesvd__t = void (*)(const char*, const char*, const int32_t*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgesvd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -22694,7 +23846,7 @@ using fn_scipy_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -22744,7 +23896,7 @@ using fn_zgesvd_64__t = void (*)(const char*, const char*, const int64_t*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgesvd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -22793,7 +23945,7 @@ using fn_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, float
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -22841,7 +23993,7 @@ using fn_scipy_sgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -22889,7 +24041,7 @@ using fn_scipy_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -22937,7 +24089,7 @@ using fn_sgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, fl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -22985,7 +24137,7 @@ using fn_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, doubl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -23033,7 +24185,7 @@ using fn_scipy_dgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -23081,7 +24233,7 @@ using fn_scipy_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -23129,7 +24281,7 @@ using fn_dgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, do
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -23177,7 +24329,7 @@ using fn_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -23225,7 +24377,7 @@ using fn_scipy_cgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -23273,7 +24425,7 @@ using fn_scipy_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -23321,7 +24473,7 @@ using fn_cgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -23369,7 +24521,7 @@ using fn_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*, std::
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -23417,7 +24569,7 @@ using fn_scipy_zgesdd__t = void (*)(const char*, const int32_t*, const int32_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgesdd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -23465,7 +24617,7 @@ using fn_scipy_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -23513,7 +24665,7 @@ using fn_zgesdd_64__t = void (*)(const char*, const int64_t*, const int64_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgesdd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -23558,7 +24710,7 @@ using fn_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, const int3
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -23598,7 +24750,7 @@ using fn_scipy_sgeqrf__t = void (*)(const int32_t*, const int32_t*, float*, cons
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -23638,7 +24790,7 @@ using fn_scipy_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_sgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -23678,7 +24830,7 @@ using fn_sgeqrf_64__t = void (*)(const int64_t*, const int64_t*, float*, const i
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_sgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
@@ -23718,7 +24870,7 @@ using fn_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -23758,7 +24910,7 @@ using fn_scipy_dgeqrf__t = void (*)(const int32_t*, const int32_t*, double*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -23798,7 +24950,7 @@ using fn_scipy_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_dgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -23838,7 +24990,7 @@ using fn_dgeqrf_64__t = void (*)(const int64_t*, const int64_t*, double*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_dgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
@@ -23878,7 +25030,7 @@ using fn_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<float
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -23918,7 +25070,7 @@ using fn_scipy_cgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -23958,7 +25110,7 @@ using fn_scipy_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_cgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -23998,7 +25150,7 @@ using fn_cgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<fl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_cgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
@@ -24038,7 +25190,7 @@ using fn_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex<doubl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -24078,7 +25230,7 @@ using fn_scipy_zgeqrf__t = void (*)(const int32_t*, const int32_t*, std::complex
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgeqrf_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -24118,7 +25270,7 @@ using fn_scipy_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_scipy_zgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -24158,7 +25310,7 @@ using fn_zgeqrf_64__t = void (*)(const int64_t*, const int64_t*, std::complex<do
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
   gofl::Call gofl_call(S_zgeqrf_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
@@ -24199,7 +25351,7 @@ using fn_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_sorgqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -24241,7 +25393,7 @@ using fn_scipy_sorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_sorgqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -24283,7 +25435,7 @@ using fn_scipy_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_sorgqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -24325,7 +25477,7 @@ using fn_sorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_sorgqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -24367,7 +25519,7 @@ using fn_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_dorgqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -24409,7 +25561,7 @@ using fn_scipy_dorgqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_dorgqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -24451,7 +25603,7 @@ using fn_scipy_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_dorgqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -24493,7 +25645,7 @@ using fn_dorgqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_dorgqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -24535,7 +25687,7 @@ using fn_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_cungqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -24577,7 +25729,7 @@ using fn_scipy_cungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_cungqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -24619,7 +25771,7 @@ using fn_scipy_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_cungqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -24661,7 +25813,7 @@ using fn_cungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_cungqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -24703,7 +25855,7 @@ using fn_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_zungqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -24745,7 +25897,7 @@ using fn_scipy_zungqr__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_zungqr_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -24787,7 +25939,7 @@ using fn_scipy_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_scipy_zungqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -24829,7 +25981,7 @@ using fn_zungqr_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0);
   gofl::Call gofl_call(S_zungqr_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, k);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -24873,7 +26025,7 @@ using fn_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_sgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -24919,7 +26071,7 @@ using fn_scipy_sgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_sgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -24965,7 +26117,7 @@ using fn_scipy_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_sgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -25011,7 +26163,7 @@ using fn_sgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_sgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 4);
@@ -25057,7 +26209,7 @@ using fn_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_dgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -25103,7 +26255,7 @@ using fn_scipy_dgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_dgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -25149,7 +26301,7 @@ using fn_scipy_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_dgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -25195,7 +26347,7 @@ using fn_dgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_dgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 4);
@@ -25241,7 +26393,7 @@ using fn_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_cgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -25287,7 +26439,7 @@ using fn_scipy_cgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_cgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -25333,7 +26485,7 @@ using fn_scipy_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_cgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -25379,7 +26531,7 @@ using fn_cgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_cgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
@@ -25425,7 +26577,7 @@ using fn_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, const 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_zgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -25471,7 +26623,7 @@ using fn_scipy_zgels__t = void (*)(const char*, const int32_t*, const int32_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_zgels_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -25517,7 +26669,7 @@ using fn_scipy_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_zgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -25563,7 +26715,7 @@ using fn_zgels_64__t = void (*)(const char*, const int64_t*, const int64_t*, con
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_zgels_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
@@ -25608,7 +26760,7 @@ using fn_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, fl
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_sgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -25653,7 +26805,7 @@ using fn_scipy_sgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_sgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -25698,7 +26850,7 @@ using fn_scipy_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_sgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -25743,7 +26895,7 @@ using fn_sgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_sgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -25788,7 +26940,7 @@ using fn_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, do
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_dgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -25833,7 +26985,7 @@ using fn_scipy_dgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_dgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -25878,7 +27030,7 @@ using fn_scipy_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_dgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -25923,7 +27075,7 @@ using fn_dgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_dgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -25968,7 +27120,7 @@ using fn_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_cgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26013,7 +27165,7 @@ using fn_scipy_cgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_cgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26058,7 +27210,7 @@ using fn_scipy_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_cgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26103,7 +27255,7 @@ using fn_cgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_cgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26148,7 +27300,7 @@ using fn_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, st
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_zgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -26193,7 +27345,7 @@ using fn_scipy_zgelsd__t = void (*)(const int32_t*, const int32_t*, const int32_
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_zgelsd_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -26238,7 +27390,7 @@ using fn_scipy_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_scipy_zgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -26283,7 +27435,7 @@ using fn_zgelsd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*,
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0 + 4.0*std::max(m,n)*std::min(m,n)*nrhs);
   gofl::Call gofl_call(S_zgelsd_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(m, n, nrhs);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -26329,7 +27481,7 @@ using fn_sgeev__t = void (*)(const char*, const char*, const int32_t*, float*, c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_sgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -26378,7 +27530,7 @@ using fn_scipy_sgeev__t = void (*)(const char*, const char*, const int32_t*, flo
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_sgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -26427,7 +27579,7 @@ using fn_scipy_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_sgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -26476,7 +27628,7 @@ using fn_sgeev_64__t = void (*)(const char*, const char*, const int64_t*, float*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_sgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
@@ -26525,7 +27677,7 @@ using fn_dgeev__t = void (*)(const char*, const char*, const int32_t*, double*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_dgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -26574,7 +27726,7 @@ using fn_scipy_dgeev__t = void (*)(const char*, const char*, const int32_t*, dou
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_dgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -26623,7 +27775,7 @@ using fn_scipy_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_dgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -26672,7 +27824,7 @@ using fn_dgeev_64__t = void (*)(const char*, const char*, const int64_t*, double
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_dgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
@@ -26721,7 +27873,7 @@ using fn_cgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_cgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26769,7 +27921,7 @@ using fn_scipy_cgeev__t = void (*)(const char*, const char*, const int32_t*, std
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_cgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26817,7 +27969,7 @@ using fn_scipy_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_cgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26865,7 +28017,7 @@ using fn_cgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_cgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
@@ -26913,7 +28065,7 @@ using fn_zgeev__t = void (*)(const char*, const char*, const int32_t*, std::comp
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_zgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -26961,7 +28113,7 @@ using fn_scipy_zgeev__t = void (*)(const char*, const char*, const int32_t*, std
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_zgeev_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -27009,7 +28161,7 @@ using fn_scipy_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, 
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_zgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -27057,7 +28209,7 @@ using fn_zgeev_64__t = void (*)(const char*, const char*, const int64_t*, std::c
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_zgeev_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
@@ -27107,7 +28259,7 @@ using fn_sgeevx__t = void (*)(const char*, const char*, const char*, const char*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_sgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
@@ -27160,7 +28312,7 @@ using fn_scipy_sgeevx__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_sgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
@@ -27213,7 +28365,7 @@ using fn_scipy_sgeevx_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_sgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
@@ -27266,7 +28418,7 @@ using fn_sgeevx_64__t = void (*)(const char*, const char*, const char*, const ch
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_sgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
@@ -27319,7 +28471,7 @@ using fn_dgeevx__t = void (*)(const char*, const char*, const char*, const char*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_dgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
@@ -27372,7 +28524,7 @@ using fn_scipy_dgeevx__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_dgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
@@ -27425,7 +28577,7 @@ using fn_scipy_dgeevx_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_dgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
@@ -27478,7 +28630,7 @@ using fn_dgeevx_64__t = void (*)(const char*, const char*, const char*, const ch
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_dgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
@@ -27531,7 +28683,7 @@ using fn_cgeevx__t = void (*)(const char*, const char*, const char*, const char*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_cgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
@@ -27583,7 +28735,7 @@ using fn_scipy_cgeevx__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_cgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
@@ -27635,7 +28787,7 @@ using fn_scipy_cgeevx_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_cgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
@@ -27687,7 +28839,7 @@ using fn_cgeevx_64__t = void (*)(const char*, const char*, const char*, const ch
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_cgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
@@ -27739,7 +28891,7 @@ using fn_zgeevx__t = void (*)(const char*, const char*, const char*, const char*
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_zgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
@@ -27791,7 +28943,7 @@ using fn_scipy_zgeevx__t = void (*)(const char*, const char*, const char*, const
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_zgeevx_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
@@ -27843,7 +28995,7 @@ using fn_scipy_zgeevx_64__t = void (*)(const char*, const char*, const char*, co
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_scipy_zgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
@@ -27895,7 +29047,7 @@ using fn_zgeevx_64__t = void (*)(const char*, const char*, const char*, const ch
   [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
   const double gofl_flops = 4.0 * ((isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n);
   gofl::Call gofl_call(S_zgeevx_64_, gofl_flops, gofl_site);
-  auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
   [[maybe_unused]] auto vec = gofl::vec_extent;
   gofl_call.set_dims(n, n, 0);
   gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);

@@ -1,12 +1,15 @@
 #include "preload/summary.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 
+#include "common/conversions.h"
 #include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
@@ -35,6 +38,66 @@ std::string fmt_s(double s) {
   else snprintf(b, sizeof b, "%.0f us", s * 1e6);
   return b;
 }
+
+// Converting data around the LAPACK calls (the report's fuller account: src/report/conversions.h).
+// A ?copy call costs its own time; a LAPACK call costs the
+// time outside any intercepted call right before it (where a caller checks and copies its operands),
+// up to kConversionNsPerByte of the bytes it reads.
+struct Conversions {
+  std::atomic<uint64_t> copies{0}, copy_run_ns{0}, gap_ns{0}, lapack_calls{0}, lapack_ns{0};
+  std::atomic<const void*> copy_site{nullptr}, lapack_site{nullptr};  // the latest, to name the library
+};
+Conversions g_conv;
+__thread uint64_t t_last_end_ns __attribute__((tls_model("initial-exec")));  // this thread's previous top-level call
+
+void add_conversion(const gofl_call& c, uint64_t duration_ns) {
+  const gofl_kind kind = gofl_ops[c.op].kind;
+  const uint64_t since = t_last_end_ns && c.t0_ns > t_last_end_ns ? c.t0_ns - t_last_end_ns : 0;
+  if (kind == GOFL_KIND_BLAS1) {
+    g_conv.copies.fetch_add(1, std::memory_order_relaxed);
+    g_conv.copy_run_ns.fetch_add(duration_ns, std::memory_order_relaxed);  // not the gaps: our own recording is there
+    g_conv.copy_site.store(c.site, std::memory_order_relaxed);
+  } else if (kind == GOFL_KIND_LAPACK) {
+    g_conv.lapack_calls.fetch_add(1, std::memory_order_relaxed);
+    g_conv.lapack_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    double in_bytes = 0;
+    for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
+      if (c.operands[i].role != GOFL_OUT) in_bytes += double(c.operands[i].elems) * c.operands[i].elem_size;
+    g_conv.gap_ns.fetch_add(std::min(since, uint64_t(in_bytes * kConversionNsPerByte)), std::memory_order_relaxed);
+    g_conv.lapack_site.store(c.site, std::memory_order_relaxed);
+  }
+  t_last_end_ns = c.t0_ns + duration_ns;
+}
+
+std::string module_of(const void* site) {
+  Dl_info info{};
+  return site && dladdr(site, &info) && info.dli_fname ? info.dli_fname : "";
+}
+
+std::string base_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// One line when converting data around the LAPACK calls took longer than the calls themselves.
+std::string conversion_line() {
+  const double copy_s = g_conv.copy_run_ns.load() * 1e-9, gap_s = g_conv.gap_ns.load() * 1e-9;
+  const double lapack_s = g_conv.lapack_ns.load() * 1e-9;
+  if (g_conv.lapack_calls.load() == 0 || copy_s + gap_s <= lapack_s) return "";
+  const std::string copier = module_of(g_conv.copy_site.load()), caller = module_of(g_conv.lapack_site.load());
+  std::string library = library_of_module(copy_s >= gap_s ? copier : caller);
+  if (library.empty()) library = library_of_module(caller);
+  char line[1024];
+  snprintf(line, sizeof line,
+           "  conversions dominate: %s around the %llu LAPACK calls (%s in them): %s in %llu ?copy calls%s%s, %s "
+           "outside any call just before them%s%s; %s (README: From Python)\n",
+           fmt_s(copy_s + gap_s).c_str(), (unsigned long long)g_conv.lapack_calls.load(), fmt_s(lapack_s).c_str(),
+           fmt_s(copy_s).c_str(), (unsigned long long)g_conv.copies.load(), copier.empty() ? "" : " from ",
+           base_name(copier).c_str(), fmt_s(gap_s).c_str(), caller.empty() ? "" : ", called from ",
+           base_name(caller).c_str(), conversion_advice(library));
+  return line;
+}
+
 
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
@@ -112,6 +175,7 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   if (c.flags & GOFL_F_VERIFY_MISMATCH) g_verify_mismatches.fetch_add(1, std::memory_order_relaxed);
   if (c.flags & GOFL_F_NESTED) { s.nested.fetch_add(1, std::memory_order_relaxed); return; }
   if (c.flags & GOFL_F_QUERY) { s.queries.fetch_add(1, std::memory_order_relaxed); return; }
+  add_conversion(c, duration_ns);
   const int d = c.device == GOFL_DEV_GPU ? 1 : 0;
   for (int i = 0; c.resident && i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     if (GOFL_RESIDENCY_OF(c.resident, i) == GOFL_RES_COPIED) continue;
@@ -132,6 +196,8 @@ void summary_reset() {
   for (auto& r : g_reasons) r = 0;
   g_verify_mismatches = 0;
   g_kept_operands = g_kept_bytes = 0;
+  g_conv.copies = g_conv.copy_run_ns = g_conv.gap_ns = g_conv.lapack_calls = g_conv.lapack_ns = 0;
+  t_last_end_ns = 0;
 }
 
 void summary_print(int fd) {
@@ -167,6 +233,7 @@ void summary_print(int fd) {
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
+  out += conversion_line();
   if (gpu_started()) {
     char info[256] = "";
     gpu_backend()->residency_info(info, sizeof info);

@@ -110,8 +110,11 @@ bool walk_candidate(const gofl_call_record& c) {
   return c.reason != GOFL_R_NOT_GPU_CAPABLE && c.reason != GOFL_R_INVALID_ARGS;
 }
 
+const std::string kNoModule;
+
 void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vector<WalkCall>& walk, uint64_t order,
-              uint32_t resident, std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen) {
+              uint32_t resident, std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen,
+              std::vector<TimedCall>& timed) {
   const bool nested = c.flags & GOFL_F_NESTED, query = c.flags & GOFL_F_QUERY;
   ReasonStats& rs = a.reasons[{c.device, c.reason}];
   ++rs.calls;
@@ -225,6 +228,16 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
   }
 
   const TraceSite* site = r.site(c.site);
+  TimedCall tc;
+  tc.tid = c.tid;
+  tc.t_start_ns = c.t_start_ns;
+  tc.duration_ns = c.duration_ns;
+  tc.order = order;
+  tc.op = c.op;
+  for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
+    if (c.operands[i].fp_in) tc.in_bytes += double(c.operands[i].bytes);
+  tc.module = site ? &site->module : &kNoModule;
+  timed.push_back(tc);
   const std::pair<std::string, uint64_t> key = site && !site->module.empty()
                                                    ? std::make_pair(site->module, site->offset)
                                                    : std::make_pair(std::string(), c.site);
@@ -248,6 +261,8 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   a.device_modes.insert(gofl_device_mode_name(h.device_mode));
   if (!a.first_realtime_ns || h.start_realtime_ns < a.first_realtime_ns) a.first_realtime_ns = h.start_realtime_ns;
   std::vector<WalkCall> walk;  // a trace file is one process
+  std::vector<TimedCall> timed;
+  uint64_t last_end_ns = h.start_monotonic_ns;
   gofl_record rec;
   uint64_t order = 0;
   while (r.next(&rec)) {
@@ -258,9 +273,12 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
     }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
-    add_call(a, r, rec.u.call, walk, order++, rec.resident, preds, pred_seen);
+    last_end_ns = std::max(last_end_ns, rec.u.call.t_start_ns + rec.u.call.duration_ns);
+    add_call(a, r, rec.u.call, walk, order++, rec.resident, preds, pred_seen, timed);
   }
   walk_process(walk, a);
+  account_conversions(timed, a.conversions);
+  a.conversions.program_ns += last_end_ns - h.start_monotonic_ns;
 }
 
 Crossover crossover_of(int op, std::vector<Point>& v, uint64_t calls) {

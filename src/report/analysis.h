@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "report/conversions.h"
 #include "trace/reader.h"
 
 namespace gofl {
@@ -160,6 +161,7 @@ struct Analysis {
   std::map<int, PointSample> sizes;
   ProfileVerdict profile_verdict;     // set by use_profile
   PointSample work_points{2500};      // x = flops, y = seconds: top-level calls with work
+  Conversions conversions;            // converting operands around the LAPACK calls
 
   // Copy rate the avoidable time is priced at: measured by the traced GPU calls, else the profile's
   // host-to-GPU bandwidth (use_profile), else assumed.

@@ -470,6 +470,12 @@ void write_html_report(FILE* f, const Analysis& a, const std::string& what, long
           "copies dominate, the GPU is waiting on the link.",
           chart_copy_vs_compute(a));
 
+  if (const std::string conv = table_block(tables, "conversions", false); !conv.empty())
+    section(out, "conversions", "Converting data around the LAPACK calls",
+            "Time the calling library spent putting operands into the layout LAPACK reads and back: NumPy's ?copy "
+            "calls next to each LAPACK call, and the time outside any call just before it.",
+            conv);
+
   section(out, "avoidable-copy", "Copying that could be avoided if unchanged data stayed on the GPU",
           "Walking each process's calls in time order: an input whose buffer (address and size) the GPU already held "
           "with the same content fingerprint, from an earlier call, would not need copying again.",

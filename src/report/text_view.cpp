@@ -376,6 +376,7 @@ std::vector<ReportTable> report_tables(const Analysis& a, long top) {
   out.push_back(reasons_table(a));
   if (ReportTable f; failures_table(a, &f)) out.push_back(std::move(f));
   if (ReportTable v; verify_table(a, &v)) out.push_back(std::move(v));
+  if (ReportTable c; conversions_table(a, &c)) out.push_back(std::move(c));
   out.push_back(model_table(a));
   if (ReportTable x; crossover_table(a, &x)) out.push_back(std::move(x));
   out.push_back(avoidable_table(a));
@@ -419,6 +420,7 @@ std::vector<std::string> report_summary(const Analysis& a) {
                 (t.dev[1].calls ? format_count(t.dev[1].calls) + " of them ran on the GPU (" + format_seconds(gpu_s) +
                                       ", " + format_percent(gpu_s, total_s) + " of that time)."
                                 : "none ran on the GPU."));
+  if (std::string conv = conversion_summary(a); !conv.empty()) out.push_back(std::move(conv));
   if (a.model.gpu_calls_with_cpu_pred) {
     const double pc = a.model.gpu_pred_cpu_s, obs = a.model.gpu_observed_s;
     std::string verdict = pc >= obs ? "about " + format_ratio(pc / obs) + "x faster on the GPU, " +

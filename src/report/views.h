@@ -37,6 +37,11 @@ struct ReportTable {
 // are left out or say so in their notes.
 std::vector<ReportTable> report_tables(const Analysis& a, long top);
 
+// The conversions around the LAPACK calls (conversions_view.cpp): the table (false when there is
+// nothing to show) and the summary's line (empty unless converting took longer than the calls).
+bool conversions_table(const Analysis& a, ReportTable* t);
+std::string conversion_summary(const Analysis& a);
+
 // Header facts as (label, value) pairs: files, processes, programs (command lines cut to
 // `program_width` characters), device, level, profile, traced.
 std::vector<std::pair<std::string, std::string>> report_facts(const Analysis& a, size_t program_width);

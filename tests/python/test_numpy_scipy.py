@@ -190,7 +190,8 @@ def test_no_unexpected_top_level_calls(runs):
     """Only the application's calls count as top level: the nested calls scipy-openblas's LAPACK
     makes through its PLT (dgeev -> dorgqr, dgesdd -> dgeqrf/dorgqr queries) must be marked nested."""
     rows = runs[3]
-    got = Counter((r["op"], dims(r)) for r in top_level(rows))
+    # ?copy: numpy.linalg's conversions to and from Fortran order, measured (test_conversions.py).
+    got = Counter((r["op"], dims(r)) for r in top_level(rows) if r["routine"] != "copy")
     want = Counter()
     for name, alternatives in EXPECTED.items():
         for alt in alternatives:
@@ -211,7 +212,7 @@ def test_nested_calls_marked(runs):
     assert nested, "no nested calls: scipy-openblas's LAPACK-to-LAPACK calls were expected"
     assert all(int(r["depth"]) > 0 for r in nested)
     assert all(int(r["depth"]) == 0 for r in rows if r["nested"] == "0")
-    assert {r["op"] for r in nested} <= {"dgeqrf", "dorgqr"}, {r["op"] for r in nested}
+    assert {r["op"] for r in nested if r["routine"] != "copy"} <= {"dgeqrf", "dorgqr"}, {r["op"] for r in nested}
     # dgeev(n) builds its Schur vectors with dorghr -> dorgqr(n-1, n-1, n-1): real work, nested.
     n, = CALLS["np_eig"]
     assert any(r["op"] == "dorgqr" and dims(r) == (n - 1, n - 1, n - 1) and r["query"] == "0" for r in nested)

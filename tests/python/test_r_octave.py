@@ -80,7 +80,9 @@ def test_r_results_identical(r_runs):
 
 def test_r_calls_in_trace(r_runs):
     got = check_calls(r_runs[2], R_EXPECTED, query=R_QUERIES)
-    # R's own calls are all it made: whatever its LAPACK calls inside is nested.
+    # R's own calls are all it made: whatever its LAPACK calls inside is nested. Its ?copy calls
+    # (R copies vectors with dcopy) are measured only and not in R_EXPECTED.
+    got = Counter({key: n for key, n in got.items() if not key[0].endswith("copy")})
     assert got == Counter(R_EXPECTED), f"unexpected top-level calls: {got - Counter(R_EXPECTED)}"
 
 

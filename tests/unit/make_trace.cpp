@@ -6,6 +6,7 @@
 //   make_trace DIR avoidable [ARGS...]  known answers for the avoidable-copy estimate (forks a child)
 //   make_trace DIR mixed [ARGS...]      known answers for the GPU columns, failures, verify, the model
 //   make_trace DIR demo [ARGS...]       a realistic offloaded run, to look at
+//   make_trace DIR conversions          known answers for the conversions around a LAPACK call
 // Extra ARGS only end up in the header's program field (tests put HTML there).
 #include <math.h>
 #include <stdint.h>
@@ -377,11 +378,48 @@ void demo() {
   gofl::trace_flush();
 }
 
+// ---- conversions: NumPy's pattern around one GPU dgesv, with known answers ---------------------
+// (tests/unit/test_conversions_report.py checks them.) 1000 dcopy of 3 us, 1 us apart, from 1 ms; the
+// dgesv 1.001 ms after the last one ends (reads 8 MB + 8 kB: the 4 ns/byte cap is 32 ms, not reached),
+// 0.5 ms on the GPU; one dcopy of 10 us after it (x back); then a dgemm, and a dcopy after it that
+// belongs to no LAPACK call. Converting: 1001 copies, 3.01 ms + 1.001 ms before = 4.011 ms.
+void conversions() {
+  const uint64_t US = 1000;
+  Call copy{OP_dcopy, S_scipy_dcopy_64_};
+  copy.reason = GOFL_R_NOT_GPU_CAPABLE;
+  copy.site = 40;
+  copy.m = 1000;
+  copy.dur_ns = 3 * US;
+  for (int i = 0; i < 1000; ++i) {
+    copy.t_ns = 1 * MS + uint64_t(i) * 4 * US;
+    copy.operands = {{A + uint64_t(i) * 8, 8 * (1 + 999 * 1000), 7, 0}, {B + uint64_t(i) * 8000, 8000, 0, 8}};
+    emit(copy);
+  }
+  Call gesv{OP_dgesv, S_scipy_dgesv_64_};
+  gesv.device = GOFL_DEV_GPU;
+  gesv.reason = GOFL_R_FORCED_GPU;
+  gesv.site = 41;
+  gesv.t_ns = 1 * MS + 999 * 4 * US + 3 * US + 1001 * US;
+  gesv.dur_ns = 500 * US;
+  gesv.m = gesv.n = 1000;
+  gesv.k = 1;
+  gesv.flops = 2.0 / 3 * 1e9;
+  gesv.operands = {{B, MB8, 9, 10}, {C, 8000, 11, 12}};
+  emit(gesv);
+  copy.t_ns = gesv.t_ns + gesv.dur_ns + 100 * US;
+  copy.dur_ns = 10 * US;
+  copy.operands = {{C, 8000, 12, 0}, {D, 8000, 0, 13}};
+  emit(copy);
+  emit(gemm(copy.t_ns + 1 * MS, GOFL_DEV_CPU, GOFL_R_BELOW_THRESHOLD, {{A, MB8, 1, 0}, {B, MB8, 2, 0}, {C, MB8, 0, 3}}));
+  copy.t_ns += 10 * MS;
+  emit(copy);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo [ARGS...]\n");
+    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions [ARGS...]\n");
     return 2;
   }
   const std::string what = argv[2];
@@ -394,6 +432,7 @@ int main(int argc, char** argv) {
   else if (what == "resident") resident();
   else if (what == "mixed") mixed();
   else if (is_demo) demo();
+  else if (what == "conversions") conversions();
   else {
     fprintf(stderr, "make_trace: unknown scenario '%s'\n", what.c_str());
     return 2;

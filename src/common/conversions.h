@@ -1,0 +1,21 @@
+// Who converts data around the LAPACK calls, and what the user can do about it: named once for the
+// exit summary (src/preload/summary.cpp) and the report (src/report/conversions.cpp).
+#pragma once
+
+#include <string>
+
+namespace gofl {
+
+// The time outside any call right before a LAPACK call counts as converting its operands up to this
+// many nanoseconds per byte the call reads (0.25 GB/s: slower than NumPy's strided copies, 25 ns per
+// double on the H200 host); the rest of a longer gap is the program's own work (an import, a file).
+constexpr double kConversionNsPerByte = 4.0;
+
+// "NumPy" or "SciPy" when the module's path says so (a call site in numpy/… or scipy/…), else "".
+std::string library_of_module(const std::string& module_path);
+
+// What converts the operands there and how a Python user avoids it, one sentence without a final
+// period; a general sentence when the library is unknown.
+const char* conversion_advice(const std::string& library);
+
+}  // namespace gofl
