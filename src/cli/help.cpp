@@ -30,6 +30,10 @@ Options:
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
   --residency on|off  keep operands the program has not changed on the GPU between calls
                     (default on; GPU_OFFLOAD_RESIDENCY)
+  --gpus LIST|all   the GPUs a process may run on, as CUDA numbers them ("1", "0,2", "0-3");
+                    each process runs on one of them: a rank of mpirun/srun on its node-local
+                    rank modulo their number, any other process on the least loaded one
+                    (default all; GPU_OFFLOAD_GPUS)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -166,6 +170,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
   residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
+  gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

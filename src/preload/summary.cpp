@@ -139,7 +139,7 @@ void summary_print(int fd) {
   for (const auto& s : g_ops) any_call |= (s.calls[0] + s.calls[1] + s.nested + s.queries) > 0;
   if (!any_call) return;  // a helper process (shell, pyenv shim) that made no calls stays silent
   std::string out;
-  char line[256];
+  char line[512];
   const Settings& st = settings();
   snprintf(line, sizeof line, "gpu-offload summary (pid %d, device %s, level %d, profile %s)\n", int(getpid()),
            device_mode_name(st.device), st.level, active_profile_label().c_str());
@@ -166,6 +166,11 @@ void summary_print(int fd) {
     reasons += line;
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
+  if (const gofl_gpu_device* g = gpu_device()) {
+    snprintf(line, sizeof line, "  GPU: %d of %d, %s (PCI %s), chosen as %s\n", g->index, g->count, g->name, g->bus_id,
+             g->chosen_by);
+    out += line;
+  }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   if (gpu_started()) {
     char info[256] = "";

@@ -151,7 +151,7 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     p = cli("dump", "--starts", "--csv", tdir)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message"
+    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by"
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     assert len(rows) == 1, p.stdout  # one start per process, even though every call asked for the GPU
     (s,) = rows
@@ -161,10 +161,11 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     first = min(int(r["t_start_ns"]) for r in dump(tdir))
     assert int(s["t_start_ns"]) + int(s["duration_ns"]) <= first
     table = cli("dump", "--starts", tdir).stdout.splitlines()
-    assert table[0].split() == ["pid", "tid", "took", "ok", "why", "not"] and len(table) == 2
+    assert table[0].split()[:6] == ["pid", "tid", "took", "ok", "gpu", "pci"] and len(table) == 2
     summary = cli("report", tdir).stdout
     if s["ok"] == "1":
         assert s["message"] == "" and "Starting the GPU (loading the CUDA libraries" in summary, summary
+        assert s["gpu"] and s["pci_bus_id"] and f"The GPU calls ran on GPU {s['gpu']} ({s['pci_bus_id']})" in summary
     else:
         assert s["ok"] == "0" and s["message"], s
         assert f"The GPU could not be started ({s['message']}): every call ran on the CPU." in summary.replace(
