@@ -1,12 +1,14 @@
 #include "preload/summary.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <string>
 
+#include "common/gpu_placement.h"
 #include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
@@ -141,8 +143,12 @@ void summary_print(int fd) {
   std::string out;
   char line[512];
   const Settings& st = settings();
-  snprintf(line, sizeof line, "gpu-offload summary (pid %d, device %s, level %d, profile %s)\n", int(getpid()),
-           device_mode_name(st.device), st.level, active_profile_label().c_str());
+  // A rank of a parallel launch says which: the ranks' summaries arrive interleaved.
+  const LocalRank rank = find_local_rank([](const char* n) -> const char* { return secure_getenv(n); });
+  const std::string rank_text =
+      rank.variable ? ", local rank " + std::to_string(rank.rank) + " (" + rank.variable + ")" : std::string();
+  snprintf(line, sizeof line, "gpu-offload summary (pid %d%s, device %s, level %d, profile %s)\n", int(getpid()),
+           rank_text.c_str(), device_mode_name(st.device), st.level, active_profile_label().c_str());
   out += line;
   snprintf(line, sizeof line, "  %-10s %8s %8s %8s %11s %11s %9s\n", "operation", "cpu", "gpu", "nested", "cpu time s",
            "gpu time s", "GFLOP/s");
