@@ -2,9 +2,9 @@
 # Installs what building and testing gpu-offload needs on a fresh Debian/Ubuntu machine:
 # the compilers and CMake, the real CPU libraries the tests run against (OpenBLAS, reference
 # BLAS/LAPACK, FFTW), the runtimes whose calls are intercepted (R, Octave, gfortran, ScaLAPACK on
-# Open MPI), GoogleTest,
-# headless Chromium (the HTML report's test opens the page in it), clang with libFuzzer (the fuzz
-# targets), and a Python virtual environment (.venv) with the NumPy and SciPy PyPI wheels and pytest.
+# Open MPI), GoogleTest, headless Chromium (the HTML report's test opens the page in it), clang with
+# libFuzzer (the fuzz targets), and a Python virtual environment (.venv) with the NumPy and SciPy
+# PyPI wheels and pytest.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."

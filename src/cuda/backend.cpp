@@ -195,6 +195,7 @@ void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 void b_configure(const gofl_backend_config* c) {
   if (!c) return;
   std::lock_guard<std::mutex> lk(run_m);
+  const ThreadOnGpu on(Engine::get());  // turning residency off frees kept copies
   Engine::get().set_residency(c->residency != 0, c->reserve_bytes, c->reserve_fraction);
 }
 
