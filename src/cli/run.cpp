@@ -111,7 +111,9 @@ int run_command(const std::vector<std::string>& args) {
   if (o.has("--gpus")) {
     GpuList list;
     std::string why;
-    if (!parse_gpu_list(o.values.at("--gpus"), &list, &why)) throw UsageError("run", "--gpus " + why);
+    if (o.values.at("--gpus").empty()) why = "it names no GPU (use all, or GPU numbers such as 1, 0,2 or 0-3)";
+    if (!why.empty() || !parse_gpu_list(o.values.at("--gpus"), &list, &why))
+      throw UsageError("run", "--gpus '" + o.values.at("--gpus") + "' is not valid: " + why);
     env.emplace_back("GPU_OFFLOAD_GPUS", gpu_list_text(list));
   }
   if (o.positionals.empty()) throw UsageError("run", "run needs a PROGRAM to run");

@@ -65,7 +65,7 @@ bool parse_gpu_list(const std::string& text, GpuList* out, std::string* why) {
   }
   list.all = false;
   auto bad = [&](const std::string& what) {
-    if (why) *why = "'" + text + "': " + what + " (use all, or GPU numbers such as 1, 0,2 or 0-3)";
+    if (why) *why = what + " (use all, or GPU numbers such as 1, 0,2 or 0-3)";
     return false;
   };
   size_t pos = 0;

@@ -64,7 +64,7 @@ ThreadOnGpu::ThreadOnGpu(const Engine& e) {
 bool Engine::place(const char* gpus, int count, std::string* why) {
   GpuList list;
   if (!parse_gpu_list(gpus ? gpus : "", &list, why)) {
-    *why = "the GPU setting " + *why;
+    *why = "the GPU setting '" + std::string(gpus) + "' is not valid: " + *why;
     return false;
   }
   const LocalRank rank = find_local_rank(getenv_plain);

@@ -549,3 +549,12 @@ def test_help_and_version():
     version = re.search(r"project\(gpu-offload VERSION ([\d.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
     p = cli("--version")
     assert p.returncode == 0 and p.stdout == f"gpu-offload {version}\n"
+
+
+def test_run_gpus_becomes_the_variable_and_bad_lists_are_refused():
+    """--gpus LIST|all: a list of CUDA device numbers and ranges, passed on as GPU_OFFLOAD_GPUS (normalised)."""
+    p = cli("run", "--gpus", "2,0-1", "--", "sh", "-c", 'echo "$GPU_OFFLOAD_GPUS"')
+    assert p.returncode == 0 and p.stdout.strip() == "2,0,1", (p.stdout, p.stderr)
+    assert cli("run", "--gpus", "all", "--", "sh", "-c", 'echo "$GPU_OFFLOAD_GPUS"').stdout.strip() == "all"
+    for bad, words in (("3-1", "is not a range of GPU numbers"), ("gpu0", "is not a GPU number"), ("", "names no GPU")):
+        assert_error(cli("run", "--gpus", bad, "--", "true"), f"--gpus '{bad}' is not valid", words, status=2)
