@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [gpus] [mpi]
+#                              [gpus] [mpi] [multigpu]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -210,6 +210,22 @@ if has mpi; then
       MPI_ROOT=$M RANKS=${MPI_RANKS:-2} DEVICE=$dev timeout ${MPI_TIMEOUT:-280} bench/scalapack_mpi.sh "$B" ${MPI_N:-8192} ${MPI_NB:-512} ${MPI_NRHS:-256} 2>&1 | tee -a "$OUT/scalapack_mpi.log"
     done
   fi
+fi
+if has multigpu; then
+  # The toolkit's multi-GPU engines in one process (bench/multigpu_probe.cpp): cuBLASXt dgemm from pageable
+  # buffers on one GPU and on all, cusolverMg's set-up; against gpu-offload's own one-GPU dgemm_ (the same
+  # C program as the NVBLAS comparison).
+  sizes=${MULTIGPU_SIZES:-8192 16384}; ngpu=$(nvidia-smi -L | grep -c "^GPU ")
+  echo "== multi-GPU engines (bench/multigpu_probe.cpp), n = $sizes"
+  timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" 0 $sizes 2>&1 | tee -a "$OUT/multigpu.log"
+  [ "$ngpu" -gt 1 ] && timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" all $sizes 2>&1 | tee -a "$OUT/multigpu.log"
+  echo "-- gpu-offload --device gpu, one GPU, the same dgemm_ from a C program (median of 3; 1 at n >= 16384)"
+  cc -O2 bench/dgemm_client.c -o /tmp/gofl-dgemm -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas \
+     -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread &&
+  for n in $sizes; do
+    reps=3; [ "$n" -ge 16384 ] && reps=1
+    echo "n $n: $("$B/bin/gpu-offload" run --device gpu -- /tmp/gofl-dgemm "$n" "$reps" 2>&1 | tail -1)"
+  done
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"
