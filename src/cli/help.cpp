@@ -57,7 +57,8 @@ Options:
                for scripts and spreadsheets; without it, an aligned table with fewer columns
   --starts     the GPU starts instead of the calls: one line per process that started the GPU
                backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
-               message). The start-up is in no call's time.
+               message, gpu, gpu_count, pci_bus_id, gpu_name, chosen_by: why the start failed,
+               or the GPU it runs on and why that one). The start-up is in no call's time.
   -h, --help   this text
 
 CSV columns, in this order:
@@ -95,6 +96,9 @@ CSV columns, in this order:
   verify_mismatch 1 when that difference was beyond the tolerance
   pred_cpu_s, pred_gpu_s
                the cost model's predictions (0 when it made none)
+  gpu, pci_bus_id
+               a GPU call's GPU (the one its process started on: CUDA's number, PCI bus id);
+               empty for CPU calls and in traces written before the GPU was recorded
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another

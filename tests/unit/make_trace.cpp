@@ -364,9 +364,9 @@ void demo() {
   gofl::trace_flush();
 }
 
-// The parent: a start on GPU 1 of 2 chosen by local rank; an ok start as traces before the GPU was
-// recorded wrote it (all zero after `ok`); a failed start whose message fills all 200 bytes (199
-// characters, as before). The child: a start on GPU 0 chosen by load.
+// The parent: an ok start as traces before the GPU was recorded wrote it (all zero after `ok`); a
+// failed start whose message fills all 200 bytes (199 characters, as before); a start on GPU 1 of 2
+// chosen by local rank; a GPU call. The child: a start on GPU 0 chosen by load; a GPU call.
 gofl_start_gpu start_gpu(int index, const char* bus, const char* chosen) {
   gofl_start_gpu g{};
   g.recorded = 1;
@@ -379,10 +379,10 @@ gofl_start_gpu start_gpu(int index, const char* bus, const char* chosen) {
 }
 
 void starts() {
+  gofl::trace_gpu_start(1 * MS, 250 * MS, true, "");
+  gofl::trace_gpu_start(2 * MS, 10 * MS, false, std::string(199, 'x').c_str());
   const gofl_start_gpu one = start_gpu(1, "00000000:2A:00.0", "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs");
-  gofl::trace_gpu_start(1 * MS, 300 * MS, true, "", &one);
-  gofl::trace_gpu_start(2 * MS, 250 * MS, true, "");
-  gofl::trace_gpu_start(3 * MS, 10 * MS, false, std::string(199, 'x').c_str());
+  gofl::trace_gpu_start(3 * MS, 300 * MS, true, "", &one);
   emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
   gofl::trace_flush();
   gofl::trace_fork_prepare();

@@ -51,6 +51,12 @@ def test_dump_starts_names_the_gpu_and_reads_older_records(tmp_path):
     assert any(re.search(r" no +- +- +x{199}$", line) for line in table), table
 
 
+def test_dump_names_the_gpu_of_each_gpu_call(tmp_path):
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--csv", starts_trace(tmp_path)))))
+    assert len(rows) == 2 and all(r["device"] == "gpu" for r in rows), rows
+    assert sorted((r["gpu"], r["pci_bus_id"]) for r in rows) == [("0", "00000000:18:00.0"), ("1", "00000000:2A:00.0")]
+
+
 def test_report_says_which_gpus_the_processes_ran_on(tmp_path):
     report = cli("report", starts_trace(tmp_path)).replace("\n    ", " ")
     assert "The GPU calls ran on GPU 0 (00000000:18:00.0) (1 process), GPU 1 (00000000:2A:00.0) (1 process)." in report, report
