@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [pye2e]
+#                              [pye2e] [gpus] [mpi] [multigpu]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -157,6 +157,98 @@ for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
   echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
   cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
+fi
+if has gpus; then
+  # A GPU per process (src/common/gpu_placement.h) on the GPUs this machine has: ranks, CUDA_VISIBLE_DEVICES,
+  # the GPU setting, a GPU another program holds. Each check prints PASS or FAIL.
+  echo "== a GPU per process: the GPUs here"
+  nvidia-smi --query-gpu=index,pci.bus_id,name,memory.used,memory.total,utilization.gpu --format=csv,noheader
+  T=$(mktemp -d); G="$B/bin/gpu-offload"; ngpu=$(nvidia-smi -L | grep -c "^GPU ")
+  prog='import numpy as np
+r = np.random.default_rng(0); a = r.standard_normal((3000, 3000)); c = a @ a.T; x = np.linalg.solve(c + 3000 * np.eye(3000), a[:, :8])
+print("checksum %.9g %.9g" % (c.trace(), x.sum()))'
+  expect=$("$PY" -c "$prog")
+  pf() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; fi; }
+  gpu_of() { sed -n 's/^  GPU: \([0-9]*\) of \([0-9]*\),.*/\1/p' "$1" | head -1; }
+  show() { grep -E "^gpu-offload summary|^  GPU: |^  where calls|cannot be used" "$1" | sed 's/^/    /'; }
+  echo "-- two processes started together with fake ranks OMPI_COMM_WORLD_LOCAL_RANK=0 and 1 (expect GPU rank % $ngpu)"
+  for r in 0 1; do OMPI_COMM_WORLD_LOCAL_RANK=$r "$G" run --device gpu --summary -- "$PY" -c "$prog" > "$T/r$r.out" 2> "$T/r$r.err" & done; wait
+  for r in 0 1; do
+    show "$T/r$r.err"
+    pf "rank $r: result as on the CPU" '[ "$(cat $T/r$r.out)" = "$expect" ]'
+    pf "rank $r: on GPU $(( r % ngpu )), chosen by its local rank$([ "$ngpu" = 1 ] && echo ' (the only GPU)')" \
+       '[ "$(gpu_of $T/r$r.err)" = "$(( r % ngpu ))" ] && grep -q "local rank $r (OMPI_COMM_WORLD_LOCAL_RANK)" $T/r$r.err'
+  done
+  echo "-- two processes started together without ranks (expect the least loaded GPU each; one GPU: both on 0)"
+  for r in 0 1; do "$G" run --device gpu --summary --trace "$T/load" -- "$PY" -c "$prog" > "$T/l$r.out" 2> "$T/l$r.err" & done; wait
+  for r in 0 1; do show "$T/l$r.err"; pf "process $r: result as on the CPU, on a GPU" '[ "$(cat $T/l$r.out)" = "$expect" ] && [ -n "$(gpu_of $T/l$r.err)" ]'; done
+  "$G" dump --starts "$T/load"
+  "$G" report "$T/load" | grep -A1 "The GPU calls ran on"
+  echo "-- CUDA_VISIBLE_DEVICES"
+  uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | tail -1)
+  for vis in "$(( ngpu - 1 ))" "$uuid" "" "$ngpu"; do
+    CUDA_VISIBLE_DEVICES="$vis" "$G" run --device gpu --summary -- "$PY" -c "$prog" > "$T/v.out" 2> "$T/v.err"; rc=$?
+    show "$T/v.err"
+    if [ "$vis" = "" ] || [ "$vis" = "$ngpu" ]; then
+      pf "CUDA_VISIBLE_DEVICES='$vis': no GPU, every call on the CPU, result right" '[ $rc = 0 ] && [ "$(cat $T/v.out)" = "$expect" ] && grep -q "cannot be used" $T/v.err'
+    else
+      pf "CUDA_VISIBLE_DEVICES='$vis': GPU 0 of 1 (the one named), result right" '[ $rc = 0 ] && [ "$(cat $T/v.out)" = "$expect" ] && grep -q "^  GPU: 0 of 1," $T/v.err'
+    fi
+  done
+  echo "-- the GPU setting"
+  "$G" run --device gpu --summary --gpus "$(( ngpu - 1 ))" -- "$PY" -c "$prog" > "$T/g.out" 2> "$T/g.err"; show "$T/g.err"
+  pf "--gpus $(( ngpu - 1 )): that GPU" '[ "$(gpu_of $T/g.err)" = "$(( ngpu - 1 ))" ] && [ "$(cat $T/g.out)" = "$expect" ]'
+  GPU_OFFLOAD_GPUS=$ngpu "$G" run --device gpu --summary -- "$PY" -c "$prog" > "$T/g.out" 2> "$T/g.err"; rc=$?; show "$T/g.err"
+  pf "GPU_OFFLOAD_GPUS=$ngpu (not there): a message, the CPU, the right result" '[ $rc = 0 ] && grep -q "names no visible GPU" $T/g.err && [ "$(cat $T/g.out)" = "$expect" ]'
+  echo "-- GPU $(( ngpu - 1 )) held by another process (PyTorch: 60% of its memory, kept busy)"
+  CUDA_VISIBLE_DEVICES=$(( ngpu - 1 )) "$PY" -c '
+import time, torch
+free, total = torch.cuda.mem_get_info(); hold = torch.empty(int(total * 0.6) // 4, dtype=torch.float32, device="cuda")
+a = torch.randn(8192, 8192, device="cuda"); print("holding", hold.numel() * 4 >> 30, "GiB", flush=True); t = time.time()
+while time.time() - t < 40: a @ a; torch.cuda.synchronize()' > "$T/hog.out" 2>&1 &
+  hog=$!; sleep 8; cat "$T/hog.out"; nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv,noheader
+  for mode in gpu auto; do
+    "$G" run --device $mode --summary -- "$PY" -c "$prog" > "$T/b.out" 2> "$T/b.err"; rc=$?; show "$T/b.err"
+    if [ "$ngpu" = 1 ] && [ $mode = gpu ]; then
+      pf "--device gpu on the busy GPU: the summary reports its load, nothing fails" '[ $rc = 0 ] && [ "$(cat $T/b.out)" = "$expect" ] && grep -q "at the start [0-9]*% of its memory in use" $T/b.err'
+    elif [ "$ngpu" = 1 ]; then
+      pf "--device auto beside the busy GPU: nothing fails (the reasons above say where the calls ran)" '[ $rc = 0 ] && [ "$(cat $T/b.out)" = "$expect" ]'
+    else
+      pf "--device $mode: another GPU than the busy one, nothing fails" '[ $rc = 0 ] && [ "$(cat $T/b.out)" = "$expect" ] && [ "$(gpu_of $T/b.err)" != "$(( ngpu - 1 ))" ]'
+    fi
+  done
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+  echo "-- a program's own CUDA context stays current (gpu_tests Placement.*)"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 120 "$B/bin/gpu_tests" --gtest_filter='Placement.*' 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|error" | head
+  rm -rf "$T"
+fi
+if has mpi; then
+  # ScaLAPACK under mpirun, each rank preloaded (bench/scalapack_mpi.sh): Open MPI and ScaLAPACK come from
+  # the Debian packages scripts/fetch_mpi_debs.sh put in .debs/ (carry it), unpacked here with dpkg -x.
+  M=/tmp/gofl-mpi; rm -rf "$M"; mkdir -p "$M"
+  if ! ls .debs/*.deb > /dev/null 2>&1; then echo "FAIL: no .debs/*.deb (run scripts/fetch_mpi_debs.sh and carry .debs)"
+  else
+    for d in .debs/*.deb; do dpkg -x "$d" "$M"; done
+    for dev in ${MPI_DEVICES:-gpu auto}; do
+      MPI_ROOT=$M RANKS=${MPI_RANKS:-2} DEVICE=$dev timeout ${MPI_TIMEOUT:-280} bench/scalapack_mpi.sh "$B" ${MPI_N:-8192} ${MPI_NB:-512} ${MPI_NRHS:-256} 2>&1 | tee -a "$OUT/scalapack_mpi.log"
+    done
+  fi
+fi
+if has multigpu; then
+  # The toolkit's multi-GPU engines in one process (bench/multigpu_probe.cpp): cuBLASXt dgemm from pageable
+  # buffers on one GPU and on all, cusolverMg's set-up; against gpu-offload's own one-GPU dgemm_ (the same
+  # C program as the NVBLAS comparison).
+  sizes=${MULTIGPU_SIZES:-8192 16384}; ngpu=$(nvidia-smi -L | grep -c "^GPU ")
+  echo "== multi-GPU engines (bench/multigpu_probe.cpp), n = $sizes"
+  timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" 0 $sizes 2>&1 | tee -a "$OUT/multigpu.log"
+  [ "$ngpu" -gt 1 ] && timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" all $sizes 2>&1 | tee -a "$OUT/multigpu.log"
+  echo "-- gpu-offload --device gpu, one GPU, the same dgemm_ from a C program (median of 3; 1 at n >= 16384)"
+  cc -O2 bench/dgemm_client.c -o /tmp/gofl-dgemm -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas \
+     -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread &&
+  for n in $sizes; do
+    reps=3; [ "$n" -ge 16384 ] && reps=1
+    echo "n $n: $("$B/bin/gpu-offload" run --device gpu -- /tmp/gofl-dgemm "$n" "$reps" 2>&1 | tail -1)"
+  done
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"

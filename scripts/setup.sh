@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what building and testing gpu-offload needs on a fresh Debian/Ubuntu machine:
 # the compilers and CMake, the real CPU libraries the tests run against (OpenBLAS, reference
-# BLAS/LAPACK, FFTW), the runtimes whose calls are intercepted (R, Octave, gfortran), GoogleTest,
-# headless Chromium (the HTML report's test opens the page in it), clang with libFuzzer (the fuzz
-# targets), and a Python virtual environment (.venv) with the NumPy and SciPy PyPI wheels and pytest.
+# BLAS/LAPACK, FFTW), the runtimes whose calls are intercepted (R, Octave, gfortran, ScaLAPACK on
+# Open MPI), GoogleTest, headless Chromium (the HTML report's test opens the page in it), clang with
+# libFuzzer (the fuzz targets), and a Python virtual environment (.venv) with the NumPy and SciPy
+# PyPI wheels and pytest.
 # Safe to run again: it installs only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +13,8 @@ packages=(build-essential cmake ninja-build gfortran pkg-config python3 python3-
           libopenblas0-pthread libopenblas-dev libblas3 libblas-dev liblapack3 liblapack-dev
           libfftw3-dev libgtest-dev r-base-core octave
           chromium fonts-dejavu-core  # headless Chromium renders the HTML report in its test
-          clang)                      # the fuzz targets (tests/fuzz): clang's libFuzzer, ASan, UBSan
+          clang                       # the fuzz targets (tests/fuzz): clang's libFuzzer, ASan, UBSan
+          openmpi-bin libopenmpi-dev libscalapack-openmpi-dev)  # a ScaLAPACK program under mpirun (tests/clients)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

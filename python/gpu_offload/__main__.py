@@ -32,6 +32,7 @@ Options (those of 'gpu-offload run'):
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
   --residency on|off  keep unchanged operands on the GPU between calls (default on)
                     (GPU_OFFLOAD_RESIDENCY)
+  --gpus LIST|all   the GPUs a process may run on: 1, 0,2, 0-3 (default all) (GPU_OFFLOAD_GPUS)
   -m MODULE         run a module instead of a script
   -h, --help        this text
   --version         the version of gpu-offload
@@ -47,7 +48,8 @@ Exit status: the script's; 2 for a wrong command line, 1 if the library is not u
 """
 
 OPTIONS = {"--trace": "DIR", "--summary": None, "--device": "cpu|gpu|auto", "--level": "1-10",
-           "--verify": None, "--profile": "FILE", "--residency": "on|off"}
+           "--verify": None, "--profile": "FILE", "--residency": "on|off",
+           "--gpus": "LIST|all"}
 
 
 class UsageError(Exception):
@@ -121,6 +123,8 @@ def settings(opts):
         if opts["--residency"] not in ("on", "off"):
             raise UsageError(f"--residency '{opts['--residency']}' is not valid; use on or off")
         kw["residency"] = opts["--residency"]
+    if "--gpus" in opts:
+        kw["gpus"] = opts["--gpus"]
     return kw
 
 

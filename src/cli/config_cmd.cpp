@@ -80,6 +80,8 @@ int config_command(const std::vector<std::string>& args) {
       {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE",
        s.memory_reserve < 0 ? "(the level's)" : number(s.memory_reserve) + " bytes"},
       {"threshold", "GPU_OFFLOAD_THRESHOLD", number(s.threshold) + " flops"},
+      {"residency", "GPU_OFFLOAD_RESIDENCY", s.residency ? "on" : "off"},
+      {"gpus", "GPU_OFFLOAD_GPUS", s.gpus},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());

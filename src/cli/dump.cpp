@@ -20,7 +20,7 @@ namespace {
 const char* const kCsvHeader =
     "file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,reason,"
     "m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
-    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s\n";
+    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id\n";
 
 std::string operands_field(const gofl_call_record& c) {
   std::string out;
@@ -34,11 +34,14 @@ std::string operands_field(const gofl_call_record& c) {
   return out;
 }
 
-void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
+// gpu: the GPU the process started on (its start record), named on its GPU calls; empty elsewhere and
+// in traces written before the GPU was recorded.
+void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, const gofl_start_gpu& gpu) {
   const gofl_file_header& h = r.header();
   const gofl_op_info& op = gofl_ops[c.op];
   auto flag = [&](uint32_t f) { return (c.flags & f) ? 1 : 0; };
   const TraceSite* site = r.site(c.site);
+  const bool on_gpu = c.device == GOFL_DEV_GPU && gpu.recorded;
   std::string site_offset;
   if (site) {
     char buf[32];
@@ -47,14 +50,15 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
   }
   fprintf(out,
           "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%u,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%d,%" PRIu32
-          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g\n",
+          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s\n",
           csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(c),
           iface_name(c), scheme_name(c), flag(GOFL_F_ILP64), c.depth, flag(GOFL_F_NESTED), flag(GOFL_F_QUERY),
           flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(), c.dims[0],
           c.dims[1], c.dims[2], c.flops, c.info, c.tid, c.t_start_ns, c.duration_ns, c.site,
           site ? csv_field(site->module).c_str() : "", site_offset.c_str(), operands_field(c).c_str(),
           double(c.copy_in_s), double(c.compute_s), double(c.copy_out_s), unsigned(c.gpu_status), double(c.verify_error),
-          flag(GOFL_F_VERIFY_MISMATCH), double(c.pred_cpu_s), double(c.pred_gpu_s));
+          flag(GOFL_F_VERIFY_MISMATCH), double(c.pred_cpu_s), double(c.pred_gpu_s), on_gpu ? std::to_string(gpu.index).c_str() : "",
+          on_gpu ? csv_field(trace_text(gpu.bus_id, sizeof gpu.bus_id)).c_str() : "");
 }
 
 const char* const kTableFormat = "%7s  %-8s  %-20s  %-3s  %-19s  %5s  %7s  %7s  %7s  %9s  %9s  %s\n";
@@ -68,17 +72,25 @@ void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
           format_si(c.flops).c_str(), format_seconds(c.duration_ns * 1e-9).c_str(), where.c_str());
 }
 
-const char* const kStartsCsvHeader = "file,pid,tid,t_start_ns,duration_ns,ok,message\n";
-const char* const kStartsFormat = "%7s  %7s  %10s  %-3s  %s\n";
+// The GPU columns are empty for a failed start, and for a trace written before the GPU was recorded.
+const char* const kStartsCsvHeader = "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by\n";
+const char* const kStartsFormat = "%7s  %7s  %10s  %-3s  %-3s  %-16s  %s\n";
 
 void start_line(FILE* out, bool csv, TraceReader& r, const gofl_start_record& s) {
-  const std::string msg = trace_text(s.message, sizeof s.message);
+  const bool gpu = s.ok && s.gpu.recorded;
+  const std::string msg = s.ok ? "" : trace_text(s.message, sizeof s.message);
+  const std::string index = gpu ? std::to_string(s.gpu.index) : "";
+  const std::string bus = gpu ? trace_text(s.gpu.bus_id, sizeof s.gpu.bus_id) : "";
+  const std::string chosen = gpu ? trace_text(s.gpu.chosen_by, sizeof s.gpu.chosen_by) : "";
   if (csv)
-    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%s\n", csv_field(r.path()).c_str(), r.header().pid, s.tid,
-            s.t_start_ns, s.duration_ns, s.ok, csv_field(msg).c_str());
+    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s\n", csv_field(r.path()).c_str(),
+            r.header().pid, s.tid, s.t_start_ns, s.duration_ns, s.ok, csv_field(msg).c_str(), index.c_str(),
+            gpu ? std::to_string(s.gpu.count).c_str() : "", csv_field(bus).c_str(),
+            csv_field(gpu ? trace_text(s.gpu.name, sizeof s.gpu.name) : "").c_str(), csv_field(chosen).c_str());
   else
     fprintf(out, kStartsFormat, std::to_string(r.header().pid).c_str(), std::to_string(s.tid).c_str(),
-            format_seconds(s.duration_ns * 1e-9).c_str(), s.ok ? "yes" : "no", msg.c_str());
+            format_seconds(s.duration_ns * 1e-9).c_str(), s.ok ? "yes" : "no", gpu ? index.c_str() : "-",
+            gpu ? bus.c_str() : "-", s.ok ? chosen.c_str() : msg.c_str());
 }
 
 }  // namespace
@@ -97,7 +109,7 @@ int dump_command(const std::vector<std::string>& args) {
   setvbuf(stdout, buf, _IOFBF, sizeof buf);
   if (o.has("--starts")) {
     if (csv) fputs(kStartsCsvHeader, stdout);
-    else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "why not");
+    else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "gpu", "pci", "why that GPU, or why none");
     gofl_record rec;
     for (auto& r : traces)
       while (r->next(&rec))
@@ -109,9 +121,11 @@ int dump_command(const std::vector<std::string>& args) {
                "site");
   gofl_record rec;
   for (auto& r : traces) {
+    gofl_start_gpu gpu{};  // the GPU of the process's start, once its record has passed
     while (r->next(&rec)) {
+      if (rec.kind == GOFL_REC_GPU_START && rec.u.start.ok) gpu = rec.u.start.gpu;
       if (rec.kind != GOFL_REC_CALL) continue;
-      if (csv) csv_line(stdout, *r, rec.u.call);
+      if (csv) csv_line(stdout, *r, rec.u.call, gpu);
       else table_line(stdout, *r, rec.u.call);
     }
   }

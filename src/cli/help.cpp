@@ -30,6 +30,10 @@ Options:
   --profile FILE    the machine profile to decide with (GPU_OFFLOAD_PROFILE)
   --residency on|off  keep operands the program has not changed on the GPU between calls
                     (default on; GPU_OFFLOAD_RESIDENCY)
+  --gpus LIST|all   the GPUs a process may run on, as CUDA numbers them ("1", "0,2", "0-3");
+                    each process runs on one of them: a rank of mpirun/srun on its node-local
+                    rank modulo their number, any other process on the least loaded one
+                    (default all; GPU_OFFLOAD_GPUS)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -53,7 +57,8 @@ Options:
                for scripts and spreadsheets; without it, an aligned table with fewer columns
   --starts     the GPU starts instead of the calls: one line per process that started the GPU
                backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
-               message). The start-up is in no call's time.
+               message, gpu, gpu_count, pci_bus_id, gpu_name, chosen_by: why the start failed,
+               or the GPU it runs on and why that one). The start-up is in no call's time.
   -h, --help   this text
 
 CSV columns, in this order:
@@ -91,6 +96,9 @@ CSV columns, in this order:
   verify_mismatch 1 when that difference was beyond the tolerance
   pred_cpu_s, pred_gpu_s
                the cost model's predictions (0 when it made none)
+  gpu, pci_bus_id
+               a GPU call's GPU (the one its process started on: CUDA's number, PCI bus id);
+               empty for CPU calls and in traces written before the GPU was recorded
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another
@@ -171,6 +179,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
   residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
+  gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

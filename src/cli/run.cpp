@@ -16,6 +16,7 @@
 #include "cli/help.h"
 #include "cli/library_path.h"
 #include "cli/options.h"
+#include "common/gpu_placement.h"
 
 namespace gofl::cli {
 namespace {
@@ -23,7 +24,7 @@ namespace {
 const std::vector<OptionSpec> kRunOptions = {
     {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
     {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
-    {"--residency", "on|off"},
+    {"--residency", "on|off"}, {"--gpus", "LIST|all"},
 };
 
 std::string absolute(const std::string& path) {
@@ -106,6 +107,14 @@ int run_command(const std::vector<std::string>& args) {
     const std::string& r = o.values.at("--residency");
     if (r != "on" && r != "off") throw UsageError("run", "--residency '" + r + "' is not valid; use on or off");
     env.emplace_back("GPU_OFFLOAD_RESIDENCY", r);
+  }
+  if (o.has("--gpus")) {
+    GpuList list;
+    std::string why;
+    if (o.values.at("--gpus").empty()) why = "it names no GPU (use all, or GPU numbers such as 1, 0,2 or 0-3)";
+    if (!why.empty() || !parse_gpu_list(o.values.at("--gpus"), &list, &why))
+      throw UsageError("run", "--gpus '" + o.values.at("--gpus") + "' is not valid: " + why);
+    env.emplace_back("GPU_OFFLOAD_GPUS", gpu_list_text(list));
   }
   if (o.positionals.empty()) throw UsageError("run", "run needs a PROGRAM to run");
   if (o.has("--profile")) env.emplace_back("GPU_OFFLOAD_PROFILE", check_profile(o.values.at("--profile")));

@@ -48,14 +48,15 @@ const Routine* routine_of(const gofl_call* c) {
 
 // ---- NVML (common/nvml.cpp) ---------------------------------------------------------------------------
 
-// After start() the NVML handle is matched to the CUDA device by PCI bus id, once.
+// After start() the NVML handle is matched to the engine's GPU by PCI bus id, once: the back-off
+// reads the GPU this process runs on.
 void nvml_match_once() {
   static std::once_flag once;
   if (!Engine::get().started()) return;
   std::call_once(once, [] {
-    char bus[32];
-    if (cudaDeviceGetPCIBusId(bus, sizeof bus, 0) == cudaSuccess) nvml_match_bus_id(bus);
-    (void)cudaGetLastError();
+    gofl_gpu_device d{};
+    Engine::get().device_info(&d);
+    nvml_match_bus_id(d.bus_id);
   });
 }
 
@@ -63,15 +64,18 @@ void nvml_match_once() {
 
 std::mutex run_m;  // one GPU call at a time (the preload library serialises too)
 
-int b_start(char* msg, size_t len) {
+int b_start(const char* gpus, char* msg, size_t len) {
   ensure_registered();
   std::lock_guard<std::mutex> lk(run_m);
-  return Engine::get().start(msg, len);
+  return Engine::get().start(gpus, msg, len);
 }
+
+void b_device(gofl_gpu_device* out) { Engine::get().device_info(out); }
 
 int b_memory(uint64_t* free_bytes, uint64_t* total_bytes) {
   Engine& e = Engine::get();
   if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
+  const ThreadOnGpu on(e);  // the memory of the GPU this process runs on
   size_t f = 0, t = 0;
   const cudaError_t err = cudaMemGetInfo(&f, &t);
   if (err != cudaSuccess) {
@@ -135,6 +139,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
     return r->status;
   }
 
+  const ThreadOnGpu on(e);
   e.begin_call(*call);
   uint64_t need = 0;
   try {
@@ -190,6 +195,7 @@ void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 void b_configure(const gofl_backend_config* c) {
   if (!c) return;
   std::lock_guard<std::mutex> lk(run_m);
+  const ThreadOnGpu on(Engine::get());  // turning residency off frees kept copies
   Engine::get().set_residency(c->residency != 0, c->reserve_bytes, c->reserve_fraction);
 }
 
@@ -239,7 +245,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
   using namespace gofl::cuda;
   static const gofl_backend b = {
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result),
-      b_start, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
+      b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
       b_configure, b_resident_bytes, b_residency_info, b_set_fault,
   };
   return &b;

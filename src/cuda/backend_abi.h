@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 3
+#define GOFL_BACKEND_ABI 4
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -36,14 +36,26 @@ typedef struct gofl_backend_config {
   double reserve_fraction;
 } gofl_backend_config;
 
+// The GPU the backend runs on, once started.
+typedef struct gofl_gpu_device {
+  int32_t index;        // its CUDA device number
+  int32_t count;        // GPUs CUDA shows the process
+  char bus_id[24];      // PCI bus id
+  char name[64];
+  char chosen_by[192];  // why that one (common/gpu_placement.h)
+} gofl_gpu_device;
+
 typedef struct gofl_backend {
   uint32_t abi;          // GOFL_BACKEND_ABI
   uint32_t ops_hash;     // GOFL_OPS_HASH of the table the backend's routines are indexed by
   uint32_t call_size;    // sizeof(gofl_call)
   uint32_t result_size;  // sizeof(gofl_gpu_result)
-  // Create the context, handles, streams and staging buffers. 0 on success, else a gofl_gpu_status
-  // with a message.
-  int (*start)(char* msg, size_t msg_len);
+  // Pick the GPU (common/gpu_placement.h; `gpus`: the GPU setting, "all" or a list of CUDA device
+  // numbers), create the context, handles, streams and staging buffers on it. 0 on success, else a
+  // gofl_gpu_status with a message.
+  int (*start)(const char* gpus, char* msg, size_t msg_len);
+  // The GPU it runs on (after a successful start).
+  void (*device)(gofl_gpu_device* out);
   // Free and total device memory in bytes; 0 on success.
   int (*memory)(uint64_t* free_bytes, uint64_t* total_bytes);
   // Whether the backend has a routine for operation `op` (1) or not (0); needs no GPU, nor start().

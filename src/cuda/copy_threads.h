@@ -17,8 +17,13 @@ namespace cuda {
 // a time (the engine runs one call at a time).
 class CopyPool {
  public:
-  void start(int threads) {
-    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { loop(); });
+  // `on_thread` runs first in each worker (the engine's GPU made the thread's current device).
+  void start(int threads, const std::function<void()>& on_thread) {
+    for (int i = 1; i < threads; ++i)
+      workers_.emplace_back([this, on_thread] {
+        on_thread();
+        loop();
+      });
     // Detached: the process may exit while they wait; they hold nothing that needs cleaning up.
     for (auto& t : workers_) t.detach();
   }

@@ -54,7 +54,7 @@ Engine& Engine::get() {
   return *e;
 }
 
-int Engine::start(char* msg, size_t len) {
+int Engine::start(const char* gpus, char* msg, size_t len) {
   static int first_status = -1;
   static char first_msg[256] = "";
   auto report = [&](int status, const char* text) {
@@ -78,8 +78,12 @@ int Engine::start(char* msg, size_t len) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", cudaGetErrorString(e));
   if (count <= 0) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", "no CUDA device");
-  if ((e = cudaSetDevice(0)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaSetDevice", cudaGetErrorString(e));
+  std::string why_none;
+  if (!place(gpus, count, &why_none)) return failed(GOFL_GPU_NO_DEVICE, "choosing a GPU", why_none.c_str());
+  const KeepThreadContext keep;  // the program's thread may have a CUDA device of its own
+  if ((e = cudaSetDevice(device_)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaSetDevice", cudaGetErrorString(e));
   if ((e = cudaFree(nullptr)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "creating the CUDA context", cudaGetErrorString(e));
+  ctx_ = current_context();
 
   auto* im = new Impl();
   // Undo what was created when a later step fails; the context itself stays (harmless).
@@ -170,7 +174,10 @@ int Engine::start(char* msg, size_t len) {
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
   const long threads = env_long("GPU_OFFLOAD_COPY_THREADS", std::clamp<long>(cores * 3 / 4, 1, 12));
-  im->pool.start(int(std::clamp<long>(threads, 1, 64)));
+  const int device = device_;
+  im->pool.start(int(std::clamp<long>(threads, 1, 64)), [device] {
+    if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
+  });
   im->resident = new ResidentCache([im](int parts, const std::function<void(int)>& body) { im->pool.run(parts, body); });
   if (const char* mb = std::getenv("GPU_OFFLOAD_RESIDENCY_MIN_MB")) {
     char* end = nullptr;
@@ -182,13 +189,14 @@ int Engine::start(char* msg, size_t len) {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
+  if (cudaGetDeviceProperties(&prop, device_) != cudaSuccess) {
     (void)cudaGetLastError();
-    std::snprintf(prop.name, sizeof prop.name, "CUDA device 0");
+    std::snprintf(prop.name, sizeof prop.name, "CUDA device %d", device_);
   }
+  std::snprintf(gpu_.name, sizeof gpu_.name, "%.*s", int(sizeof gpu_.name - 1), prop.name);
   std::snprintf(description_, sizeof description_,
-                "%.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging %dx%zu MB (ends %zu KB), %d copy threads",
-                prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / double(1ull << 30), rt / 1000,
+                "GPU %d of %d: %.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging %dx%zu MB (ends %zu KB), %d copy threads",
+                device_, count, prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / double(1ull << 30), rt / 1000,
                 (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, im->nbuf, chunk >> 20, im->ramp_from >> 10, im->pool.threads());
   impl_ = im;
   return report(GOFL_GPU_OK, description_);

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -207,8 +208,12 @@ class Engine {
   // then GOFL_GPU_COPY_OUT_FAILED).
   bool output_written() const;
 
-  // Backend lifecycle (backend.cpp).
-  int start(char* msg, size_t len);
+  // Backend lifecycle (backend.cpp). start() picks the GPU (engine_device.cpp; `gpus`: the GPU
+  // setting) and makes everything on it; the calling thread's own CUDA context is given back.
+  int start(const char* gpus, char* msg, size_t len);
+  int device() const { return device_; }  // the CUDA device number it runs on
+  void* context() const { return ctx_; }  // its context (CUcontext), null if unknown
+  void device_info(gofl_gpu_device* out) const;
   void trim();  // release pooled device memory beyond the cache limit
   void set_fault(const char* spec);
   bool started() const { return impl_ != nullptr; }
@@ -226,7 +231,12 @@ class Engine {
   cublasHandle_t blas_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;
   cusolverDnParams_t params_ = nullptr;
-  char description_[192] = "";
+  char description_[256] = "";
+  int device_ = 0;
+  void* ctx_ = nullptr;
+  gofl_gpu_device gpu_{};
+  // Picks device_ and fills gpu_ (engine_device.cpp); false with the reason when no GPU is usable.
+  bool place(const char* gpus, int count, std::string* why);
   char fault_[32] = "";
   friend class DevMem;
   void release(void* p, size_t bytes);
@@ -235,6 +245,28 @@ class Engine {
   void wait_checked(bool side_streams, const char* where);
   struct Impl;
   Impl* impl_ = nullptr;
+};
+
+// ---- threads and the engine's GPU (engine_device.cpp) ---------------------------------------------
+// The calling thread's current CUDA context, given back when this ends.
+class KeepThreadContext {
+ public:
+  KeepThreadContext();
+  ~KeepThreadContext();
+  KeepThreadContext(const KeepThreadContext&) = delete;
+  KeepThreadContext& operator=(const KeepThreadContext&) = delete;
+
+ private:
+  void* prev_ = nullptr;
+  bool saved_ = false;
+};
+// For one backend call on a program thread: the engine's context current, the thread's own back after.
+class ThreadOnGpu {
+ public:
+  explicit ThreadOnGpu(const Engine& e);
+
+ private:
+  KeepThreadContext keep_;
 };
 
 // ---- types ------------------------------------------------------------------------------------------

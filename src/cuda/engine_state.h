@@ -25,6 +25,9 @@ namespace cuda {
 using Clock = std::chrono::steady_clock;
 inline double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
+// The calling thread's current CUDA context (CUcontext), null if none or unknown (engine_device.cpp).
+void* current_context();
+
 // Host copies (engine_copies.cpp): streaming stores at copy-out and/or copy-in
 // (GPU_OFFLOAD_COPY_NT, read by Engine::start()).
 extern bool g_nt_out, g_nt_in;

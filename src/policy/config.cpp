@@ -27,6 +27,7 @@ const Key kKeys[] = {
     {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
     {"residency", "GPU_OFFLOAD_RESIDENCY", false},
+    {"gpus", "GPU_OFFLOAD_GPUS", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
@@ -57,7 +58,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

@@ -6,7 +6,7 @@
 //   level = 7
 //   trace = /scratch/traces        (a relative path is taken relative to the file's folder)
 //
-// Keys: device, level, trace, summary, verify, profile, memory_reserve, threshold, residency; each stands for
+// Keys: device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus; each stands for
 // the GPU_OFFLOAD_* variable of the same name in capitals and takes the same values. A malformed line
 // or an unknown key gets a message naming file:line and is ignored; the last line of a key wins.
 //

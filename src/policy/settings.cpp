@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/gpu_placement.h"
 #include "policy/config.h"
 
 namespace gofl {
@@ -73,6 +74,12 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
   if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
   if (const char* v = get("GPU_OFFLOAD_RESIDENCY"); v && *v) {
     if (!parse_bool(v, &s.residency)) complain(msgs, where("GPU_OFFLOAD_RESIDENCY"), v, "on or off", "on");
+  }
+  if (const char* v = get("GPU_OFFLOAD_GPUS"); v && *v) {
+    GpuList list;
+    std::string why;
+    if (parse_gpu_list(v, &list, &why)) s.gpus = gpu_list_text(list);
+    else complain(msgs, where("GPU_OFFLOAD_GPUS"), v, "all, or GPU numbers such as 1, 0,2 or 0-3", "all");
   }
   if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
     char* end = nullptr;

@@ -1,5 +1,6 @@
 #include "preload/decide.h"
 
+#include "common/gpu_placement.h"
 #include "common/nvml.h"
 
 #include <stdio.h>
@@ -30,12 +31,17 @@ class LibraryGpu final : public GpuEnv {
     const gofl_backend* b = running();
     return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
   }
-  // Before the start, NVML straight from here (no CUDA library is loaded for it); after it, the
-  // backend's reading, whose NVML device is matched to the CUDA device by PCI bus id.
+  // Before the start, NVML straight from here (no CUDA library is loaded for it): the GPU the start
+  // would pick by the same rule; after it, the backend's reading of the GPU it runs on.
   int utilization() override {
     const gofl_backend* b = running();
     if (b && b->utilization) return b->utilization();
-    return nvml_utilization();
+    const std::vector<GpuLoad> loads = nvml_visible_loads();
+    GpuList list;
+    if (loads.empty() || !parse_gpu_list(settings().gpus, &list, nullptr)) return nvml_utilization();
+    const LocalRank rank = find_local_rank([](const char* n) -> const char* { return secure_getenv(n); });
+    const Placement p = choose_gpu(int(loads.size()), list, rank, loads);
+    return p.device >= 0 ? loads[size_t(p.device)].utilization : -1;
   }
   bool memory(uint64_t* free_b, uint64_t* total_b) override {
     const gofl_backend* b = running();

@@ -32,6 +32,7 @@ double g_startup_s = 0;
 pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
 std::string& g_fault = *new std::string;
 bool g_fault_set = false;
+gofl_gpu_device g_device{};  // the GPU the backend runs on, once started
 
 std::string backend_path() {
   if (const char* env = secure_getenv("GPU_OFFLOAD_BACKEND"); env && *env) return env;
@@ -69,7 +70,7 @@ void start_locked_untraced() {
     return;
   }
   char msg[256] = "";
-  if (b->start(msg, sizeof msg) != GOFL_GPU_OK) {
+  if (b->start(settings().gpus.c_str(), msg, sizeof msg) != GOFL_GPU_OK) {
     g_reason = std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed");
     g_state = State::Unavailable;
     return;
@@ -79,6 +80,7 @@ void start_locked_untraced() {
   const gofl_backend_config cfg{s.residency ? 1 : 0, s.memory_reserve >= 0 ? int64_t(s.memory_reserve) : -1,
                                 level_row(s.level).memory_reserve};
   b->configure(&cfg);
+  b->device(&g_device);
   g_backend = b;
   g_state = State::Started;
 }
@@ -90,7 +92,16 @@ void start_locked() {
   const uint64_t dt = clock_ns() - t0;
   const bool ok = g_state.load() == State::Started;
   if (ok) g_startup_s = double(dt) * 1e-9;
-  trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str());
+  gofl_start_gpu gpu{};
+  if (ok) {
+    gpu.recorded = 1;
+    gpu.count = uint16_t(g_device.count);
+    gpu.index = g_device.index;
+    snprintf(gpu.bus_id, sizeof gpu.bus_id, "%.*s", int(sizeof gpu.bus_id - 1), g_device.bus_id);
+    snprintf(gpu.name, sizeof gpu.name, "%.*s", int(sizeof gpu.name - 1), g_device.name);
+    snprintf(gpu.chosen_by, sizeof gpu.chosen_by, "%.*s", int(sizeof gpu.chosen_by - 1), g_device.chosen_by);
+  }
+  trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str(), ok ? &gpu : nullptr);
 }
 
 }  // namespace
@@ -115,6 +126,7 @@ bool gpu_unavailable() { return g_lost_by_fork || g_state.load(std::memory_order
 const char* gpu_unavailable_reason() { return g_reason.c_str(); }
 bool gpu_lost_by_fork() { return g_lost_by_fork; }
 double gpu_startup_seconds() { return g_startup_s; }
+const gofl_gpu_device* gpu_device() { return gpu_started() ? &g_device : nullptr; }
 
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;

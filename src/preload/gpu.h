@@ -23,5 +23,7 @@ void gpu_set_fault(const char* spec);
 void gpu_fork_child();
 // Seconds the backend's start took (0 before).
 double gpu_startup_seconds();
+// The GPU the backend runs on (nullptr before the start).
+const gofl_gpu_device* gpu_device();
 
 }  // namespace gofl

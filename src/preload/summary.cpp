@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "common/conversions.h"
+#include "common/gpu_placement.h"
 #include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
@@ -205,10 +207,14 @@ void summary_print(int fd) {
   for (const auto& s : g_ops) any_call |= (s.calls[0] + s.calls[1] + s.nested + s.queries) > 0;
   if (!any_call) return;  // a helper process (shell, pyenv shim) that made no calls stays silent
   std::string out;
-  char line[256];
+  char line[512];
   const Settings& st = settings();
-  snprintf(line, sizeof line, "gpu-offload summary (pid %d, device %s, level %d, profile %s)\n", int(getpid()),
-           device_mode_name(st.device), st.level, active_profile_label().c_str());
+  // A rank of a parallel launch says which: the ranks' summaries arrive interleaved.
+  const LocalRank rank = find_local_rank([](const char* n) -> const char* { return secure_getenv(n); });
+  const std::string rank_text =
+      rank.variable ? ", local rank " + std::to_string(rank.rank) + " (" + rank.variable + ")" : std::string();
+  snprintf(line, sizeof line, "gpu-offload summary (pid %d%s, device %s, level %d, profile %s)\n", int(getpid()),
+           rank_text.c_str(), device_mode_name(st.device), st.level, active_profile_label().c_str());
   out += line;
   snprintf(line, sizeof line, "  %-10s %8s %8s %8s %11s %11s %9s\n", "operation", "cpu", "gpu", "nested", "cpu time s",
            "gpu time s", "GFLOP/s");
@@ -232,6 +238,11 @@ void summary_print(int fd) {
     reasons += line;
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
+  if (const gofl_gpu_device* g = gpu_device()) {
+    snprintf(line, sizeof line, "  GPU: %d of %d, %s (PCI %s), chosen as %s\n", g->index, g->count, g->name, g->bus_id,
+             g->chosen_by);
+    out += line;
+  }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   out += conversion_line();
   if (gpu_started()) {

@@ -134,6 +134,7 @@ struct GpuStart {
   double seconds = 0;
   bool ok = false;
   std::string message;  // why it cannot be used
+  std::string gpu;      // which GPU it ran on: "GPU 1 (00000000:18:00.0)", "" when not recorded
 };
 
 struct Analysis {

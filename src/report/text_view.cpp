@@ -454,6 +454,16 @@ std::vector<std::string> report_summary(const Analysis& a) {
                     (a.starts.size() > ok_n ? "; " + plural(a.starts.size() - ok_n, "start") + " failed" : "") + ".");
     else
       out.push_back("The GPU could not be started (" + failed->message + "): every call ran on the CPU.");
+    // Which GPUs the processes ran on (a process runs its GPU calls on one GPU).
+    std::map<std::string, size_t> gpus;
+    for (const GpuStart& s : a.starts)
+      if (s.ok && !s.gpu.empty()) ++gpus[a.hosts.size() > 1 ? s.gpu : s.gpu.substr(s.gpu.find(" GPU ") + 1)];
+    if (!gpus.empty()) {
+      std::string list;
+      for (const auto& [gpu, n] : gpus)
+        list += (list.empty() ? "" : ", ") + gpu + (ok_n > 1 ? " (" + format_count(n) + (n == 1 ? " process)" : " processes)") : "");
+      out.push_back("The GPU calls ran on " + list + ".");
+    }
   }
   if (const auto* r = main_cpu_reason(a)) {
     out.push_back("Most CPU time stayed there because of \"" + std::string(gofl_reason_name(r->first.second)) + "\" (" +

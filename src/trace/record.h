@@ -83,12 +83,28 @@ typedef struct gofl_site_record {
   char module[176];     // the module's path (truncated, NUL-terminated)
 } gofl_site_record;
 
+// The GPU a started process runs on, in a start record with ok == 1. Traces written before the GPU
+// was recorded hold zeros there (an empty message): `recorded` is 0. Readers that print an ok
+// record's message as text still print nothing: its first byte stays NUL.
+typedef struct gofl_start_gpu {
+  char no_message;      // always '\0'
+  uint8_t recorded;     // 1: the fields below name the GPU
+  uint16_t count;       // GPUs CUDA showed the process
+  int32_t index;        // the CUDA device number it ran on
+  char bus_id[24];      // its PCI bus id ("00000000:18:00.0")
+  char name[64];        // "NVIDIA H200"
+  char chosen_by[104];  // why that one: "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs", ...
+} gofl_start_gpu;
+
 typedef struct gofl_start_record {
   uint64_t t_start_ns;  // CLOCK_MONOTONIC, like the calls' t_start_ns
   uint64_t duration_ns; // loading the CUDA libraries and making the context: not in any call's time
   uint32_t tid;         // the thread whose call started it
-  int32_t ok;           // 1: the GPU runs; 0: it cannot be used (message says why)
-  char message[200];    // why it cannot be used (NUL-terminated, empty when ok)
+  int32_t ok;           // 1: the GPU runs (gpu says which); 0: it cannot be used (message says why)
+  union {
+    char message[200];  // ok == 0: why it cannot be used (NUL-terminated)
+    gofl_start_gpu gpu; // ok == 1
+  };
 } gofl_start_record;
 
 typedef struct gofl_record {
@@ -122,6 +138,7 @@ typedef struct gofl_file_header {
 
 #ifdef __cplusplus
 }
+static_assert(sizeof(gofl_start_gpu) == 200, "the GPU of a start record fills the message it replaces");
 static_assert(sizeof(gofl_record) == 232, "trace record size is part of the format");
 static_assert(sizeof(gofl_file_header) == 512, "trace header size is part of the format");
 #endif

@@ -331,7 +331,8 @@ void trace_call(const gofl_call_record& rec, uint32_t resident) {
   pthread_mutex_unlock(&w.mu);
 }
 
-void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message) {
+void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message,
+                     const gofl_start_gpu* gpu) {
   Writer& w = W();
   if (!w.enabled) return;
   gofl_record r;
@@ -341,7 +342,12 @@ void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const c
   r.u.start.duration_ns = duration_ns;
   r.u.start.tid = uint32_t(syscall(SYS_gettid));
   r.u.start.ok = ok ? 1 : 0;
-  if (message) snprintf(r.u.start.message, sizeof r.u.start.message, "%s", message);
+  if (ok && gpu) {
+    r.u.start.gpu = *gpu;
+    r.u.start.gpu.no_message = '\0';
+  } else if (!ok && message) {
+    snprintf(r.u.start.message, sizeof r.u.start.message, "%s", message);
+  }
   pthread_mutex_lock(&w.mu);
   if (!w.failed) append_locked(w, r);
   pthread_mutex_unlock(&w.mu);

@@ -259,6 +259,23 @@ def test_activate_rejects_bad_values():
     assert all("a whole number from 1 to 10" in line for line in out[1:5])
 
 
+def test_activate_gpus_setting():
+    """gpus= becomes GPU_OFFLOAD_GPUS ('all', '0,2', '0-3' or a list of numbers); anything else is refused."""
+    code = ("import os, gpu_offload\n"
+            "print(sorted(gpu_offload._settings_env(None, None, None, None, None, None, gpus=[0, 2]).items()))\n"
+            "print(gpu_offload._settings_env(None, None, None, None, None, None, gpus='0-3')['GPU_OFFLOAD_GPUS'])\n"
+            "for bad in ('gpu1', '1,', [], 'all,1'):\n"
+            "    try:\n"
+            "        gpu_offload._settings_env(None, None, None, None, None, None, gpus=bad)\n"
+            "        print('accepted', bad)\n"
+            "    except ValueError as e:\n"
+            "        print(e)\n")
+    out = py(["-c", code]).stdout.splitlines()
+    assert out[0] == "[('GPU_OFFLOAD_GPUS', '0,2')]" and out[1] == "0-3", out
+    assert len(out) == 6 and all("'all' or GPU numbers such as" in line for line in out[2:]), out
+    assert "--gpus LIST|all" in py(["-m", "gpu_offload", "--help"]).stdout
+
+
 def test_missing_library(tmp_path):
     env = {"GPU_OFFLOAD_LIBRARY": str(tmp_path / "nope.so")}
     script = tmp_path / "s.py"

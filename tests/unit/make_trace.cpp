@@ -6,7 +6,10 @@
 //   make_trace DIR avoidable [ARGS...]  known answers for the avoidable-copy estimate (forks a child)
 //   make_trace DIR mixed [ARGS...]      known answers for the GPU columns, failures, verify, the model
 //   make_trace DIR demo [ARGS...]       a realistic offloaded run, to look at
+//   make_trace DIR resident             known answers for the copies residency avoided
 //   make_trace DIR conversions          known answers for the conversions around a LAPACK call
+//   make_trace DIR starts               GPU start records: the GPU each process ran on, and the forms
+//                                       traces written before the GPU was recorded have (forks a child)
 // Extra ARGS only end up in the header's program field (tests put HTML there).
 #include <math.h>
 #include <stdint.h>
@@ -415,11 +418,47 @@ void conversions() {
   emit(copy);
 }
 
+// The parent: an ok start as traces before the GPU was recorded wrote it (all zero after `ok`); a
+// failed start whose message fills all 200 bytes (199 characters, as before); a start on GPU 1 of 2
+// chosen by local rank; a GPU call. The child: a start on GPU 0 chosen by load; a GPU call.
+gofl_start_gpu start_gpu(int index, const char* bus, const char* chosen) {
+  gofl_start_gpu g{};
+  g.recorded = 1;
+  g.count = 2;
+  g.index = index;
+  snprintf(g.bus_id, sizeof g.bus_id, "%s", bus);
+  snprintf(g.name, sizeof g.name, "NVIDIA H200");
+  snprintf(g.chosen_by, sizeof g.chosen_by, "%s", chosen);
+  return g;
+}
+
+void starts() {
+  gofl::trace_gpu_start(1 * MS, 250 * MS, true, "");
+  gofl::trace_gpu_start(2 * MS, 10 * MS, false, std::string(199, 'x').c_str());
+  const gofl_start_gpu one = start_gpu(1, "00000000:2A:00.0", "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs");
+  gofl::trace_gpu_start(3 * MS, 300 * MS, true, "", &one);
+  emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
+  gofl::trace_flush();
+  gofl::trace_fork_prepare();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    gofl::trace_fork_child();
+    const gofl_start_gpu zero = start_gpu(0, "00000000:18:00.0", "the least loaded of 2 usable GPUs");
+    gofl::trace_gpu_start(4 * MS, 280 * MS, true, "", &zero);
+    emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
+    gofl::trace_flush();
+    _exit(0);
+  }
+  gofl::trace_fork_parent();
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions [ARGS...]\n");
+    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions|starts|resident [ARGS...]\n");
     return 2;
   }
   const std::string what = argv[2];
@@ -433,6 +472,7 @@ int main(int argc, char** argv) {
   else if (what == "mixed") mixed();
   else if (is_demo) demo();
   else if (what == "conversions") conversions();
+  else if (what == "starts") starts();
   else {
     fprintf(stderr, "make_trace: unknown scenario '%s'\n", what.c_str());
     return 2;

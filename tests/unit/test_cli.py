@@ -22,7 +22,7 @@ from conftest import (  # noqa: E402
 
 COLUMNS = ("file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,"
            "reason,m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
-           "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s").split(",")
+           "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id").split(",")
 
 HEADER_SIZE = 512
 RECORD_SIZE = 232
@@ -151,7 +151,7 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     p = cli("dump", "--starts", "--csv", tdir)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message"
+    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by"
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     assert len(rows) == 1, p.stdout  # one start per process, even though every call asked for the GPU
     (s,) = rows
@@ -161,10 +161,11 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     first = min(int(r["t_start_ns"]) for r in dump(tdir))
     assert int(s["t_start_ns"]) + int(s["duration_ns"]) <= first
     table = cli("dump", "--starts", tdir).stdout.splitlines()
-    assert table[0].split() == ["pid", "tid", "took", "ok", "why", "not"] and len(table) == 2
+    assert table[0].split()[:6] == ["pid", "tid", "took", "ok", "gpu", "pci"] and len(table) == 2
     summary = cli("report", tdir).stdout
     if s["ok"] == "1":
         assert s["message"] == "" and "Starting the GPU (loading the CUDA libraries" in summary, summary
+        assert s["gpu"] and s["pci_bus_id"] and f"The GPU calls ran on GPU {s['gpu']} ({s['pci_bus_id']})" in summary
     else:
         assert s["ok"] == "0" and s["message"], s
         assert f"The GPU could not be started ({s['message']}): every call ran on the CPU." in summary.replace(
@@ -548,3 +549,12 @@ def test_help_and_version():
     version = re.search(r"project\(gpu-offload VERSION ([\d.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
     p = cli("--version")
     assert p.returncode == 0 and p.stdout == f"gpu-offload {version}\n"
+
+
+def test_run_gpus_becomes_the_variable_and_bad_lists_are_refused():
+    """--gpus LIST|all: a list of CUDA device numbers and ranges, passed on as GPU_OFFLOAD_GPUS (normalised)."""
+    p = cli("run", "--gpus", "2,0-1", "--", "sh", "-c", 'echo "$GPU_OFFLOAD_GPUS"')
+    assert p.returncode == 0 and p.stdout.strip() == "2,0,1", (p.stdout, p.stderr)
+    assert cli("run", "--gpus", "all", "--", "sh", "-c", 'echo "$GPU_OFFLOAD_GPUS"').stdout.strip() == "all"
+    for bad, words in (("3-1", "is not a range of GPU numbers"), ("gpu0", "is not a GPU number"), ("", "names no GPU")):
+        assert_error(cli("run", "--gpus", bad, "--", "true"), f"--gpus '{bad}' is not valid", words, status=2)

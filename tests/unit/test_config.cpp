@@ -64,7 +64,7 @@ TEST(Config, MalformedLinesAreNamedAndIgnored) {
   EXPECT_EQ(c.entries[0].key, "level");
   EXPECT_NE(msgs.find("/c:1: 'level 7' is not a 'key = value' line; line ignored"), std::string::npos) << msgs;
   EXPECT_NE(msgs.find("/c:2: unknown key 'colour' (valid keys: device, level, trace, summary, verify, profile, "
-                      "memory_reserve, threshold, residency); line ignored"),
+                      "memory_reserve, threshold, residency, gpus); line ignored"),
             std::string::npos)
       << msgs;
   EXPECT_NE(msgs.find("/c:4: 'trace' has no value"), std::string::npos) << msgs;
@@ -152,6 +152,21 @@ TEST(Config, AMissingExplicitFileIsReported) {
   gofl::Settings s = parse({{"GPU_OFFLOAD_CONFIG", "/nonexistent/gofl.conf"}, {"GPU_OFFLOAD_LEVEL", "4"}}, &msgs);
   EXPECT_EQ(s.level, 4);
   EXPECT_NE(msgs.find("GPU_OFFLOAD_CONFIG=/nonexistent/gofl.conf: cannot read it: No such file or directory"),
+            std::string::npos)
+      << msgs;
+}
+
+TEST(Config, TheGpuSettingFromTheEnvironmentOrTheFile) {
+  std::string msgs;
+  EXPECT_EQ(parse({}, &msgs).gpus, "all");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_GPUS", "0-2"}}, &msgs).gpus, "0,1,2");
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("gpus = 1,3\n");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).gpus, "1,3");
+  TempConfig bad("gpus = first\n");
+  const gofl::Settings s = parse({{"GPU_OFFLOAD_CONFIG", bad.path}}, &msgs);
+  EXPECT_EQ(s.gpus, "all");
+  EXPECT_NE(msgs.find(bad.path + ":1: gpus='first' is not valid (use all, or GPU numbers such as 1, 0,2 or 0-3); using all"),
             std::string::npos)
       << msgs;
 }

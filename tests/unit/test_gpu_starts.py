@@ -1,0 +1,62 @@
+"""The GPU each process ran on, as the trace records it at the GPU start (record.h, gofl_start_gpu):
+`dump --starts` and the report name it; start records written before the GPU was recorded (an ok
+start with nothing after `ok`, a failed start whose message fills all 200 bytes) read as before.
+The records come from tests/unit/make_trace.cpp's `starts` scenario, through the library's writer."""
+import csv
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conftest import BUILD, CLI, base_env  # noqa: E402
+
+MAKE_TRACE = BUILD / "bin" / "make_trace"
+
+
+def cli(*args):
+    p = subprocess.run([str(CLI), *map(str, args)], env=base_env(), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, (args, p.stdout, p.stderr)
+    return p.stdout
+
+
+def starts_trace(tmp_path):
+    out = tmp_path / "starts"
+    p = subprocess.run([str(MAKE_TRACE), str(out), "starts"], env=base_env(), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_dump_starts_names_the_gpu_and_reads_older_records(tmp_path):
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--starts", "--csv", starts_trace(tmp_path)))))
+    assert len(rows) == 4, rows
+    by_gpu = {r["gpu"]: r for r in rows if r["gpu"]}
+    assert set(by_gpu) == {"0", "1"}
+    one = by_gpu["1"]
+    assert (one["ok"], one["message"], one["gpu_count"], one["pci_bus_id"], one["gpu_name"]) == (
+        "1", "", "2", "00000000:2A:00.0", "NVIDIA H200")
+    assert one["chosen_by"] == "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs"
+    assert by_gpu["0"]["chosen_by"] == "the least loaded of 2 usable GPUs" and by_gpu["0"]["pid"] != one["pid"]
+    # As traces before the GPU was recorded wrote them: an ok start without a GPU, and a failed start
+    # whose message runs to the end of its 200 bytes.
+    (old_ok,) = [r for r in rows if r["ok"] == "1" and not r["gpu"]]
+    assert old_ok["message"] == "" and old_ok["pci_bus_id"] == "" and old_ok["chosen_by"] == ""
+    (failed,) = [r for r in rows if r["ok"] == "0"]
+    assert failed["message"] == "x" * 199 and failed["gpu"] == "" and failed["pci_bus_id"] == ""
+    table = cli("dump", "--starts", starts_trace(tmp_path / "again")).splitlines()
+    assert table[0].split()[:6] == ["pid", "tid", "took", "ok", "gpu", "pci"]
+    assert any(re.search(r" yes +1 +00000000:2A:00\.0 +local rank 1 \(OMPI_COMM_WORLD_LOCAL_RANK\) of 2 usable GPUs$", line)
+               for line in table), table
+    assert any(re.search(r" no +- +- +x{199}$", line) for line in table), table
+
+
+def test_dump_names_the_gpu_of_each_gpu_call(tmp_path):
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--csv", starts_trace(tmp_path)))))
+    assert len(rows) == 2 and all(r["device"] == "gpu" for r in rows), rows
+    assert sorted((r["gpu"], r["pci_bus_id"]) for r in rows) == [("0", "00000000:18:00.0"), ("1", "00000000:2A:00.0")]
+
+
+def test_report_says_which_gpus_the_processes_ran_on(tmp_path):
+    report = cli("report", starts_trace(tmp_path)).replace("\n    ", " ")
+    assert "The GPU calls ran on GPU 0 (00000000:18:00.0) (1 process), GPU 1 (00000000:2A:00.0) (1 process)." in report, report
