@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency] [fft]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -113,6 +113,19 @@ if has sweep; then
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
+fi
+if has fft; then
+  # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
+  # 16 threads, copies included, and --device auto on small and large transforms.
+  echo "== FFT GPU tests (gpu_tests --gtest_filter='Fft.*')"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 300 "$B/bin/gpu_tests" --gtest_filter='Fft.*' \
+    > "$OUT/fft_tests.log" 2>&1
+  echo "exit $?"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error" "$OUT/fft_tests.log" | head -40
+  echo "== FFTW headers and threads libraries on this host"
+  ls /usr/include/fftw3.h 2>&1; ldconfig -p | grep -E "libfftw3(f)?(_threads|_omp)?\.so\.3 " || echo "no libfftw3 runtime libraries"
+  echo "== FFT benchmark (bench/fft_bench.sh)"
+  timeout ${FFT_TIMEOUT:-500} bench/fft_bench.sh "$B" ${FFT_THREADS:-16} 2>&1 | tee "$OUT/fft_bench.log"
 fi
 if has residency; then
   echo "== residency: loops reusing an unchanged operand (bench/residency_bench.py)"
