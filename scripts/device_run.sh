@@ -122,6 +122,10 @@ if has fft; then
     > "$OUT/fft_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error" "$OUT/fft_tests.log" | head -40
+  echo "== --verify on every kind of FFT (fftw_offload_client): no mismatch; then a corrupted GPU result is caught"
+  "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null | tail -12
+  GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null |
+    grep -c "verify: .*differ" | sed 's/^/mismatches reported under GPU_OFFLOAD_FAULT=corrupt (want > 0): /'
   echo "== FFTW headers and threads libraries on this host"
   ls /usr/include/fftw3.h 2>&1; ldconfig -p | grep -E "libfftw3(f)?(_threads|_omp)?\.so\.3 " || echo "no libfftw3 runtime libraries"
   echo "== FFT benchmark (bench/fft_bench.sh)"
