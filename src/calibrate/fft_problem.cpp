@@ -48,9 +48,9 @@ void fft_load(FILE* out) {
         used = hw;
       }
     }
-    // FFTW_MEASURE tries plans for as long as it likes: a few seconds per problem at most.
+    // FFTW_MEASURE tries plans for as long as it likes: a second per problem at most.
     if (void* limit = dlsym(RTLD_DEFAULT, (std::string(prefix[i]) + "set_timelimit").c_str()))
-      callv(limit, 3.0);
+      callv(limit, 1.0);
     fprintf(out, "fftw %s threads %d\n", libs[i], used);
   }
 }

@@ -22,7 +22,7 @@ void fft_load(FILE* out);
 double fft_flops(int op_id, int n);
 // Bytes the problem's input and output arrays hold (each way of a GPU call).
 double fft_bytes(int op_id, int n);
-// The problem, planned with FFTW_MEASURE (bounded to a few seconds) for the CPU pass, FFTW_ESTIMATE for
+// The problem, planned with FFTW_MEASURE (bounded to a second) for the CPU pass, FFTW_ESTIMATE for
 // the GPU pass (FFTW's plan only serves a fallback there).
 FftProblem fft_problem(int op_id, int n, bool gpu_pass);
 
