@@ -99,6 +99,16 @@ bool embed_of(const gofl_fft& f, bool input, long long* embed, long long* stride
   return true;
 }
 
+bool in_place(const gofl_fft& f) { return f.in == f.out; }
+
+// The elements one transform's array spans in cuFFT's layout: stride x the embedding's product, with
+// the stored length along the first dimension.
+long long dist_of(const gofl_fft& f, const long long* embed, long long stride, bool input) {
+  long long d = stride * stored(f, 0, input);
+  for (int k = 1; k < f.rank; ++k) d *= embed[k];
+  return d;
+}
+
 bool layout_of(const gofl_fft& f, Layout* l) {
   if (!f.representable || f.rank < 1 || f.rank > GOFL_FFT_MAX_RANK) return false;
   l->rank = f.rank;
@@ -110,15 +120,21 @@ bool layout_of(const gofl_fft& f, Layout* l) {
   if (!one_loop(f, &loop) || loop.n < 1) return false;
   if (!embed_of(f, true, l->inembed, &l->istride) || !embed_of(f, false, l->onembed, &l->ostride)) return false;
   l->batch = loop.n;
-  if (l->batch > 1 && (loop.is <= 0 || loop.os <= 0)) return false;
-  // A single transform's distance is never used; cuFFT still wants one that separates batches.
-  l->idist = l->batch > 1 ? loop.is : f.in_elems;
-  l->odist = l->batch > 1 ? loop.os : f.out_elems;
   l->type = type_of(f);
+  if (l->batch > 1) {
+    if (loop.is <= 0 || loop.os <= 0) return false;
+    l->idist = loop.is;
+    l->odist = loop.os;
+  } else {
+    // One transform: the distances are never used, but cuFFT checks them, an in-place real
+    // transform's to be those of FFTW's padded layout (the real side twice the complex side).
+    l->idist = dist_of(f, l->inembed, l->istride, true);
+    l->odist = dist_of(f, l->onembed, l->ostride, false);
+    if (in_place(f) && f.kind == GOFL_FFT_R2C) l->idist = 2 * l->odist;
+    if (in_place(f) && f.kind == GOFL_FFT_C2R) l->odist = 2 * l->idist;
+  }
   return f.in_lo == 0 && f.out_lo == 0 && f.in_elems > 0 && f.out_elems > 0;
 }
-
-bool in_place(const gofl_fft& f) { return f.in == f.out; }
 
 int64_t logical_elems(const gofl_fft& f, const Layout& l, bool input) {
   int64_t e = l.batch;
