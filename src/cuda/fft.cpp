@@ -109,8 +109,17 @@ long long dist_of(const gofl_fft& f, const long long* embed, long long stride, b
   return d;
 }
 
-bool layout_of(const gofl_fft& f, Layout* l) {
-  if (!f.representable || f.rank < 1 || f.rank > GOFL_FFT_MAX_RANK) return false;
+bool layout_of(const gofl_fft& given, Layout* l) {
+  if (!given.representable || given.rank < 1 || given.rank > GOFL_FFT_MAX_RANK) return false;
+  // A multi-dimensional complex DFT does not depend on the order of its dimensions: a column-major
+  // guru plan (strides growing along the dimensions) is the row-major one with its dimensions reversed.
+  // Real transforms keep theirs: the halved dimension must stay last.
+  gofl_fft f = given;
+  if (f.kind == GOFL_FFT_C2C) {
+    std::stable_sort(f.dims, f.dims + f.rank, [](const gofl_fft_dim& a, const gofl_fft_dim& b) { return a.is > b.is; });
+    for (int k = 0; k + 1 < f.rank; ++k)
+      if (f.dims[k].os < f.dims[k + 1].os) return false;  // the output in another order: a transpose
+  }
   l->rank = f.rank;
   for (int k = 0; k < f.rank; ++k) {
     if (f.dims[k].n < 1) return false;

@@ -316,6 +316,14 @@ TEST(Fft, BasicAndGuruCreatorsAndNewArrayExecutes) {
   EXPECT_LE(rel(out, reference(a, FFTW_FORWARD)), 1e-8);
   fftw_destroy_plan(q);
 
+  // Column-major (Fortran-style guru strides): the same DFT with the dimensions reversed.
+  fftw_iodim cm[2] = {{n1, 1, 1}, {n0, n1, n1}};
+  fftw_plan qc = fftw_plan_guru_dft(2, cm, 0, nullptr, fc(a), fc(out), FFTW_FORWARD, FFTW_ESTIMATE);
+  fftw_execute(qc);
+  EXPECT_RAN_ON_GPU();
+  EXPECT_LE(rel(out, reference(a, FFTW_FORWARD)), 1e-8);
+  fftw_destroy_plan(qc);
+
   // r2c / c2r new-array executes; c2r may destroy its input (FFTW's default), and is unnormalised.
   std::mt19937_64 g(3);
   std::uniform_real_distribution<double> d(-1, 1);
