@@ -269,8 +269,11 @@ OPS = [
        query=["lwork"], gpu=False),
 ]
 
-# Measured-only FFTW transforms (src/fftw/): ids in the same space, named by the report.
+# FFTW transforms (src/fftw/ intercepts them, src/cuda/fft.cpp runs them on cuFFT): ids in the same space,
+# named by the report. Their calls carry the transform (gofl_call.fft), not Fortran arguments; their
+# calibration is calibrate's FFT pass, not the `calib` work of the table's routines.
 FFT_OPS = [("fft", "c2c"), ("fft_r2c", "r2c"), ("fft_c2r", "c2r")]
+FFT_GPU = True
 FFT_PRECS = {"d": "fftw_", "s": "fftwf_"}
 
 # Name schemes: (id, Fortran name pattern, CBLAS name pattern, integer type).

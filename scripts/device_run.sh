@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [pye2e] [gpus] [mpi] [multigpu]
+#                              [pye2e] [gpus] [mpi] [multigpu] [fft]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -114,6 +114,23 @@ if has sweep; then
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
+fi
+if has fft; then
+  # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
+  # 16 threads, copies included, and --device auto on small and large transforms.
+  echo "== FFT GPU tests (gpu_tests --gtest_filter='Fft.*')"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 300 "$B/bin/gpu_tests" --gtest_filter='Fft.*' \
+    > "$OUT/fft_tests.log" 2>&1
+  echo "exit $?"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error" "$OUT/fft_tests.log" | head -40
+  echo "== --verify on every kind of FFT (fftw_offload_client): no mismatch; then a corrupted GPU result is caught"
+  "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null | tail -12
+  GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null |
+    grep -c "verify: .*differ" | sed 's/^/mismatches reported under GPU_OFFLOAD_FAULT=corrupt (want > 0): /'
+  echo "== FFTW headers and threads libraries on this host"
+  ls /usr/include/fftw3.h 2>&1; ldconfig -p | grep -E "libfftw3(f)?(_threads|_omp)?\.so\.3 " || echo "no libfftw3 runtime libraries"
+  echo "== FFT benchmark (bench/fft_bench.sh)"
+  timeout ${FFT_TIMEOUT:-500} bench/fft_bench.sh "$B" ${FFT_THREADS:-16} 2>&1 | tee "$OUT/fft_bench.log"
 fi
 if has residency; then
   echo "== residency: loops reusing an unchanged operand (bench/residency_bench.py)"

@@ -42,5 +42,6 @@ if [ ! -x .venv/bin/python3 ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python3 -m pip install -q --upgrade pip >/dev/null
-.venv/bin/python3 -m pip install -q numpy scipy pytest
+# pyFFTW: its wheel bundles an FFTW of its own, loaded privately (tests/python/test_fft_runtimes.py).
+.venv/bin/python3 -m pip install -q numpy scipy pytest pyfftw
 echo "setup: done ($(.venv/bin/python3 -c 'import numpy, scipy; print("numpy", numpy.__version__, "scipy", scipy.__version__)'))"

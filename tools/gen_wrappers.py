@@ -157,7 +157,7 @@ def gen_ops_inc():
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
-        gpu = "1" if (o and o.gpu) else "0"
+        gpu = "1" if (o.gpu if o else T.FFT_GPU) else "0"
         mask = 0
         if o:
             for i, (_, k) in enumerate(args_for(o, p)):

@@ -1,7 +1,8 @@
 // The calibration workload: an ordinary BLAS/LAPACK client. `gpu-offload calibrate` runs it under
 // the library (GPU_OFFLOAD_DEVICE=cpu, then gpu, each traced); it calls every GPU-capable routine in
 // every precision through the exported Fortran names (so through the library's wrappers, into the
-// BLAS/LAPACK it loaded), over growing sizes, and writes which stretches of time hold the accepted
+// BLAS/LAPACK it loaded), and FFTW's transforms through the fftw_ names (calibrate/fft_problem.h),
+// over growing sizes, and writes which stretches of time hold the accepted
 // repetitions of each point. The fit (calibrate.cpp) reads the durations from the trace.
 //
 // The canary: a small fixed job on every core, timed before and after each point. A point starts
@@ -31,6 +32,7 @@
 
 #include "cli/cli.h"
 #include "common/clock.h"
+#include "calibrate/fft_problem.h"
 #include "common/table.h"
 #include "policy/model.h"
 #include "policy/profile.h"
@@ -531,7 +533,12 @@ std::vector<Item> all_items() {
   std::vector<Item> v;
   for (int id = 0; id < GOFL_N_OPS; ++id) {
     const gofl_op_info& o = gofl_ops[id];
-    if (!o.gpu_capable || !(o.calib_n3 > 0)) continue;
+    if (!o.gpu_capable) continue;
+    if (o.kind == GOFL_KIND_FFT) {  // an n x n transform (calibrate/fft_problem.h)
+      v.push_back({o.routine, o.routine, o.precision, o.name, id});
+      continue;
+    }
+    if (!(o.calib_n3 > 0)) continue;
     // The Hermitian BLAS take real scalars where the symmetric ones take complex: their own problem.
     v.push_back({o.routine, o.kind == GOFL_KIND_LAPACK ? o.family : o.routine, o.precision, o.name, id});
   }
@@ -541,12 +548,19 @@ std::vector<Item> all_items() {
 // The calibration's n x n problem does work ~ n^3, or ~ n^2 for BLAS-2 (matrix times vector).
 int problem_power(const Item& it) { return gofl_ops[it.op_id].kind == GOFL_KIND_BLAS2 ? 2 : 3; }
 
+bool is_fft(const Item& it) { return gofl_ops[it.op_id].kind == GOFL_KIND_FFT; }
+
 double plan_flops(const Item& it, int n) {
+  if (is_fft(it)) return fft_flops(it.op_id, n);
   return gofl_ops[it.op_id].calib_n3 * std::pow(double(n), problem_power(it)) *
          ((it.p == 'c' || it.p == 'z') ? 4.0 : 1.0);
 }
 
-Prepared prepare(const Item& it, int n, Rng& rng) {
+Prepared prepare(const Item& it, int n, Rng& rng, bool gpu_pass) {
+  if (is_fft(it)) {
+    FftProblem f = fft_problem(it.op_id, n, gpu_pass);
+    return Prepared{f.restore, f.call};
+  }
   void* fn = Lookup::fn(it.p, it.routine);
   if (!fn) return Prepared{};
   switch (it.p) {
@@ -619,6 +633,7 @@ int calibrate_workload(const WorkloadOptions& o) {
     }
   }
   if (!loaded) throw Failure("no BLAS/LAPACK library could be loaded (" + o.blas + "); name one with --blas LIB");
+  fft_load(out);  // FFTW for the FFT operations (skipped, "no symbol", where it is not installed)
   using last_call_fn = void (*)(int*, int*, int*);
   auto last_call = reinterpret_cast<last_call_fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call"));
   if (!last_call) throw Failure("the calibration workload must run under libgpuoffload.so (LD_PRELOAD)");
@@ -687,7 +702,8 @@ int calibrate_workload(const WorkloadOptions& o) {
   auto predicted_call = [&](const Item& it, int n) {
     const double f = plan_flops(it, n);
     if (!o.gpu) return model.cpu_seconds(it.op_id, f);
-    const double bytes = double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * (problem_power(it) == 2 ? 1 : 2);
+    const double bytes = is_fft(it) ? fft_bytes(it.op_id, n)
+                                    : double(n) * n * (it.p == 's' ? 4 : it.p == 'z' ? 16 : 8) * (problem_power(it) == 2 ? 1 : 2);
     return model.gpu_seconds(it.op_id, f, bytes, bytes);
   };
   auto point_cost = [&](double call_s) {
@@ -750,7 +766,7 @@ int calibrate_workload(const WorkloadOptions& o) {
       const double left = std::min(remaining(i, k), std::max(0.0, deadline - now_s()));
       progress.show(elapsed / std::max(elapsed + left, 1e-9), it.op + " n=" + std::to_string(n), left);
 
-      Prepared pr = prepare(it, n, rng);
+      Prepared pr = prepare(it, n, rng, o.gpu);
       if (!pr.call) {
         fprintf(out, "skip %s no symbol\n", it.op.c_str());
         ++skipped;

@@ -222,8 +222,9 @@ Exit status: 0; 1 if a trace or the profile named cannot be read; 2 for a wrong 
      R"(Usage: gpu-offload calibrate [--quick] [--output FILE] [--traces DIR] [--blas LIB] [--only LIST]
 
 Runs the calibration workload, an ordinary BLAS/LAPACK client calling every GPU-capable routine
-in every precision over a range of sizes, twice under the library: every call forced to the
-CPU, then every call forced to the GPU. From the two traces it fits the machine profile:
+in every precision over a range of sizes (FFTW's transforms as n x n 2-D transforms, FFTW with
+its threads on every core when libfftw3_threads is installed), twice under the library: every
+call forced to the CPU, then every call forced to the GPU. From the two traces it fits the machine profile:
   - CPU speed curves per operation (flops per second against work);
   - GPU compute speed curves (the traced compute time, copies taken off);
   - the copy cost each way: fixed cost + bytes / bandwidth, a straight-line fit over the GPU

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fft_desc.h"
 #include "common/table.h"
 #include "trace/record.h"
 
@@ -31,6 +32,7 @@ typedef struct gofl_call {
   int32_t argc;                // entries in argv
   void* info;                  // LAPACK info (int32_t or int64_t by the symbol's scheme), or NULL
   void* real;                  // the CPU library's function (workspace queries from the backend)
+  const gofl_fft* fft;         // FFTW executes (sym GOFL_SYM_FFTW, argv NULL): the transform; else NULL
   int32_t n_operands;
   gofl_call_operand operands[GOFL_MAX_OPERANDS];
   // Dispatcher state, filled by enter()/leave().

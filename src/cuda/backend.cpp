@@ -11,6 +11,7 @@
 #include "common/nvml.h"
 #include "cuda/backend_abi.h"
 #include "cuda/engine.h"
+#include "cuda/fft.h"
 #include "cuda/prefault.h"
 #include "cuda/resident.h"
 
@@ -36,11 +37,13 @@ void ensure_registered() {
     register_geev();
     register_svd();
     register_gelsd();
+    register_fft();
   });
 }
 
 const Routine* routine_of(const gofl_call* c) {
-  if (!c || c->op >= GOFL_N_OPS || !c->argv) return nullptr;
+  // BLAS and LAPACK calls carry their arguments in argv, FFTW executes their transform in fft.
+  if (!c || c->op >= GOFL_N_OPS || !(c->argv || c->fft)) return nullptr;
   ensure_registered();
   const Routine* r = &routines()[c->op];
   return r->run ? r : nullptr;
@@ -192,6 +195,12 @@ int b_utilization() {
 
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 
+void b_fft_forget(const void* plan) {
+  // Never wait: the destroying thread may not block behind another thread's long GPU call.
+  std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
+  fft_forget(plan, lk.owns_lock());
+}
+
 void b_configure(const gofl_backend_config* c) {
   if (!c) return;
   std::lock_guard<std::mutex> lk(run_m);
@@ -244,9 +253,9 @@ void b_residency_info(char* buf, size_t len) {
 extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
   using namespace gofl::cuda;
   static const gofl_backend b = {
-      GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result),
+      GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
-      b_configure, b_resident_bytes, b_residency_info, b_set_fault,
+      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_fft_forget,
   };
   return &b;
 }

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 4
+#define GOFL_BACKEND_ABI 5
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -50,6 +50,7 @@ typedef struct gofl_backend {
   uint32_t ops_hash;     // GOFL_OPS_HASH of the table the backend's routines are indexed by
   uint32_t call_size;    // sizeof(gofl_call)
   uint32_t result_size;  // sizeof(gofl_gpu_result)
+  uint32_t fft_size;     // sizeof(gofl_fft) (common/fft_desc.h), read through gofl_call.fft
   // Pick the GPU (common/gpu_placement.h; `gpus`: the GPU setting, "all" or a list of CUDA device
   // numbers), create the context, handles, streams and staging buffers on it. 0 on success, else a
   // gofl_gpu_status with a message.
@@ -79,6 +80,9 @@ typedef struct gofl_backend {
   // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before") or corrupt the
   // result ("corrupt"); NULL clears it.
   void (*set_fault)(const char* spec);
+  // The FFTW plan `plan` is being destroyed: free the cuFFT plan made for it, if any. Never waits for
+  // a running call (the plan is then freed at the next one).
+  void (*fft_forget)(const void* plan);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -11,7 +11,7 @@ namespace cuda {
 
 CallArgs::CallArgs(const gofl_call& c) : c_(c) {
   const gofl_sym_info& s = gofl_syms[c.sym < GOFL_N_SYMS ? c.sym : 0];
-  cblas_ = s.iface == GOFL_IFACE_CBLAS;
+  cblas_ = c.argv && s.iface == GOFL_IFACE_CBLAS;  // FFTW executes have no argv (their gofl_call.fft)
   ilp64_ = s.ilp64;
   off_ = cblas_ ? 1 : 0;
   row_major_ = cblas_ && *static_cast<const int*>(c.argv[0]) == GOFL_CBLAS_ROW_MAJOR;

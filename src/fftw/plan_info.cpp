@@ -36,10 +36,35 @@ struct Extent {
   Span span() const { return empty ? Span{} : Span{lo, hi - lo + 1}; }
 };
 
+// The plan as the GPU reads it: the guru dimensions as given (the backend decides what cuFFT can express).
+gofl_fft describe_for_gpu(Kind kind, bool single, const std::vector<Dim>& dims, const std::vector<Dim>& loop, int sign,
+                          const PlanInfo& p) {
+  gofl_fft f{};
+  f.in = p.in;
+  f.out = const_cast<void*>(p.out);
+  f.kind = kind == Kind::C2C ? GOFL_FFT_C2C : kind == Kind::R2C ? GOFL_FFT_R2C : GOFL_FFT_C2R;
+  f.single = single ? 1 : 0;
+  f.sign = kind == Kind::C2C ? (sign < 0 ? -1 : 1) : kind == Kind::R2C ? -1 : 1;
+  f.representable = dims.size() <= GOFL_FFT_MAX_RANK && loop.size() <= GOFL_FFT_MAX_LOOP;
+  if (f.representable) {
+    f.rank = int32_t(dims.size());
+    f.loop_rank = int32_t(loop.size());
+    for (size_t i = 0; i < dims.size(); ++i) f.dims[i] = gofl_fft_dim{dims[i].n, dims[i].is, dims[i].os};
+    for (size_t i = 0; i < loop.size(); ++i) f.loop[i] = gofl_fft_dim{loop[i].n, loop[i].is, loop[i].os};
+  }
+  f.in_lo = p.in_span.lo;
+  f.in_elems = p.in_span.elems;
+  f.out_lo = p.out_span.lo;
+  f.out_elems = p.out_span.elems;
+  f.in_elem = p.in_elem;
+  f.out_elem = p.out_elem;
+  return f;
+}
+
 }  // namespace
 
 PlanInfo describe_guru(Kind kind, bool single, const std::vector<Dim>& dims, const std::vector<Dim>& howmany_dims,
-                       const void* in, const void* out, unsigned flags) {
+                       const void* in, const void* out, int sign, unsigned flags) {
   PlanInfo p;
   p.op = op_of(kind, single);
   p.rank = int32_t(dims.size());
@@ -76,12 +101,13 @@ PlanInfo describe_guru(Kind kind, bool single, const std::vector<Dim>& dims, con
   // FFTW keeps the input by default except for c2r, which overwrites it unless told not to.
   const bool may_overwrite = kind == Kind::C2R ? !(flags & kPreserveInput) : (flags & kDestroyInput) != 0;
   p.in_role = may_overwrite ? GOFL_INOUT : GOFL_IN;
+  p.fft = describe_for_gpu(kind, single, dims, howmany_dims, sign, p);
   return p;
 }
 
 PlanInfo describe_many(Kind kind, bool single, int rank, const int* n, int howmany, const void* in, const int* inembed,
                        int istride, int idist, const void* out, const int* onembed, int ostride, int odist,
-                       unsigned flags) {
+                       int sign, unsigned flags) {
   const bool inplace = in == out;
   // The physical layout of one array, as FFTW's rdft2_pad defaults it: a NULL embed means n, with
   // n/2+1 along the last dimension on the complex side of a real transform, and the real side of an
@@ -106,7 +132,7 @@ PlanInfo describe_many(Kind kind, bool single, int rank, const int* n, int howma
     is *= iphys[size_t(i)];
     os *= ophys[size_t(i)];
   }
-  return describe_guru(kind, single, dims, {Dim{howmany, idist, odist}}, in, out, flags);
+  return describe_guru(kind, single, dims, {Dim{howmany, idist, odist}}, in, out, sign, flags);
 }
 
 }  // namespace gofl::fftw

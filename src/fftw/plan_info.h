@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "common/fft_desc.h"
+
 namespace gofl::fftw {
 
 enum class Kind { C2C, R2C, C2R };
@@ -33,16 +35,18 @@ struct PlanInfo {
   const void* out = nullptr;
   Span in_span, out_span;
   uint32_t in_elem = 0, out_elem = 0;  // element sizes in bytes
+  gofl_fft fft{};  // the transform for the GPU, on the plan's own arrays (an execute sets its own)
 };
 
 // A plan in guru form: `dims` is one transform, `howmany_dims` the loop over transforms. For r2c/c2r,
 // dims.back().n is the real length and the complex array holds n/2+1 elements along it.
+// `sign`: FFTW_FORWARD (-1) or FFTW_BACKWARD (+1); r2c is always forward, c2r backward.
 PlanInfo describe_guru(Kind kind, bool single, const std::vector<Dim>& dims, const std::vector<Dim>& howmany_dims,
-                       const void* in, const void* out, unsigned flags);
+                       const void* in, const void* out, int sign, unsigned flags);
 
 // A plan of the advanced ("many") interface, which also covers plan_dft*, plan_dft_r2c* and plan_dft_c2r*.
 PlanInfo describe_many(Kind kind, bool single, int rank, const int* n, int howmany, const void* in, const int* inembed,
                        int istride, int idist, const void* out, const int* onembed, int ostride, int odist,
-                       unsigned flags);
+                       int sign, unsigned flags);
 
 }  // namespace gofl::fftw

@@ -7,6 +7,7 @@
 
 #include "fftw/plan_info.h"
 #include "fftw/plan_table.h"
+#include "preload/gpu.h"
 #include "preload/wrapper_support.h"
 
 namespace gofl::fftw {
@@ -41,19 +42,20 @@ Plan create(Slot& slot, const char* name, const void* caller, Shape shape, A... 
 }
 
 template <class R>
-PlanInfo simple(Kind kind, int rank, const int* n, const void* in, const void* out, unsigned flags) {
-  return describe_many(kind, kSingle<R>, rank, n, 1, in, nullptr, 1, 1, out, nullptr, 1, 1, flags);
+PlanInfo simple(Kind kind, int rank, const int* n, const void* in, const void* out, int sign, unsigned flags) {
+  return describe_many(kind, kSingle<R>, rank, n, 1, in, nullptr, 1, 1, out, nullptr, 1, 1, sign, flags);
 }
 
 template <class R>
 PlanInfo guru(Kind kind, int rank, const IoDim* dims, int howmany_rank, const IoDim* howmany_dims, const void* in,
-              const void* out, unsigned flags) {
+              const void* out, int sign, unsigned flags) {
   auto convert = [](int count, const IoDim* d) {
     std::vector<Dim> v;
     for (int i = 0; i < count; ++i) v.push_back(Dim{d[i].n, d[i].is, d[i].os});
     return v;
   };
-  return describe_guru(kind, kSingle<R>, convert(rank, dims), convert(howmany_rank, howmany_dims), in, out, flags);
+  return describe_guru(kind, kSingle<R>, convert(rank, dims), convert(howmany_rank, howmany_dims), in, out, sign,
+                       flags);
 }
 
 void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int role) {
@@ -86,7 +88,8 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
 }
 
 // One execute: unknown plans and small transforms go straight to FFTW, the rest through the dispatcher
-// like a generated BLAS wrapper. `in`/`out` nullptr: the plan's own arrays (fftw_execute).
+// like a generated BLAS wrapper, which may run it on the GPU (c.fft) instead of calling FFTW.
+// `in`/`out` nullptr: the plan's own arrays (fftw_execute).
 template <class... A>
 void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
              const void* out, A... args) {
@@ -97,14 +100,22 @@ void execute(Slot& slot, const char* name, const void* caller, Plan plan, const 
     return;
   }
   gofl_call c = gofl_call();
-  describe(c, *p, in ? in : p->in, out ? out : p->out, caller, reinterpret_cast<void*>(real));
+  gofl_fft transform = p->fft;
+  transform.plan = plan;
+  transform.in = in ? in : p->in;
+  transform.out = const_cast<void*>(out ? out : p->out);
+  describe(c, *p, transform.in, transform.out, caller, reinterpret_cast<void*>(real));
+  c.fft = &transform;
   if (enter(c)) real(args...);
   leave(c);
 }
 
 void destroy(Slot& slot, const char* name, const void* caller, Plan plan) {
   auto real = reinterpret_cast<void (*)(Plan)>(real_fn_in(slot, name, caller));
-  if (plan) plan_forget(plan);  // first: FFTW may hand the address to the next plan at once
+  if (plan) {  // first: FFTW may hand the address to the next plan at once
+    plan_forget(plan);
+    gpu_fft_forget(plan);  // its cuFFT plan, if the GPU ran it
+  }
   real(plan);
 }
 
@@ -119,132 +130,132 @@ using gofl::fftw::Plan;
 // Every exported function of one precision: P is the name prefix, R the real type. Each function keeps
 // its own real-function slot; __func__ is its exported name.
 #define GOFL_FFTW_CALLER __builtin_return_address(0)
-#define GOFL_FFTW_API(P, R)                                                                                        \
+#define GOFL_FFTW_API(P, R)                                                                                       \
   extern "C" GOFL_EXPORT Plan P##plan_dft_1d(int n, Cplx<R>* in, Cplx<R>* out, int sign, unsigned flags) {        \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::C2C, 1, &n, in, out, flags); }, n, in, out, sign, flags);       \
+        [&] { return gofl::fftw::simple<R>(Kind::C2C, 1, &n, in, out, sign, flags); }, n, in, out, sign, flags);  \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_2d(int n0, int n1, Cplx<R>* in, Cplx<R>* out, int sign,                 \
-                                             unsigned flags) {                                                     \
+                                             unsigned flags) {                                                    \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
-      return gofl::fftw::simple<R>(Kind::C2C, 2, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::C2C, 2, n, in, out, sign, flags);                                        \
     }, n0, n1, in, out, sign, flags);                                                                             \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_3d(int n0, int n1, int n2, Cplx<R>* in, Cplx<R>* out, int sign,         \
-                                             unsigned flags) {                                                     \
+                                             unsigned flags) {                                                    \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
-      return gofl::fftw::simple<R>(Kind::C2C, 3, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::C2C, 3, n, in, out, sign, flags);                                        \
     }, n0, n1, n2, in, out, sign, flags);                                                                         \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft(int rank, const int* n, Cplx<R>* in, Cplx<R>* out, int sign,            \
-                                          unsigned flags) {                                                        \
+                                          unsigned flags) {                                                       \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::C2C, rank, n, in, out, flags); }, rank, n, in, out, sign, flags); \
+        [&] { return gofl::fftw::simple<R>(Kind::C2C, rank, n, in, out, sign, flags); }, rank, n, in, out, sign, flags); \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_1d(int n, R* in, Cplx<R>* out, unsigned flags) {                    \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::R2C, 1, &n, in, out, flags); }, n, in, out, flags);             \
+        [&] { return gofl::fftw::simple<R>(Kind::R2C, 1, &n, in, out, 0, flags); }, n, in, out, flags);           \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_2d(int n0, int n1, R* in, Cplx<R>* out, unsigned flags) {           \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
-      return gofl::fftw::simple<R>(Kind::R2C, 2, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::R2C, 2, n, in, out, 0, flags);                                           \
     }, n0, n1, in, out, flags);                                                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c_3d(int n0, int n1, int n2, R* in, Cplx<R>* out, unsigned flags) {   \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
-      return gofl::fftw::simple<R>(Kind::R2C, 3, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::R2C, 3, n, in, out, 0, flags);                                           \
     }, n0, n1, n2, in, out, flags);                                                                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_r2c(int rank, const int* n, R* in, Cplx<R>* out, unsigned flags) {      \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::R2C, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
+        [&] { return gofl::fftw::simple<R>(Kind::R2C, rank, n, in, out, 0, flags); }, rank, n, in, out, flags);   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_1d(int n, Cplx<R>* in, R* out, unsigned flags) {                    \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::C2R, 1, &n, in, out, flags); }, n, in, out, flags);             \
+        [&] { return gofl::fftw::simple<R>(Kind::C2R, 1, &n, in, out, 0, flags); }, n, in, out, flags);           \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_2d(int n0, int n1, Cplx<R>* in, R* out, unsigned flags) {           \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1};                                                                                   \
-      return gofl::fftw::simple<R>(Kind::C2R, 2, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::C2R, 2, n, in, out, 0, flags);                                           \
     }, n0, n1, in, out, flags);                                                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r_3d(int n0, int n1, int n2, Cplx<R>* in, R* out, unsigned flags) {   \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       const int n[] = {n0, n1, n2};                                                                               \
-      return gofl::fftw::simple<R>(Kind::C2R, 3, n, in, out, flags);                                              \
+      return gofl::fftw::simple<R>(Kind::C2R, 3, n, in, out, 0, flags);                                           \
     }, n0, n1, n2, in, out, flags);                                                                               \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_dft_c2r(int rank, const int* n, Cplx<R>* in, R* out, unsigned flags) {      \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER,                                                   \
-        [&] { return gofl::fftw::simple<R>(Kind::C2R, rank, n, in, out, flags); }, rank, n, in, out, flags);     \
+        [&] { return gofl::fftw::simple<R>(Kind::C2R, rank, n, in, out, 0, flags); }, rank, n, in, out, flags);   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_many_dft(int rank, const int* n, int howmany, Cplx<R>* in,                  \
-                                               const int* inembed, int istride, int idist, Cplx<R>* out,           \
-                                               const int* onembed, int ostride, int odist, int sign,               \
-                                               unsigned flags) {                                                   \
+                                               const int* inembed, int istride, int idist, Cplx<R>* out,          \
+                                               const int* onembed, int ostride, int odist, int sign,              \
+                                               unsigned flags) {                                                  \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::C2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
-                                       idist, out, onembed, ostride, odist, flags);                                \
+                                       idist, out, onembed, ostride, odist, sign, flags);                         \
     }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, sign, flags);                 \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_many_dft_r2c(int rank, const int* n, int howmany, R* in,                    \
-                                                   const int* inembed, int istride, int idist, Cplx<R>* out,       \
-                                                   const int* onembed, int ostride, int odist, unsigned flags) {   \
+                                                   const int* inembed, int istride, int idist, Cplx<R>* out,      \
+                                                   const int* onembed, int ostride, int odist, unsigned flags) {  \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::R2C, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
-                                       idist, out, onembed, ostride, odist, flags);                                \
+                                       idist, out, onembed, ostride, odist, 0, flags);                            \
     }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);                       \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_many_dft_c2r(int rank, const int* n, int howmany, Cplx<R>* in,              \
-                                                   const int* inembed, int istride, int idist, R* out,             \
-                                                   const int* onembed, int ostride, int odist, unsigned flags) {   \
+                                                   const int* inembed, int istride, int idist, R* out,            \
+                                                   const int* onembed, int ostride, int odist, unsigned flags) {  \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
       return gofl::fftw::describe_many(Kind::C2R, gofl::fftw::kSingle<R>, rank, n, howmany, in, inembed, istride, \
-                                       idist, out, onembed, ostride, odist, flags);                                \
+                                       idist, out, onembed, ostride, odist, 0, flags);                            \
     }, rank, n, howmany, in, inembed, istride, idist, out, onembed, ostride, odist, flags);                       \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft(int rank, const IoDim* dims, int howmany_rank,                     \
-                                               const IoDim* howmany_dims, Cplx<R>* in, Cplx<R>* out, int sign,     \
-                                               unsigned flags) {                                                   \
+                                               const IoDim* howmany_dims, Cplx<R>* in, Cplx<R>* out, int sign,    \
+                                               unsigned flags) {                                                  \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
-      return gofl::fftw::guru<R>(Kind::C2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+      return gofl::fftw::guru<R>(Kind::C2C, rank, dims, howmany_rank, howmany_dims, in, out, sign, flags);        \
     }, rank, dims, howmany_rank, howmany_dims, in, out, sign, flags);                                             \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft_r2c(int rank, const IoDim* dims, int howmany_rank,                 \
-                                                   const IoDim* howmany_dims, R* in, Cplx<R>* out,                 \
-                                                   unsigned flags) {                                               \
+                                                   const IoDim* howmany_dims, R* in, Cplx<R>* out,                \
+                                                   unsigned flags) {                                              \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
-      return gofl::fftw::guru<R>(Kind::R2C, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+      return gofl::fftw::guru<R>(Kind::R2C, rank, dims, howmany_rank, howmany_dims, in, out, 0, flags);           \
     }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT Plan P##plan_guru_dft_c2r(int rank, const IoDim* dims, int howmany_rank,                 \
-                                                   const IoDim* howmany_dims, Cplx<R>* in, R* out,                 \
-                                                   unsigned flags) {                                               \
+                                                   const IoDim* howmany_dims, Cplx<R>* in, R* out,                \
+                                                   unsigned flags) {                                              \
     static gofl::fftw::Slot real;                                                                                 \
     return gofl::fftw::create(real, __func__, GOFL_FFTW_CALLER, [&] {                                             \
-      return gofl::fftw::guru<R>(Kind::C2R, rank, dims, howmany_rank, howmany_dims, in, out, flags);              \
+      return gofl::fftw::guru<R>(Kind::C2R, rank, dims, howmany_rank, howmany_dims, in, out, 0, flags);           \
     }, rank, dims, howmany_rank, howmany_dims, in, out, flags);                                                   \
   }                                                                                                               \
   extern "C" GOFL_EXPORT void P##destroy_plan(Plan p) {                                                           \
@@ -274,7 +285,7 @@ GOFL_FFTW_API(fftwf_, float)
 // Fortran's legacy interface (dfftw_execute etc., the plan passed by reference): its executes call
 // FFTW's internals directly, not through fftw_execute, so they are caught here. Its plan creators
 // reach the fftw_plan_* wrappers above through FFTW's own PLT, so the plans are already known.
-#define GOFL_FFTW_FORTRAN_API(F, R)                                                                                \
+#define GOFL_FFTW_FORTRAN_API(F, R)                                                                               \
   extern "C" GOFL_EXPORT void F##execute_(const Plan* p) {                                                        \
     static gofl::fftw::Slot real;                                                                                 \
     gofl::fftw::execute(real, __func__, GOFL_FFTW_CALLER, *p, nullptr, nullptr, p);                               \

@@ -50,7 +50,8 @@ std::string backend_path() {
 const char* backend_mismatch(const gofl_backend* b) {
   if (!b || b->abi != GOFL_BACKEND_ABI) return "backend interface version";
   if (b->ops_hash != GOFL_OPS_HASH) return "operation table";
-  if (b->call_size != sizeof(gofl_call) || b->result_size != sizeof(gofl_gpu_result)) return "call layout";
+  if (b->call_size != sizeof(gofl_call) || b->result_size != sizeof(gofl_gpu_result) || b->fft_size != sizeof(gofl_fft))
+    return "call layout";
   return nullptr;
 }
 
@@ -140,6 +141,10 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   int st = b->run(&c, r);
   pthread_mutex_unlock(&g_run_mu);
   return st;
+}
+
+void gpu_fft_forget(const void* plan) {
+  if (g_state.load(std::memory_order_acquire) == State::Started) g_backend->fft_forget(plan);
 }
 
 void gpu_set_fault(const char* spec) {

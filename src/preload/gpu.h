@@ -18,6 +18,9 @@ const char* gpu_unavailable_reason();
 bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);
+// An FFTW plan is being destroyed: the backend frees the cuFFT plan it made for it (nothing to do when
+// the GPU never started).
+void gpu_fft_forget(const void* plan);
 // Test-only fault switch, applied now or when the backend starts.
 void gpu_set_fault(const char* spec);
 void gpu_fork_child();

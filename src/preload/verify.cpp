@@ -26,6 +26,7 @@ struct VerifyRun {
   int64_t iout[32] = {};                          // private integer outputs (info, m, rank)
   int status = -1;                                // GPU status; -1: the GPU was busy
   gofl_gpu_result res{};
+  gofl_fft fft{};                                 // FFTW executes: the transform on the private array
 };
 
 bool is_single(const gofl_call& c) { const char p = gofl_ops[c.op].precision; return p == 's' || p == 'c'; }
@@ -154,6 +155,76 @@ double compare(const gofl_call& c, const VerifyRun& v) {
   return err;
 }
 
+// ---- FFTW executes ----------------------------------------------------------------------------------
+// The GPU writes a private copy of the output array (in place: of the one array), made from the
+// program's current contents; only the transform's output elements are compared, not the padding of
+// an in-place real transform, which the two libraries may leave differently.
+
+// Calls fn(offset) for the offset (in elements of the output array) of every output element.
+template <class F>
+void for_each_output(const gofl_fft& f, F fn) {
+  const int nd = f.rank + f.loop_rank;
+  const size_t dims = size_t(nd);
+  std::vector<int64_t> len(dims), stride(dims), idx(dims, 0);
+  for (int k = 0; k < f.loop_rank; ++k) len[size_t(k)] = f.loop[k].n, stride[size_t(k)] = f.loop[k].os;
+  for (int k = 0; k < f.rank; ++k) {
+    const bool halved = f.kind == GOFL_FFT_R2C && k == f.rank - 1;  // the complex output of r2c
+    len[size_t(f.loop_rank + k)] = halved ? f.dims[k].n / 2 + 1 : f.dims[k].n;
+    stride[size_t(f.loop_rank + k)] = f.dims[k].os;
+  }
+  for (int64_t l : len)
+    if (l <= 0) return;
+  for (;;) {
+    int64_t off = 0;
+    for (int k = 0; k < nd; ++k) off += idx[size_t(k)] * stride[size_t(k)];
+    fn(off);
+    int k = nd - 1;
+    while (k >= 0 && ++idx[size_t(k)] == len[size_t(k)]) idx[size_t(k--)] = 0;
+    if (k < 0) return;
+  }
+}
+
+template <class R>
+double fft_error(const gofl_fft& f, const void* gpu_base, const void* cpu_base) {
+  const int parts = f.kind == GOFL_FFT_C2R ? 1 : 2;
+  double num = 0, den = 0;
+  bool nan_mismatch = false;
+  for_each_output(f, [&](int64_t off) {
+    for (int p = 0; p < parts; ++p) {
+      const double g = static_cast<const R*>(gpu_base)[off * parts + p];
+      const double c = static_cast<const R*>(cpu_base)[off * parts + p];
+      if (std::isnan(g) != std::isnan(c)) nan_mismatch = true;
+      if (std::isnan(c)) continue;
+      num = std::max(num, fabs(g - c));
+      den = std::max(den, fabs(c));
+    }
+  });
+  if (nan_mismatch) return std::numeric_limits<double>::infinity();
+  return den > 0 ? num / den : num;
+}
+
+void fft_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow) {
+  const gofl_fft& f = *c.fft;
+  const bool inplace = f.in == f.out;
+  const int64_t in_bytes = f.in_elems * f.in_elem, out_bytes = f.out_elems * f.out_elem;
+  const int64_t bytes = inplace ? std::max(in_bytes, out_bytes) : out_bytes;
+  v->bufs.assign(1, std::vector<unsigned char>(size_t(bytes)));
+  memcpy(v->bufs[0].data(), static_cast<const char*>(f.out) + f.out_lo * f.out_elem, size_t(bytes));
+  v->fft = f;
+  v->fft.out = v->bufs[0].data() - f.out_lo * f.out_elem;
+  if (inplace) v->fft.in = v->fft.out;
+  shadow.fft = &v->fft;
+  for (int i = 0; i < shadow.n_operands; ++i)
+    if (shadow.operands[i].role != GOFL_IN) shadow.operands[i].ptr = v->bufs[0].data();
+}
+
+double fft_compare(const gofl_call& c, const VerifyRun& v) {
+  const char* gpu = static_cast<const char*>(v.fft.out);
+  return c.fft->single ? fft_error<float>(*c.fft, gpu, c.fft->out) : fft_error<double>(*c.fft, gpu, c.fft->out);
+}
+
+void args_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow);
+
 std::atomic<int> g_messages{0};
 
 }  // namespace
@@ -163,8 +234,33 @@ double verify_tolerance(const gofl_call& c) { return is_single(c) ? 2e-3 : 1e-8;
 void verify_gpu_first(gofl_call& c) {
   std::unique_ptr<VerifyRun> owner(new VerifyRun);  // freed here if a private copy cannot be made
   VerifyRun* v = owner.get();
-  v->argv.assign(c.argv, c.argv + c.argc);
   gofl_call shadow = c;
+  if (c.fft) {
+    fft_gpu_first(c, v, shadow);
+  } else {
+    v->argv.assign(c.argv, c.argv + c.argc);
+    args_gpu_first(c, v, shadow);
+  }
+  shadow.verify = nullptr;
+  c.verify = owner.release();
+  bool busy = false;
+  int st = gpu_run(shadow, &v->res, &busy);
+  v->status = busy ? -1 : st;
+  if (!busy && st == 0) {
+    c.copy_in_s = v->res.copy_in_s;
+    c.compute_s = v->res.compute_s;
+    c.copy_out_s = v->res.copy_out_s;
+    c.resident = v->res.resident;  // the GPU run read kept device copies: verify checks them too
+  } else if (!busy) {
+    c.gpu_status = uint16_t(st);
+    c.gpu_detail = uint16_t(v->res.detail);
+  }
+}
+
+namespace {
+
+// BLAS and LAPACK calls: private copies of every output argument, integer outputs included.
+void args_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow) {
   v->bufs.resize(size_t(c.n_operands));
   for (int i = 0; i < c.n_operands; ++i) {
     const gofl_call_operand& o = c.operands[i];
@@ -191,21 +287,9 @@ void verify_gpu_first(gofl_call& c) {
     if (c.argv[pos] == c.info) shadow.info = &v->iout[pos];
   }
   shadow.argv = v->argv.data();
-  shadow.verify = nullptr;
-  c.verify = owner.release();
-  bool busy = false;
-  int st = gpu_run(shadow, &v->res, &busy);
-  v->status = busy ? -1 : st;
-  if (!busy && st == 0) {
-    c.copy_in_s = v->res.copy_in_s;
-    c.compute_s = v->res.compute_s;
-    c.copy_out_s = v->res.copy_out_s;
-    c.resident = v->res.resident;  // the GPU run read kept device copies: verify checks them too
-  } else if (!busy) {
-    c.gpu_status = uint16_t(st);
-    c.gpu_detail = uint16_t(v->res.detail);
-  }
 }
+
+}  // namespace
 
 bool verify_compare(gofl_call& c) {
   auto* v = static_cast<VerifyRun*>(c.verify);
@@ -213,7 +297,7 @@ bool verify_compare(gofl_call& c) {
   if (!v) return false;
   bool mismatch = false;
   if (v->status == 0) {
-    double err = compare(c, *v);
+    double err = c.fft ? fft_compare(c, *v) : compare(c, *v);
     // info must agree exactly.
     for (int pos = 0; pos < 32 && pos < c.argc; ++pos) {
       if (c.argv[pos] != c.info || !c.info) continue;

@@ -21,7 +21,7 @@
   X(BELOW_THRESHOLD, 1, "below threshold")   /* less work than the decision threshold */               \
   X(NESTED, 2, "nested")                     /* called from inside another intercepted routine */      \
   X(QUERY, 3, "workspace query")             /* lwork = -1 */                                          \
-  X(NOT_GPU_CAPABLE, 4, "measured only")     /* geevx, FFT, or a variant the backend does not run */    \
+  X(NOT_GPU_CAPABLE, 4, "measured only")     /* geevx, or a variant the backend does not run */         \
   X(NO_BACKEND, 5, "no GPU backend")         /* libgpuoffload-cuda.so, the driver or the GPU missing */ \
   X(PREDICTED_SLOWER, 6, "predicted slower") /* the cost model says the CPU is faster */               \
   X(NOT_STARTED, 7, "GPU not started yet")   /* ski rental: GPU start-up not yet justified */          \
@@ -50,7 +50,8 @@
   X(CUSOLVER_ERROR, 6, "cuSOLVER error")                                                                   \
   X(INJECTED, 7, "injected fault (test)")     /* GPU_OFFLOAD_FAULT */                                      \
   X(NO_DEVICE, 8, "no GPU device")            /* no driver / no GPU / context creation failed */           \
-  X(COPY_OUT_FAILED, 9, "copy-out failed")    /* failed while writing results: outputs partly written */
+  X(COPY_OUT_FAILED, 9, "copy-out failed")    /* failed while writing results: outputs partly written */ \
+  X(CUFFT_ERROR, 10, "cuFFT error")
 
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
@@ -71,7 +72,7 @@ enum gofl_gpu_status { GOFL_GPU_STATUSES(GOFL_GPU_ENUM_) GOFL_GPU_STATUS_COUNT }
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 18, "reason numbers are part of the trace format: append, then update this");
-static_assert(GOFL_GPU_STATUS_COUNT == 10, "GPU status numbers are part of the trace format: append, then update this");
+static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:
 // "?", or "unknown status").

@@ -31,6 +31,8 @@ TEST(Backend, HandshakeNamesThisBuildsTableAndLayout) {
   EXPECT_EQ(b->ops_hash, GOFL_OPS_HASH);
   EXPECT_EQ(b->call_size, sizeof(gofl_call));
   EXPECT_EQ(b->result_size, sizeof(gofl_gpu_result));
+  EXPECT_EQ(b->fft_size, sizeof(gofl_fft));
+  EXPECT_NE(b->fft_forget, nullptr);
 }
 
 TEST(Backend, RegistersExactlyTheOperationsTheTableSendsToTheGpu) {
