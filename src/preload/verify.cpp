@@ -155,8 +155,12 @@ double compare(const gofl_call& c, const VerifyRun& v) {
 }
 
 std::atomic<int> g_messages{0};
+std::atomic<uint64_t> g_checked{0};
 
 }  // namespace
+
+uint64_t verify_checked_calls() { return g_checked.load(std::memory_order_relaxed); }
+void verify_reset() { g_checked = 0; }
 
 double verify_tolerance(const gofl_call& c) { return is_single(c) ? 2e-3 : 1e-8; }
 
@@ -212,6 +216,7 @@ bool verify_compare(gofl_call& c) {
   if (!v) return false;
   bool mismatch = false;
   if (v->status == 0) {
+    g_checked.fetch_add(1, std::memory_order_relaxed);
     double err = compare(c, *v);
     // info must agree exactly.
     for (int pos = 0; pos < 32 && pos < c.argc; ++pos) {

@@ -245,6 +245,10 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
       a.starts.push_back({s.duration_ns * 1e-9, s.ok != 0, trace_text(s.message, sizeof s.message)});
       continue;
     }
+    if (rec.kind == GOFL_REC_GPU_ABSENT) {
+      a.gpu_absent.insert(trace_text(rec.u.start.message, sizeof rec.u.start.message));
+      continue;
+    }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
     add_call(a, r, rec.u.call, walk, order++, preds, pred_seen);
@@ -433,6 +437,7 @@ bool use_profile(Analysis& a, const ProfileChoice& choice) {
       if (s.device == 0 && q.z < q.y) {
         verdict.calls += weight;
         verdict.cpu_s += s.t * weight;
+        verdict.pred_cpu_s += q.y * weight;
         verdict.pred_gpu_s += q.z * weight;
       }
     }
