@@ -32,7 +32,7 @@ namespace ga = gofl::args;
 // normalised exactly as LAPACK does (Euclidean norm 1, largest component real), whatever
 // normalisation cuSOLVER applied. Eigenvalue order is the order of the computed Schur form, which
 // LAPACK does not specify either.
-// A is left as the caller had it (LAPACK overwrites it with its Schur form / Hessenberg reduction).
+// A, which LAPACK overwrites (Schur form / Hessenberg reduction), receives what Xgeev left in it.
 // =====================================================================================================
 template <class T> using GeevPos = std::conditional_t<cplx_v<T>, ga::geev_c, ga::geev_r>;
 
@@ -250,6 +250,7 @@ template <class T> void run_geev(Engine& e, const CallArgs& c) {
     e.download(c.ptr<R>(P::wr), dWri.get(), n, 1, n, sizeof(R));
     std::memcpy(c.ptr<R>(P::wi), wi, size_t(n) * sizeof(R));
   }
+  e.download(c.ptr<T>(P::a), dA.get(), n, n, lda, sizeof(T));  // overwritten, as LAPACK does
   if (wantvr) {
     T* out = c.ptr<T>(P::vr);
     for (int64_t j = 0; j < n; ++j) std::memcpy(out + j * ldvr, vr.data() + j * n, size_t(n) * sizeof(T));

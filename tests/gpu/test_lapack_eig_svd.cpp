@@ -214,6 +214,7 @@ template <class T> void check_sym_eig(bool d, char jobz, char uplo, int n, int l
     EXPECT_LE(orth_err(v), tolerance<T>());
   } else {
     EXPECT_TRUE(other_triangle_untouched(g.a, a0, n, lda, uplo));
+    EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
   }
 }
 
@@ -353,6 +354,7 @@ template <class T> void check_syevr(char jobz, char range, char uplo, int n, int
   if constexpr (is_complex_v<T>) { EXPECT_EQ(g.rwork[0], c.rwork[0]); }
   EXPECT_TRUE(gaps_untouched(g.a, a0, n, n, lda));
   EXPECT_TRUE(other_triangle_untouched(g.a, a0, n, lda, uplo));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
   const std::vector<T> z0 = random_matrix<T>(ldz, n, ldz, 99);
   if (jobz == 'V') {
     EXPECT_TRUE(gaps_untouched(g.z, z0, n, n, ldz));
@@ -503,6 +505,7 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
       }
   }
   EXPECT_TRUE(gaps_untouched(g.a, a0, n, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
   const std::vector<T> vr0 = random_matrix<T>(ldvr, n, ldvr, 42);
   if (jobvr == 'V') {
     EXPECT_TRUE(gaps_untouched(g.vr, vr0, n, n, ldvr));
@@ -621,6 +624,7 @@ template <class T> void check_svd(char jobz, char jobu, char jobvt, int m, int n
   EXPECT_LE(rel_diff(g.s.data(), c.s.data(), k, 1, k), tolerance<T>());
   for (int i = 1; i < k; ++i) EXPECT_GE(g.s[size_t(i - 1)], g.s[size_t(i)]);
   EXPECT_TRUE(gaps_untouched(g.a, a0, m, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, m, n, lda);
   EXPECT_TRUE(gaps_untouched(g.u, u0, m, m, ldu));
   EXPECT_TRUE(gaps_untouched(g.vt, vt0, n, n, ldvt));
 
@@ -799,6 +803,7 @@ template <class T> void check_gelsd(int m, int n, int nrhs, int rank_k, real_t<T
     }
   EXPECT_TRUE(gaps_untouched(g.b, b0, mx, nrhs, ldb));
   EXPECT_TRUE(gaps_untouched(g.a, a0, m, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, m, n, lda);
 }
 
 TYPED_TEST(EigSvd, Gelsd) {
