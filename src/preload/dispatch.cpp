@@ -196,8 +196,9 @@ __attribute__((constructor)) void on_load() { ensure_init(); }
 
 __attribute__((destructor)) void on_unload() {
   if (!g_ready.load()) return;
-  if (settings().device != DeviceMode::Cpu && trace_enabled()) {
+  if (settings().device != DeviceMode::Cpu && trace_enabled() && summary_any_call()) {
     // No start was ever due: say in the trace whether one could have succeeded (no CUDA is loaded).
+    // A process that made no call gets no trace file for it.
     if (const std::string never = gpu_never_usable(); !never.empty()) trace_gpu_absent(never.c_str());
   }
   trace_flush();

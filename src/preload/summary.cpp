@@ -178,6 +178,8 @@ void summary_reset() {
   g_kept_operands = g_kept_bytes = 0;
 }
 
+bool summary_any_call() { return any_call(); }
+
 void summary_print_verify(int fd) {
   if (!any_call()) return;
   const std::string out = "gpu-offload" + verify_line().substr(1);  // "gpu-offload verify: ..."
