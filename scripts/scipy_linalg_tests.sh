@@ -37,20 +37,25 @@ run_suite() {  # MODE: cpu (no library) or gpu
     env_args=(LD_PRELOAD="$B/lib/libgpuoffload.so" GPU_OFFLOAD_DEVICE=gpu)
     label="under --device gpu"
   fi
-  # From a folder of its own: no conftest.py of this repository may join the run.
-  (cd "$OUT" && env "${env_args[@]}" timeout "${SCIPYTESTS_TIMEOUT:-240}" "$PY" -m pytest --pyargs scipy.linalg \
+  # From a folder of its own: no conftest.py of this repository may join the run. SIGINT at the
+  # timeout: pytest stops and still prints its counts and failures so far.
+  (cd "$OUT" && env "${env_args[@]}" timeout -s INT -k 30 "${SCIPYTESTS_TIMEOUT:-240}" "$PY" -m pytest --pyargs scipy.linalg \
      -q -p no:cacheprovider -rfE > "$log" 2>&1)
   local rc=$?
-  [ $rc -eq 124 ] && echo "  ($mode run stopped by the ${SCIPYTESTS_TIMEOUT:-240} s timeout: its counts are partial)"
+  if [ $rc -eq 124 ] || grep -q KeyboardInterrupt "$log"; then
+    echo "  ($mode run stopped by the ${SCIPYTESTS_TIMEOUT:-240} s timeout: its counts are partial)"
+    partial=" (partial: a run hit its timeout)"
+  fi
   grep -E '^(FAILED|ERROR) ' "$log" | sed -E 's/ - .*//' | sort -u > "$OUT/scipytests-$mode.failed"
   local summary
   summary=$(grep -E '^=* ?[0-9]+ (passed|failed).* in [0-9.]+s' "$log" | tail -1 | tr -d '=')
   echo "  $label: ${summary:-no pytest summary (see $log)}"
 }
+partial=""
 run_suite cpu
 run_suite gpu
 only_gpu=$(comm -13 "$OUT/scipytests-cpu.failed" "$OUT/scipytests-gpu.failed")
 n=$(printf '%s' "$only_gpu" | grep -c . || true)
 echo "  failing only under the library: $n"
 [ -n "$only_gpu" ] && printf '%s\n' "$only_gpu" | head -60 | sed 's/^/    /'
-if [ "$n" -eq 0 ] && grep -qE ' passed' "$OUT/scipytests-gpu.log"; then echo "scipytests: PASS"; else echo "scipytests: FAIL"; fi
+if [ "$n" -eq 0 ] && grep -qE ' passed' "$OUT/scipytests-gpu.log"; then echo "scipytests: PASS$partial"; else echo "scipytests: FAIL"; fi
