@@ -21,8 +21,8 @@ GpuAbsence gpu_absence(const std::string& backend, const char* (*env)(const char
 #ifndef GOFL_WITH_CUDA_BACKEND
   const char* chosen = env("GPU_OFFLOAD_BACKEND");
   if (!chosen || !*chosen)
-    return {GpuAbsence::NotBuilt, "gpu-offload was built without CUDA support (no CUDA toolkit when it was built); rebuild it where "
-           "the CUDA toolkit is installed"};
+    return {GpuAbsence::NotBuilt, "built without CUDA support (the CUDA toolkit was not found when this gpu-offload was built); "
+           "rebuild it where the toolkit is installed"};
 #endif
   // A bare name (the library's own path was unknown) is searched by dlopen: only a path can be checked.
   if (backend.find('/') != std::string::npos && !exists(backend.c_str()))

@@ -26,7 +26,7 @@ SMALL = ("import numpy as np\n"
 
 def expected_absence():
     """What this build on this machine must say (src/preload/gpu_probe.cpp)."""
-    return "no NVIDIA driver (" if BACKEND_BUILT else "gpu-offload was built without CUDA support"
+    return "no NVIDIA driver (" if BACKEND_BUILT else "built without CUDA support (the CUDA toolkit was not found"
 
 
 def cli(*args):
