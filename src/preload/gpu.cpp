@@ -139,7 +139,9 @@ double gpu_startup_seconds() { return g_startup_s; }
 
 std::string gpu_never_usable() {
   if (g_state.load(std::memory_order_acquire) != State::NotTried) return "";
-  std::lock_guard<std::mutex> lock(g_start_mu);
+  // At exit another thread may be inside a start: then a start was tried, and nobody waits for it.
+  std::unique_lock<std::mutex> lock(g_start_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return "";
   return g_state.load() == State::NotTried ? probe_locked().text : std::string();
 }
 
