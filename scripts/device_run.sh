@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [pye2e] [gpus] [mpi] [multigpu] [fft]
+#                              [pye2e] [gpus] [mpi] [multigpu] [fft] [scipytests]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -311,5 +311,8 @@ if has calibrate; then
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
+fi
+if has scipytests; then
+  scripts/scipy_linalg_tests.sh "$B" "$PY"
 fi
 echo "== total $(( $(date +%s) - t0 )) s"

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -649,6 +650,8 @@ int calibrate_workload(const WorkloadOptions& o) {
     // took 1.1 s, a later one about 0.2-0.4 s. The child's trace records fall before every point.
     fflush(nullptr);
     if (const pid_t child = fork(); child == 0) {
+      // Its messages (a GPU that cannot start) would repeat the parent's word for word.
+      if (const int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) dup2(null_fd, STDERR_FILENO);
       tiny.restore();
       tiny.call();
       _exit(0);

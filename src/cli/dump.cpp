@@ -111,9 +111,19 @@ int dump_command(const std::vector<std::string>& args) {
     if (csv) fputs(kStartsCsvHeader, stdout);
     else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "gpu", "pci", "why that GPU, or why none");
     gofl_record rec;
+    size_t starts = 0;
+    std::vector<std::string> absent;  // processes that never tried: why none could have succeeded
     for (auto& r : traces)
-      while (r->next(&rec))
-        if (rec.kind == GOFL_REC_GPU_START) start_line(stdout, csv, *r, rec.u.start);
+      while (r->next(&rec)) {
+        if (rec.kind == GOFL_REC_GPU_START) start_line(stdout, csv, *r, rec.u.start), ++starts;
+        if (rec.kind == GOFL_REC_GPU_ABSENT)
+          absent.push_back("pid " + std::to_string(r->header().pid) + ": no GPU could have been used: " +
+                           trace_text(rec.u.start.message, sizeof rec.u.start.message));
+      }
+    if (!csv && starts == 0) {  // a bare header would read as a damaged trace
+      fputs("(no process in these traces started the GPU or tried to)\n", stdout);
+      for (const std::string& line : absent) fprintf(stdout, "%s\n", line.c_str());
+    }
     return 0;
   }
   if (csv) fputs(kCsvHeader, stdout);

@@ -27,7 +27,8 @@ namespace ga = gofl::args;
 // its residuals); the n x n factor R is solved through its SVD. For m < n the same runs on A^H
 // (A = R^H Q^H) and the solution is Q applied to [y; 0]. rank counts the singular values above
 // rcnd * s_max with LAPACK's rcnd: rcond itself when 0 < rcond < 1, else DLAMCH('Epsilon').
-// A is left as the caller had it (LAPACK destroys it).
+// A, which LAPACK destroys, receives what the GPU left of it: the QR factors of A (m > n) or of A^H
+// (m < n, in A's m x n shape), or what the SVD left of A (m = n).
 // =====================================================================================================
 template <class T> using GelsdPos = std::conditional_t<cplx_v<T>, ga::gelsd_c, ga::gelsd_r>;
 
@@ -281,6 +282,7 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
   // Copy-out.
   e.download(b, dx, xrows, nrhs, ldb, sizeof(T));
   e.download(c.ptr<R>(P::s), dS.get(), k, 1, k, sizeof(R));
+  e.download(a, m >= n ? dA.get() : dAt.get(), m, n, lda, sizeof(T));  // destroyed, as LAPACK does
   c.set_i(P::rank, rank);
   q.write(c);
   c.set_i(P::info, 0);

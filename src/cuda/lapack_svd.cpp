@@ -25,8 +25,9 @@ namespace ga = gofl::args;
 // gesvdp may not return unitary factors for rank-deficient A, which NumPy's matrix_rank/pinv
 // feed it). cuSOLVER's gesvd needs rows >= columns: for m < n the SVD of A^H is computed and its
 // factors swapped and adjoined. Vectors LAPACK writes into A (jobu/jobvt/jobz = 'O') are computed
-// into a separate buffer and copied into A at copy-out. Otherwise A is left as the caller had it
-// (LAPACK destroys it).
+// into a separate buffer and copied into A at copy-out. Otherwise A, which LAPACK destroys, receives
+// what Xgesvd left of its input (for m < n the destroyed A^H, in A's m x n shape): programs can tell
+// a destroyed array from an untouched one (SciPy's overwrite_a tests do), and the copy is the cost.
 // gesdd is gesvd with gesdd's outputs: 'A' and 'S' as in gesvd; 'O' with m >= n gives U in A and
 // VT (n x n) in VT, with m < n U (m x m) in U and VT in A; 'N' singular values only.
 // =====================================================================================================
@@ -213,6 +214,7 @@ void run_svd(Engine& e, const CallArgs& c, char jobu, char jobvt, int64_t m, int
   if (jobvt == 'A' || jobvt == 'S') e.download(c.ptr<T>(vt_pos), vta, vrows_a, n, c.i(ldvt_pos), sizeof(T));
   else if (jobvt == 'O') e.download(a, vta, k, n, lda, sizeof(T));
   e.download(c.ptr<R>(s_pos), dS.get(), k, 1, k, sizeof(R));
+  if (jobu != 'O' && jobvt != 'O') e.download(a, src, m, n, lda, sizeof(T));  // destroyed, as LAPACK does
   q.write(c);
   c.set_i(info_pos, 0);
 }

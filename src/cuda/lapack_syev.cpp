@@ -142,7 +142,8 @@ template <class R> Bounds syevr_bounds() {
 
 // Common to syevd/heevd and syev/heev (LAPACK's QR-iteration syev and divide-and-conquer syevd
 // return the same eigenvalues and eigenvectors to working accuracy; the GPU uses Xsyevd for both).
-// jobz='N': A is left as the caller had it (LAPACK leaves dsytrd's reduction in the uplo triangle).
+// jobz='N': A's uplo triangle, which LAPACK destroys (it leaves dsytrd's reduction there), receives
+// what Xsyevd left in it; the other triangle is never written.
 template <class T>
 void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n_pos, int a_pos, int lda_pos,
                  int w_pos, int info_pos, const WorkOut<T>& q) {
@@ -177,6 +178,7 @@ void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n
 
   // Copy-out: everything is validated; from here on only the caller's outputs are written.
   if (wantz) e.download(a, dA.get(), n, n, lda, sizeof(T));
+  else e.download_triangle(a, dA.get(), n, lda, sizeof(T), uplo);  // destroyed, as LAPACK does
   e.download(c.ptr<R>(w_pos), dW.get(), n, 1, n, sizeof(R));
   q.write(c);
   c.set_i(info_pos, 0);
@@ -202,7 +204,7 @@ template <class T> void run_syev(Engine& e, const CallArgs& c) {
 // isuppz: LAPACK sets it only where dstemr runs (jobz='V' with range 'A', or 'I' with il=1, iu=n), as
 // the support of the tridiagonal eigenvectors; cuSOLVER gives none, so it is computed from Z as
 // the documented "first and last nonzero row" of each eigenvector, in those same cases only.
-// A is left as the caller had it (LAPACK destroys its uplo triangle).
+// A's uplo triangle, which LAPACK destroys, receives what cuSOLVER left there (the other is never written).
 // =====================================================================================================
 template <class T> using SyevrPos = std::conditional_t<cplx_v<T>, ga::heevr_c, ga::syevr_r>;
 
@@ -351,6 +353,7 @@ template <class T> void run_syevr(Engine& e, const CallArgs& c) {
     if (range == 'A' || (range == 'I' && il == 1 && iu == n)) write_isuppz(c, P::isuppz, z, ldz, n, meig);
   }
   e.download(c.ptr<R>(P::w), dW.get(), meig, 1, meig, sizeof(R));
+  e.download_triangle(c.ptr<T>(P::a), dA.get(), n, lda, sizeof(T), uplo);  // destroyed, as LAPACK does
   c.set_i(P::m, meig);
   q.write(c);
   c.set_i(P::info, 0);

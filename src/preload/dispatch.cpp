@@ -69,10 +69,11 @@ void init_once() {
     const std::string profile = active_profile_label();
     trace_configure(s.trace_dir.c_str(), TraceInfo{s.level, int(s.device), profile.c_str()});
   }
-  g_record = !s.trace_dir.empty() || s.summary;
+  g_record = !s.trace_dir.empty() || s.summary || s.verify;  // verify reports what it checked
   pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
   double limit;
-  if (g_record || s.device == DeviceMode::Gpu) limit = -1.0;  // every call is described
+  // Every call is described; verify checks every GPU-capable call, whatever its size.
+  if (g_record || s.device == DeviceMode::Gpu || s.verify) limit = -1.0;
   else if (s.device == DeviceMode::Cpu) limit = std::numeric_limits<double>::infinity();
   else limit = s.threshold;
   __atomic_store(&g_fast_limit, &limit, __ATOMIC_RELEASE);
@@ -195,8 +196,14 @@ __attribute__((constructor)) void on_load() { ensure_init(); }
 
 __attribute__((destructor)) void on_unload() {
   if (!g_ready.load()) return;
+  if (settings().device != DeviceMode::Cpu && trace_enabled() && summary_any_call()) {
+    // No start was ever due: say in the trace whether one could have succeeded (no CUDA is loaded).
+    // A process that made no call gets no trace file for it.
+    if (const std::string never = gpu_never_usable(); !never.empty()) trace_gpu_absent(never.c_str());
+  }
   trace_flush();
   if (settings().summary) summary_print(STDERR_FILENO);
+  else if (settings().verify) summary_print_verify(STDERR_FILENO);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "policy/level.h"
 #include "policy/settings.h"
+#include "preload/gpu_probe.h"
 #include "trace/writer.h"
 
 namespace gofl {
@@ -33,6 +34,8 @@ pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
 std::string& g_fault = *new std::string;
 bool g_fault_set = false;
 gofl_gpu_device g_device{};  // the GPU the backend runs on, once started
+GpuAbsence& g_absence = *new GpuAbsence;  // g_probed: filled once, under g_start_mu
+bool g_probed = false;
 
 std::string backend_path() {
   if (const char* env = secure_getenv("GPU_OFFLOAD_BACKEND"); env && *env) return env;
@@ -55,12 +58,31 @@ const char* backend_mismatch(const gofl_backend* b) {
   return nullptr;
 }
 
+const GpuAbsence& probe_locked() {
+  if (!g_probed) {
+    g_absence = gpu_absence(backend_path(), [](const char* n) -> const char* { return secure_getenv(n); });
+    g_probed = true;
+  }
+  return g_absence;
+}
+
+// A failed start in the user's words when the probe knows them, CUDA's own words in brackets.
+void unavailable_because(const std::string& technical) {
+  const GpuAbsence& a = probe_locked();
+  g_reason = a.kind == GpuAbsence::None ? technical : a.text + " [" + technical + "]";
+  g_state = State::Unavailable;
+}
+
 void start_locked_untraced() {
   const std::string path = backend_path();
+  if (const GpuAbsence& a = probe_locked(); a.kind == GpuAbsence::NotBuilt || a.kind == GpuAbsence::BackendMissing) {
+    g_reason = a.text;  // nothing to load
+    g_state = State::Unavailable;
+    return;
+  }
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    g_reason = std::string("cannot load the GPU backend ") + path + ": " + dlerror();
-    g_state = State::Unavailable;
+    unavailable_because(std::string("cannot load the GPU backend ") + path + ": " + dlerror());
     return;
   }
   auto entry = reinterpret_cast<gofl_backend_entry_fn>(dlsym(h, GOFL_BACKEND_ENTRY));
@@ -72,8 +94,7 @@ void start_locked_untraced() {
   }
   char msg[256] = "";
   if (b->start(settings().gpus.c_str(), msg, sizeof msg) != GOFL_GPU_OK) {
-    g_reason = std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed");
-    g_state = State::Unavailable;
+    unavailable_because(std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed"));
     return;
   }
   if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
@@ -116,7 +137,7 @@ const gofl_backend* gpu_backend() {
     start_locked();
     // Someone who asked for the GPU should hear why it is not used; auto mode stays quiet
     // (the summary and the trace give the reason).
-    if (g_state.load() == State::Unavailable && settings().device == DeviceMode::Gpu)
+    if (g_state.load() == State::Unavailable && (settings().device == DeviceMode::Gpu || settings().verify))
       fprintf(stderr, "gpu-offload: %s; every call runs on the CPU\n", g_reason.c_str());
   }
   return g_state.load() == State::Started ? g_backend : nullptr;
@@ -128,6 +149,14 @@ const char* gpu_unavailable_reason() { return g_reason.c_str(); }
 bool gpu_lost_by_fork() { return g_lost_by_fork; }
 double gpu_startup_seconds() { return g_startup_s; }
 const gofl_gpu_device* gpu_device() { return gpu_started() ? &g_device : nullptr; }
+
+std::string gpu_never_usable() {
+  if (g_state.load(std::memory_order_acquire) != State::NotTried) return "";
+  // At exit another thread may be inside a start: then a start was tried, and nobody waits for it.
+  std::unique_lock<std::mutex> lock(g_start_mu, std::try_to_lock);
+  if (!lock.owns_lock()) return "";
+  return g_state.load() == State::NotTried ? probe_locked().text : std::string();
+}
 
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;

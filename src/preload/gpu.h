@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include <string>
+
 #include "cuda/backend_abi.h"
 
 namespace gofl {
@@ -24,6 +26,9 @@ void gpu_fft_forget(const void* plan);
 // Test-only fault switch, applied now or when the backend starts.
 void gpu_set_fault(const char* spec);
 void gpu_fork_child();
+// No start was tried, and none could succeed: why, in the user's words (gpu_probe.h); empty when a
+// start was tried or nothing rules a GPU out. Loads no CUDA library.
+std::string gpu_never_usable();
 // Seconds the backend's start took (0 before).
 double gpu_startup_seconds();
 // The GPU the backend runs on (nullptr before the start).

@@ -16,6 +16,7 @@
 #include "policy/settings.h"
 #include "preload/decide.h"
 #include "preload/gpu.h"
+#include "preload/verify.h"
 
 namespace gofl {
 namespace {
@@ -31,6 +32,7 @@ struct OpStats {
 OpStats g_ops[GOFL_N_OPS];
 std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
+std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operations under --verify
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
 
 std::string fmt_s(double s) {
@@ -100,24 +102,34 @@ std::string conversion_line() {
   return line;
 }
 
+std::string calls_phrase(uint64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
 std::string policy_lines() {
+  char line[512];
   if (!auto_mode()) {
     // --device gpu (or verify): the start-up is not part of any call's time, so say what it cost.
-    if (!gpu_started()) return "";
-    char line[160];
+    if (!gpu_started()) {
+      if (!gpu_unavailable()) return "";
+      snprintf(line, sizeof line, "  GPU: none used: %s; every call ran on the CPU\n", gpu_unavailable_reason());
+      return line;
+    }
     snprintf(line, sizeof line, "  GPU start-up: paid %s, before the first GPU call (not in the calls' times)\n",
              fmt_s(gpu_startup_seconds()).c_str());
     return line;
   }
   const AutoPolicy* policy = auto_policy_made();
   if (!policy) return "";
-  const PolicyStats st = policy->stats();
-  if (st.decided == 0) return "";
   std::string out;
-  char line[512];
+  // Said even though no start was due: a user reading "avoided" expects a longer run to use a GPU.
+  if (const std::string never = gpu_never_usable(); !never.empty()) {
+    snprintf(line, sizeof line, "  GPU: none can be used here: %s; every call stays on the CPU, whatever its size\n",
+             never.c_str());
+    out += line;
+  }
+  const PolicyStats st = policy->stats();
+  if (st.decided == 0) return out;
   if (st.started) {
     const double actual = gpu_startup_seconds();
     snprintf(line, sizeof line,
@@ -136,9 +148,9 @@ std::string policy_lines() {
              gpu_unavailable_reason());
   } else if (st.not_started_calls > 0) {
     snprintf(line, sizeof line,
-             "  GPU start-up: avoided (%s); %llu calls would have gained %s on the GPU, less than the %s that "
-             "justify starting it\n",
-             fmt_s(st.startup_s).c_str(), (unsigned long long)st.not_started_calls, fmt_s(st.missed_savings_s).c_str(),
+             "  GPU start-up: avoided (%s); %s would have gained %s on the GPU (predicted CPU time less predicted "
+             "GPU time, copies included), less than the %s that justify starting it\n",
+             fmt_s(st.startup_s).c_str(), calls_phrase(st.not_started_calls).c_str(), fmt_s(st.missed_savings_s).c_str(),
              fmt_s(st.start_needed_s).c_str());
   } else {
     snprintf(line, sizeof line, "  GPU start-up: avoided (%s); no call was predicted to gain from the GPU\n",
@@ -148,16 +160,16 @@ std::string policy_lines() {
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
     snprintf(line, sizeof line,
-             "  offloaded: %llu calls predicted to take %s on the CPU took %s on the GPU (predicted %s): about %s "
+             "  offloaded: %s predicted to take %s on the CPU took %s on the GPU (predicted %s): about %s "
              "%s\n",
-             (unsigned long long)st.offloaded, fmt_s(st.offloaded_pred_cpu_s).c_str(),
+             calls_phrase(st.offloaded).c_str(), fmt_s(st.offloaded_pred_cpu_s).c_str(),
              fmt_s(st.offloaded_actual_s).c_str(), fmt_s(st.offloaded_pred_gpu_s).c_str(),
              fmt_s(saved >= 0 ? saved : -saved).c_str(), saved >= 0 ? "saved" : "lost");
     out += line;
   }
   if (st.probes > 0) {
-    snprintf(line, sizeof line, "  CPU probes: %llu calls took %s on the CPU (predicted %s on the GPU)\n",
-             (unsigned long long)st.probes, fmt_s(st.probe_actual_s).c_str(), fmt_s(st.probe_pred_gpu_s).c_str());
+    snprintf(line, sizeof line, "  CPU probes: %s took %s on the CPU (predicted %s on the GPU)\n",
+             calls_phrase(st.probes).c_str(), fmt_s(st.probe_actual_s).c_str(), fmt_s(st.probe_pred_gpu_s).c_str());
     out += line;
   }
   return out;
@@ -169,6 +181,34 @@ void add_double(std::atomic<double>& a, double v) {
   }
 }
 
+bool any_call() {
+  for (const auto& s : g_ops)
+    if (s.calls[0] + s.calls[1] + s.nested + s.queries > 0) return true;
+  return false;
+}
+
+// What --verify found, never silent: checked calls and differences, or why calls went unchecked.
+std::string verify_line() {
+  const uint64_t due = g_verify_due.load(), checked = verify_checked_calls(), bad = g_verify_mismatches.load();
+  std::string out;
+  char line[512];
+  if (due == 0) return "  verify: no call the GPU can run was made; nothing to check\n";
+  if (checked == 0 && gpu_unavailable()) {
+    snprintf(line, sizeof line, "  verify: nothing was checked: %s; %s ran on the CPU only\n", gpu_unavailable_reason(),
+             calls_phrase(due).c_str());
+    return line;
+  }
+  snprintf(line, sizeof line, "  verify: %llu of %s checked differed beyond the tolerance", (unsigned long long)bad,
+           calls_phrase(checked).c_str());
+  out = line;
+  if (due > checked) {
+    snprintf(line, sizeof line, "; %s not checked (the GPU declined, failed or was busy: see where calls ran)",
+             calls_phrase(due - checked).c_str());
+    out += line;
+  }
+  return out + "\n";
+}
+
 }  // namespace
 
 void summary_add(const gofl_call& c, uint64_t duration_ns) {
@@ -178,6 +218,7 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   if (c.flags & GOFL_F_NESTED) { s.nested.fetch_add(1, std::memory_order_relaxed); return; }
   if (c.flags & GOFL_F_QUERY) { s.queries.fetch_add(1, std::memory_order_relaxed); return; }
   add_conversion(c, duration_ns);
+  if (settings().verify && gofl_ops[c.op].gpu_capable) g_verify_due.fetch_add(1, std::memory_order_relaxed);
   const int d = c.device == GOFL_DEV_GPU ? 1 : 0;
   for (int i = 0; c.resident && i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     if (GOFL_RESIDENCY_OF(c.resident, i) == GOFL_RES_COPIED) continue;
@@ -197,15 +238,24 @@ void summary_reset() {
   }
   for (auto& r : g_reasons) r = 0;
   g_verify_mismatches = 0;
+  g_verify_due = 0;
+  verify_reset();
   g_kept_operands = g_kept_bytes = 0;
   g_conv.copies = g_conv.copy_run_ns = g_conv.gap_ns = g_conv.lapack_calls = g_conv.lapack_ns = 0;
   t_last_end_ns = 0;
 }
 
+bool summary_any_call() { return any_call(); }
+
+void summary_print_verify(int fd) {
+  if (!any_call()) return;
+  const std::string out = "gpu-offload" + verify_line().substr(1);  // "gpu-offload verify: ..."
+  ssize_t ignored = write(fd, out.data(), out.size());
+  (void)ignored;
+}
+
 void summary_print(int fd) {
-  bool any_call = false;
-  for (const auto& s : g_ops) any_call |= (s.calls[0] + s.calls[1] + s.nested + s.queries) > 0;
-  if (!any_call) return;  // a helper process (shell, pyenv shim) that made no calls stays silent
+  if (!any_call()) return;  // a helper process (shell, pyenv shim) that made no calls stays silent
   std::string out;
   char line[512];
   const Settings& st = settings();
@@ -254,11 +304,7 @@ void summary_print(int fd) {
              kb > 0 ? predicted_copy_in_seconds(kb) * 1e3 : 0.0, info);
     out += line;
   }
-  if (st.verify || g_verify_mismatches) {
-    snprintf(line, sizeof line, "  verify: %llu of %llu checked calls differed beyond the tolerance\n",
-             (unsigned long long)g_verify_mismatches.load(), (unsigned long long)g_reasons[GOFL_R_VERIFY].load());
-    out += line;
-  }
+  if (st.verify || g_verify_mismatches) out += verify_line();
   ssize_t ignored = write(fd, out.data(), out.size());
   (void)ignored;
 }

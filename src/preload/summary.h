@@ -8,6 +8,10 @@ namespace gofl {
 
 void summary_add(const gofl_call& c, uint64_t duration_ns);
 void summary_print(int fd);
-void summary_reset();  // forked child: count only its own calls
+// --verify without --summary: only the line that says what verify found (silent without calls).
+void summary_print_verify(int fd);
+void summary_reset();
+// Whether this process made any intercepted call (counted while tracing, summarising or verifying).
+bool summary_any_call();  // forked child: count only its own calls
 
 }  // namespace gofl

@@ -226,8 +226,12 @@ double fft_compare(const gofl_call& c, const VerifyRun& v) {
 void args_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow);
 
 std::atomic<int> g_messages{0};
+std::atomic<uint64_t> g_checked{0};
 
 }  // namespace
+
+uint64_t verify_checked_calls() { return g_checked.load(std::memory_order_relaxed); }
+void verify_reset() { g_checked = 0; }
 
 double verify_tolerance(const gofl_call& c) { return is_single(c) ? 2e-3 : 1e-8; }
 
@@ -297,6 +301,7 @@ bool verify_compare(gofl_call& c) {
   if (!v) return false;
   bool mismatch = false;
   if (v->status == 0) {
+    g_checked.fetch_add(1, std::memory_order_relaxed);
     double err = c.fft ? fft_compare(c, *v) : compare(c, *v);
     // info must agree exactly.
     for (int pos = 0; pos < 32 && pos < c.argc; ++pos) {

@@ -13,6 +13,10 @@ void verify_gpu_first(gofl_call& c);
 // Returns true when a mismatch was found.
 bool verify_compare(gofl_call& c);
 
+// Calls compared so far in this process (a call whose GPU run failed or found the GPU busy is not),
+// and the reset of a forked child.
+uint64_t verify_checked_calls();
+void verify_reset();
 // Tolerance relative to the largest value: 2e-3 for single, 1e-8 for double precision.
 double verify_tolerance(const gofl_call& c);
 

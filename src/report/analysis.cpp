@@ -274,6 +274,10 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
       a.starts.push_back(g);
       continue;
     }
+    if (rec.kind == GOFL_REC_GPU_ABSENT) {
+      a.gpu_absent.insert(trace_text(rec.u.start.message, sizeof rec.u.start.message));
+      continue;
+    }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
     last_end_ns = std::max(last_end_ns, rec.u.call.t_start_ns + rec.u.call.duration_ns);
@@ -466,6 +470,7 @@ bool use_profile(Analysis& a, const ProfileChoice& choice) {
       if (s.device == 0 && q.z < q.y) {
         verdict.calls += weight;
         verdict.cpu_s += s.t * weight;
+        verdict.pred_cpu_s += q.y * weight;
         verdict.pred_gpu_s += q.z * weight;
       }
     }

@@ -126,7 +126,8 @@ struct Crossover {
 // The calls that ran on the CPU although the profile predicts them faster on the GPU (copies
 // included; before the level's required speedup and the GPU start-up): what offloading could win.
 struct ProfileVerdict {
-  double calls = 0, cpu_s = 0, pred_gpu_s = 0;  // estimated from the size samples
+  // Estimated from the size samples: measured CPU time, and the model's CPU and GPU predictions.
+  double calls = 0, cpu_s = 0, pred_cpu_s = 0, pred_gpu_s = 0;
 };
 
 // A process's start of the GPU backend (or its failed attempt): in no call's time.
@@ -146,6 +147,7 @@ struct Analysis {
   uint64_t first_realtime_ns = 0;
   uint64_t records = 0;
   std::vector<GpuStart> starts;  // in file order
+  std::set<std::string> gpu_absent;  // processes that tried no start: why none could have succeeded
 
   std::map<int, OpStats> ops;
   std::map<std::pair<std::string, uint64_t>, SiteStats> sites;  // module (or "" + address), offset

@@ -208,7 +208,9 @@ std::string chart_work_vs_time(const Analysis& a, std::string* caption) {
   int s_cpu = -1, s_gpu = -1, s_pc = -1, s_pg = -1, s_x = -1;
   if (dev_used[0]) s_cpu = int(legend.size()), legend.push_back({"call on the CPU", kCpu, Series::kCircle});
   if (dev_used[1]) s_gpu = int(legend.size()), legend.push_back({"call on the GPU", kGpu, Series::kDiamond});
-  if (x) {
+  // A line needs two sizes: with one, the legend would name lines the chart does not draw.
+  const bool lines = x && x->curve.size() >= 2;
+  if (lines) {
     const std::string op = gofl_ops[x->op].name;
     s_pc = int(legend.size()), legend.push_back({"predicted CPU time (" + op + ")", kCpu, Series::kDashed});
     s_pg = int(legend.size()), legend.push_back({"predicted GPU time (" + op + ")", kGpu, Series::kDashed});
@@ -226,7 +228,7 @@ std::string chart_work_vs_time(const Analysis& a, std::string* caption) {
                             format_si(p.x) + "flop, " + format_si(p.x / p.y) + "FLOP/s on the " + device_name(p.device);
     c.point(p.x, p.y, p.device ? s_gpu : s_cpu, tip);
   }
-  if (x) {
+  if (lines) {
     std::vector<std::pair<double, double>> cpu, gpu;
     for (const auto& [f, pc, pg] : x->curve) {
       cpu.push_back({f, pc});
@@ -244,6 +246,11 @@ std::string chart_work_vs_time(const Analysis& a, std::string* caption) {
                     ? "Left of the crossover the model expects the CPU to be faster, right of it the GPU."
                 : x->kind == Crossover::kGpuAlways ? "The model expected the GPU to be faster at every traced size."
                                                    : "The model expected the CPU to be faster at every traced size.");
+  } else if (x && !x->curve.empty()) {
+    const auto& [f, pc, pg] = x->curve.front();
+    *caption = "Every traced " + std::string(gofl_ops[x->op].name) + " call has the same work (" + format_si(f) +
+               "flop), so there is no prediction line: the cost model predicts " + format_seconds(pc) +
+               " on the CPU and " + format_seconds(pg) + " on the GPU, copies included.";
   } else {
     *caption = "No profile predictions in this trace, so no crossover line: the calls were not decided by the cost "
                "model (below the decision threshold, or --device cpu / gpu).";

@@ -437,7 +437,15 @@ std::vector<std::string> report_summary(const Analysis& a) {
     out.push_back("The profile " + a.crossover_source + " predicts the GPU faster for CPU calls that took " +
                   format_seconds(v.cpu_s) + " (" + format_percent(v.cpu_s, total_s) + " of the time, about " +
                   plural(uint64_t(v.calls + 0.5), "call") + "): about " + format_seconds(v.pred_gpu_s) +
-                  " there, copies included. 'gpu-offload estimate' replays the whole decision.");
+                  " there, copies included, against " + format_seconds(v.pred_cpu_s) +
+                  " it predicts on the CPU, a predicted gain of " + format_seconds(v.pred_cpu_s - v.pred_gpu_s) +
+                  " (the summary's basis: predicted CPU time less predicted GPU time, start-up not included). "
+                  "'gpu-offload estimate' replays the whole decision.");
+  }
+  if (a.starts.empty() && !a.gpu_absent.empty()) {
+    std::string why;
+    for (const std::string& m : a.gpu_absent) why += (why.empty() ? "" : "; ") + m;
+    out.push_back("No GPU could have been used in this run: " + why + ". Every call ran on the CPU.");
   }
   if (!a.starts.empty()) {
     double ok_s = 0;

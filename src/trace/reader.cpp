@@ -155,7 +155,7 @@ bool TraceReader::next(gofl_record* rec) {
 void TraceReader::check_record(const gofl_record& r) const {
   const char* p = path_.c_str();
   const unsigned long long i = index_;
-  if (r.kind == GOFL_REC_SITE) return;
+  if (r.kind == GOFL_REC_SITE || r.kind == GOFL_REC_GPU_ABSENT) return;
   if (r.kind == GOFL_REC_GPU_START) {
     if (r.u.start.ok != 0 && r.u.start.ok != 1)
       throw TraceError(format("%s: record %llu is a GPU start with outcome %d: the file is damaged", p, i, r.u.start.ok));

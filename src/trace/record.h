@@ -21,6 +21,7 @@ enum gofl_record_kind {
   GOFL_REC_CALL = 1,  // one intercepted call
   GOFL_REC_SITE = 2,  // names a call-site address the first time it appears: module + offset
   GOFL_REC_GPU_START = 3,  // the process started the GPU backend (or tried to): when, how long, outcome
+  GOFL_REC_GPU_ABSENT = 4, // at exit, no start was tried and none could have succeeded: why (u.start.message)
 };
 
 enum gofl_flag {

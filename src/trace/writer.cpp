@@ -353,6 +353,19 @@ void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const c
   pthread_mutex_unlock(&w.mu);
 }
 
+void trace_gpu_absent(const char* message) {
+  Writer& w = W();
+  if (!w.enabled) return;
+  gofl_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = GOFL_REC_GPU_ABSENT;
+  r.u.start.tid = uint32_t(syscall(SYS_gettid));
+  snprintf(r.u.start.message, sizeof r.u.start.message, "%s", message);
+  pthread_mutex_lock(&w.mu);
+  if (!w.failed) append_locked(w, r);
+  pthread_mutex_unlock(&w.mu);
+}
+
 void trace_flush() {
   Writer& w = W();
   if (!w.enabled) return;

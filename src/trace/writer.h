@@ -25,6 +25,8 @@ void trace_call(const gofl_call_record& rec, uint32_t resident = 0);  // residen
 // `gpu`: the GPU it runs on (ok); `message`: why it cannot be used (not ok).
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message,
                      const gofl_start_gpu* gpu = nullptr);
+// At exit, when no start was tried: why no GPU could have been used (gpu_probe.h).
+void trace_gpu_absent(const char* message);
 // At exit: cuts the file to the records written; records made later are added one by one.
 void trace_flush();
 // Fork handlers: the child leaves the parent's file alone and creates a file of its own.

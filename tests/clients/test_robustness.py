@@ -135,10 +135,10 @@ def test_fork_child_summary_names_why_it_has_no_gpu(tmp_path):
         assert p.stdout == plain.stdout  # all on the CPU: bit for bit
     summaries = p.stderr.split("gpu-offload summary")[1:]
     assert len(summaries) == 2, p.stderr
-    child = next(s for s in summaries if "no GPU backend 3" in s or "forked child 3" in s)
+    child = next(s for s in summaries if "GPU unavailable 3" in s or "forked child 3" in s)
     assert "avoided" not in child, child
-    if "no GPU backend 3" in child:
-        assert "GPU start-up: none in this process: the GPU cannot be used" in child, child
+    if "GPU unavailable 3" in child:
+        assert "GPU start-up: none in this process: " in child and "calls stay on the CPU" in child, child
 
 
 # --------------------------------------------------------------------------------------- missing symbol

@@ -101,6 +101,20 @@ bool gaps_untouched(const std::vector<T>& a, const std::vector<T>& b, int64_t ro
   return true;
 }
 
+// True if any element of the rows x cols block differs from `b`'s.
+template <class T>
+bool block_changed(const std::vector<T>& a, const std::vector<T>& b, int64_t rows, int64_t cols, int64_t ld) {
+  for (int64_t j = 0; j < cols; ++j)
+    if (std::memcmp(&a[size_t(j * ld)], &b[size_t(j * ld)], sizeof(T) * size_t(rows)) != 0) return true;
+  return false;
+}
+// An input LAPACK destroys (gesvd's A, syevd's A without vectors, ...) changes on the GPU path where
+// it changes in the CPU library: programs can tell a destroyed array from an untouched one (SciPy's
+// overwrite_a tests do).
+#define EXPECT_DESTROYED_AS_CPU(gpu_a, cpu_a, a0, rows, cols, ld)                                       \
+  EXPECT_EQ(gpu_test::block_changed(gpu_a, a0, rows, cols, ld), gpu_test::block_changed(cpu_a, a0, rows, cols, ld)) \
+      << "the GPU path must overwrite A where LAPACK does"
+
 // A CPU library with ILP64 LAPACK names: an OpenBLAS built with SYMBOLSUFFIX=64_ (dgetrf_64_), or
 // NumPy's scipy-openblas64 (scipy_dgetrf_64_) named by GOFL_TEST_OPENBLAS64. Empty when none has
 // every routine in `routines`.

@@ -214,6 +214,7 @@ template <class T> void check_sym_eig(bool d, char jobz, char uplo, int n, int l
     EXPECT_LE(orth_err(v), tolerance<T>());
   } else {
     EXPECT_TRUE(other_triangle_untouched(g.a, a0, n, lda, uplo));
+    EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
   }
 }
 
@@ -353,6 +354,7 @@ template <class T> void check_syevr(char jobz, char range, char uplo, int n, int
   if constexpr (is_complex_v<T>) { EXPECT_EQ(g.rwork[0], c.rwork[0]); }
   EXPECT_TRUE(gaps_untouched(g.a, a0, n, n, lda));
   EXPECT_TRUE(other_triangle_untouched(g.a, a0, n, lda, uplo));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
   const std::vector<T> z0 = random_matrix<T>(ldz, n, ldz, 99);
   if (jobz == 'V') {
     EXPECT_TRUE(gaps_untouched(g.z, z0, n, n, ldz));
@@ -423,9 +425,9 @@ template <class T> std::vector<cd> eigenvalues(const GeevBufs<T>& b, int n) {
   for (int i = 0; i < n; ++i) w[size_t(i)] = is_complex_v<T> ? to_cd(b.w[size_t(i)]) : cd(b.wr[size_t(i)], b.wi[size_t(i)]);
   return w;
 }
-// Right eigenvectors as complex columns (LAPACK's packed real form unpacked).
-template <class T> Mat eigenvectors(const GeevBufs<T>& b, int n, int ld) {
-  Mat v = from(b.vr.data(), n, n, ld);
+// Right (or left) eigenvectors as complex columns (LAPACK's packed real form unpacked).
+template <class T> Mat eigenvectors(const GeevBufs<T>& b, int n, int ld, bool left = false) {
+  Mat v = from((left ? b.vl : b.vr).data(), n, n, ld);
   if constexpr (!is_complex_v<T>) {
     for (int j = 0; j < n; ++j)
       if (b.wi[size_t(j)] > 0) {
@@ -463,7 +465,7 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
   SCOPED_TRACE(std::string("geev jobvl=") + jobvl + " jobvr=" + jobvr + " lda=" + std::to_string(lda) +
                " ldvr=" + std::to_string(ldvr));
   const std::vector<T> a0 = random_matrix<T>(lda, n, lda, 31);
-  const int ldvl = n;
+  const int ldvl = jobvl == 'V' ? ldvr : n;  // the padding of ldvr, so that VL's gaps are checked too
   auto fresh = [&](GeevBufs<T>& x, int lwork) {
     x.a = a0;
     x.vl = random_matrix<T>(ldvl, n, ldvl, 41);
@@ -482,8 +484,9 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
   fresh(g, lwork);
   fresh(c, lwork);
   call_geev<T>(true, jobvl, jobvr, n, lda, ldvl, ldvr, g, lwork);
-  if (jobvl == 'V') expect_not_on_gpu();  // cuSOLVER's Xgeev has no left eigenvectors
-  else EXPECT_RAN_ON_GPU();
+  // Left vectors come from V^-1: single precision goes back to the CPU when V is too ill-conditioned
+  // for them (lapack_geev.cpp); the results below are checked wherever the call ran.
+  if (jobvl == 'N' || std::is_same_v<R, double>) EXPECT_RAN_ON_GPU();
   call_geev<T>(false, jobvl, jobvr, n, lda, ldvl, ldvr, c, lwork);
 
   EXPECT_EQ(c.info, 0);
@@ -503,12 +506,9 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
       }
   }
   EXPECT_TRUE(gaps_untouched(g.a, a0, n, n, lda));
-  const std::vector<T> vr0 = random_matrix<T>(ldvr, n, ldvr, 42);
-  if (jobvr == 'V') {
-    EXPECT_TRUE(gaps_untouched(g.vr, vr0, n, n, ldvr));
-    const Mat full = from(a0.data(), n, n, lda), v = eigenvectors(g, n, ldvr);
-    EXPECT_LE(eig_residual(full, v, wg), tolerance<T>());
-    // LAPACK's normalisation: Euclidean norm 1, largest component real.
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
+  // LAPACK's normalisation: Euclidean norm 1, largest component real.
+  auto expect_normalised = [&](const Mat& v, const char* which) {
     for (int j = 0; j < n; ++j) {
       double nrm = 0, big = -1;
       cd top;
@@ -519,9 +519,28 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
           top = v(i, j);
         }
       }
-      EXPECT_NEAR(std::sqrt(nrm), 1.0, tolerance<T>()) << "vector " << j;
-      EXPECT_LE(std::abs(top.imag()), tolerance<T>() * big) << "vector " << j;
+      EXPECT_NEAR(std::sqrt(nrm), 1.0, tolerance<T>()) << which << " vector " << j;
+      EXPECT_LE(std::abs(top.imag()), tolerance<T>() * big) << which << " vector " << j;
     }
+  };
+  const std::vector<T> vl0 = random_matrix<T>(ldvl, n, ldvl, 41);
+  if (jobvl == 'V') {
+    EXPECT_TRUE(gaps_untouched(g.vl, vl0, n, n, ldvl));
+    // u_j^H A = w_j u_j^H, that is A^H u_j = conj(w_j) u_j.
+    const Mat full = from(a0.data(), n, n, lda), u = eigenvectors(g, n, ldvl, true);
+    std::vector<cd> wconj;
+    for (const cd& x : wg) wconj.push_back(std::conj(x));
+    EXPECT_LE(eig_residual(adj(full), u, wconj), tolerance<T>());
+    expect_normalised(u, "left");
+  } else {
+    EXPECT_EQ(std::memcmp(g.vl.data(), vl0.data(), sizeof(T) * vl0.size()), 0);
+  }
+  const std::vector<T> vr0 = random_matrix<T>(ldvr, n, ldvr, 42);
+  if (jobvr == 'V') {
+    EXPECT_TRUE(gaps_untouched(g.vr, vr0, n, n, ldvr));
+    const Mat full = from(a0.data(), n, n, lda), v = eigenvectors(g, n, ldvr);
+    EXPECT_LE(eig_residual(full, v, wg), tolerance<T>());
+    expect_normalised(v, "right");
   } else {
     EXPECT_EQ(std::memcmp(g.vr.data(), vr0.data(), sizeof(T) * vr0.size()), 0);
   }
@@ -532,6 +551,7 @@ TYPED_TEST(EigSvd, Geev) {
     check_geev<TypeParam>('N', 'N', 67, 67 + pad, 67 + pad);
     check_geev<TypeParam>('N', 'V', 67, 67 + pad, 67 + 2 * pad);
     check_geev<TypeParam>('V', 'V', 67, 67 + pad, 67 + pad);
+    check_geev<TypeParam>('V', 'N', 67, 67 + pad, 67 + 2 * pad);
   }
 }
 
@@ -621,6 +641,7 @@ template <class T> void check_svd(char jobz, char jobu, char jobvt, int m, int n
   EXPECT_LE(rel_diff(g.s.data(), c.s.data(), k, 1, k), tolerance<T>());
   for (int i = 1; i < k; ++i) EXPECT_GE(g.s[size_t(i - 1)], g.s[size_t(i)]);
   EXPECT_TRUE(gaps_untouched(g.a, a0, m, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, m, n, lda);
   EXPECT_TRUE(gaps_untouched(g.u, u0, m, m, ldu));
   EXPECT_TRUE(gaps_untouched(g.vt, vt0, n, n, ldvt));
 
@@ -799,6 +820,7 @@ template <class T> void check_gelsd(int m, int n, int nrhs, int rank_k, real_t<T
     }
   EXPECT_TRUE(gaps_untouched(g.b, b0, mx, nrhs, ldb));
   EXPECT_TRUE(gaps_untouched(g.a, a0, m, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, m, n, lda);
 }
 
 TYPED_TEST(EigSvd, Gelsd) {

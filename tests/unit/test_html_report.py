@@ -388,3 +388,17 @@ def test_html_report_of_an_empty_trace_and_errors(tmp_path):
     assert p.returncode == 1 and p.stderr.startswith("gpu-offload: ") and "r.html" in p.stderr
     p = cli("report", tdir, "--html", check=False)
     assert p.returncode == 2 and "--html" in p.stderr
+
+
+def test_html_legend_names_only_the_lines_it_draws(tmp_path):
+    """One size of one routine gives one predicted point, no line: the legend must not name lines."""
+    tdir = tmp_path / "one-size"
+    script = "import numpy as np\na = np.ones((500, 500))\nfor _ in range(3): b = a @ a\n"
+    run([sys.executable, "-c", script], trace_dir=tdir)
+    html = html_report(tdir, tmp_path / "one-size.html")
+    chart = html[html.index('id="chart-work-vs-time"'):]
+    chart = chart[:chart.index("</svg>")]
+    if "has the same work" not in html:
+        pytest.skip("no profile predictions for these calls here (decided outside the cost model)")
+    assert "predicted CPU time" not in chart and "predicted GPU time" not in chart, chart
+    assert re.search(r"the cost model predicts \S+ \S+ on the CPU and \S+ \S+ on the GPU", html)
