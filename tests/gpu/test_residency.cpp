@@ -164,8 +164,11 @@ TEST(Residency, FreeThenMallocAtTheSameAddress) {
     double* again = static_cast<double*>(malloc(bytes));
     ASSERT_NE(again, nullptr);
     fill(again, kElems, 77);  // new contents, possibly at the same address
-    if (again == a) EXPECT_EQ(res_of(gemm_checked(again, b.data()), 0), GOFL_RES_COPIED);
-    else gemm_checked(again, b.data());  // another address: a plain miss, still right
+    if (again == a) {
+      EXPECT_EQ(res_of(gemm_checked(again, b.data()), 0), GOFL_RES_COPIED);
+    } else {
+      gemm_checked(again, b.data());  // another address: a plain miss, still right
+    }
     free(again);
   }
 }
@@ -298,7 +301,9 @@ TEST(Residency, FactorsKeptForRepeatedSolves) {
     gpu_test::intercepted<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), x.data(), &n, &info);
     EXPECT_RAN_ON_GPU();
     // 8 MB factors: copied at the first two solves (kept from the second), reused from the third.
-    if (rep >= 2) EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_KEPT) << "the factors stay on the GPU";
+    if (rep >= 2) {
+      EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_KEPT) << "the factors stay on the GPU";
+    }
     gpu_test::cpu<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), ref.data(), &n, &info);
     EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
   }
@@ -350,7 +355,9 @@ TEST(Residency, KeptCopiesGiveWayWhenMemoryRunsShort) {
   void* hog = nullptr;
   const size_t leave = size_t(0.3 * double(total)) + (size_t(1) << 29);
   const size_t take = free_b > leave ? free_b - leave : 0;
-  if (take) ASSERT_EQ(dev_malloc(&hog, take), 0);
+  if (take) {
+    ASSERT_EQ(dev_malloc(&hog, take), 0);
+  }
   Anon a(elems * sizeof(double));
   fill(a.p, elems, 60);
   std::vector<double> c(elems), ref(elems);
