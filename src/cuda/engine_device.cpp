@@ -23,15 +23,17 @@ namespace {
 int (*g_ctx_get)(void**) = nullptr;
 int (*g_ctx_set)(void*) = nullptr;
 
+// Looked up until found: the first backend call comes before the runtime has loaded libcuda.so.1
+// (a once-only lookup then found nothing, and no call ever gave a thread its context back).
 void load_context_functions() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!h) return;
-    auto get = reinterpret_cast<int (*)(void**)>(dlsym(h, "cuCtxGetCurrent"));
-    auto set = reinterpret_cast<int (*)(void*)>(dlsym(h, "cuCtxSetCurrent"));
-    if (get && set) g_ctx_get = get, g_ctx_set = set;
-  });
+  static std::mutex m;
+  std::lock_guard<std::mutex> lk(m);
+  if (g_ctx_get && g_ctx_set) return;
+  void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!h) return;
+  auto get = reinterpret_cast<int (*)(void**)>(dlsym(h, "cuCtxGetCurrent"));
+  auto set = reinterpret_cast<int (*)(void*)>(dlsym(h, "cuCtxSetCurrent"));
+  if (get && set) g_ctx_get = get, g_ctx_set = set;
 }
 
 const char* getenv_plain(const char* name) { return getenv(name); }
