@@ -170,7 +170,7 @@ if has pye2e; then
 import numpy as np
 r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); b = r.standard_normal(8192)
 for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
-  "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/Converting data/,/README: From Python/p'
+  "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/^Converting data/,/README: From Python/p'
   echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
   cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
