@@ -2,6 +2,8 @@
 // exit summary (src/preload/summary.cpp) and the report (src/report/conversions.cpp).
 #pragma once
 
+#include <stdint.h>
+
 #include <string>
 
 namespace gofl {
@@ -10,6 +12,13 @@ namespace gofl {
 // many nanoseconds per byte the call reads (0.25 GB/s: slower than NumPy's strided copies, 25 ns per
 // double on the H200 host); the rest of a longer gap is the program's own work (an import, a file).
 constexpr double kConversionNsPerByte = 4.0;
+// The most time before a LAPACK call that counts as converting its operands: kConversionNsPerByte
+// of the bytes it reads, in ns. Saturates (a trace may say anything about its operands' sizes).
+inline uint64_t conversion_cap_ns(double in_bytes) {
+  const double ns = in_bytes * kConversionNsPerByte;
+  if (!(ns > 0)) return 0;
+  return ns >= 1.8e19 ? UINT64_MAX : uint64_t(ns);
+}
 
 // "NumPy" or "SciPy" when the module's path says so (a call site in numpy/… or scipy/…), else "".
 std::string library_of_module(const std::string& module_path);

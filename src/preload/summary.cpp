@@ -67,7 +67,7 @@ void add_conversion(const gofl_call& c, uint64_t duration_ns) {
     double in_bytes = 0;
     for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
       if (c.operands[i].role != GOFL_OUT) in_bytes += double(c.operands[i].elems) * c.operands[i].elem_size;
-    g_conv.gap_ns.fetch_add(std::min(since, uint64_t(in_bytes * kConversionNsPerByte)), std::memory_order_relaxed);
+    g_conv.gap_ns.fetch_add(std::min(since, conversion_cap_ns(in_bytes)), std::memory_order_relaxed);
     g_conv.lapack_site.store(c.site, std::memory_order_relaxed);
   }
   t_last_end_ns = c.t0_ns + duration_ns;

@@ -56,7 +56,7 @@ void account_thread(const std::vector<const TimedCall*>& calls, Conversions& c) 
         AroundLapack& row = c.around[{t->op, *t->module}];
         ++row.calls;
         row.in_call_ns += t->duration_ns;
-        const uint64_t cap = uint64_t(t->in_bytes * kConversionNsPerByte);
+        const uint64_t cap = conversion_cap_ns(t->in_bytes);
         row.gap_ns += std::min(since, cap);
         row.beyond_cap_ns += since - std::min(since, cap);
         for (const Run& r : pending) add_run(row, r);

@@ -30,7 +30,12 @@ def seeds(corpus, build):
     (trace / "header-only").write_bytes(data[:512])
     shutil.copy(ROOT / "src" / "policy" / "default_profile.txt", profile / "default")
     (config / "all-keys").write_text("device = auto\nlevel = 7\ntrace = t\nsummary = 1\nverify = 0\n"
-                                     "profile = \"p\"  # a comment\nmemory_reserve = 2G\nthreshold = 1e9\n")
+                                     "profile = \"p\"  # a comment\nmemory_reserve = 2G\nthreshold = 1e9\n"
+                                     "residency = off\ngpus = all\n")
+    # Inputs that once failed, kept so that they stay fixed (tests/fuzz/regressions/TARGET/).
+    for t in TARGETS:
+        for f in sorted((ROOT / "tests" / "fuzz" / "regressions" / t).glob("*")):
+            shutil.copy(f, corpus / t / f.name)
 
 
 def main():

@@ -71,8 +71,9 @@ def test_verify_alone_checks_every_call_and_says_nothing_was_checked():
 
 
 def test_verify_with_no_gpu_capable_call_says_so():
-    # FFTW executes are measured only (no GPU path): nothing for verify to check, and it says so.
-    p = run([client("fftw_client")], env={"GPU_OFFLOAD_VERIFY": "1"})
+    # BLAS copies (?copy) are measured only (no GPU path): nothing for verify to check, and it says so.
+    script = "import numpy as np\nfrom scipy.linalg import blas\nprint(blas.dcopy(np.ones(300), np.zeros(300)).sum())"
+    p = run([sys.executable, "-c", script], env={"GPU_OFFLOAD_VERIFY": "1"})
     assert "gpu-offload verify: no call the GPU can run was made; nothing to check" in p.stderr, p.stderr
 
 
@@ -87,7 +88,8 @@ def test_trace_dump_and_report_say_why_no_gpu_could_be_used(tmp_path):
     assert re.match(r"pid \d+: no GPU could have been used: ", lines[2]) and expected_absence() in lines[2], d.stdout
     # CSV stays the starts' table for scripts: a header and no row.
     c = cli("dump", "--starts", "--csv", tdir)
-    assert c.stdout.splitlines() == ["file,pid,tid,t_start_ns,duration_ns,ok,message"], c.stdout
+    assert c.stdout.splitlines() == ["file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,"
+                                     "gpu_name,chosen_by"], c.stdout
     r = cli("report", tdir)
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())
