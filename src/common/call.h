@@ -7,7 +7,7 @@
 
 #include "common/fft_desc.h"
 #include "common/table.h"
-#include "trace/record.h"
+#include "common/operands.h"
 
 #ifdef __cplusplus
 extern "C" {

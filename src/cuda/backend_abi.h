@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "common/call.h"
+#include "trace/record.h"  // the trace vocabulary: roles, residency, reasons and GPU status codes
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "common/call.h"
+#include "trace/record.h"  // the trace vocabulary: roles, residency, reasons and GPU status codes
 #include "policy/profile.h"
 
 namespace gofl {

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "common/operands.h"
+
 #include "trace/codes.h"  // gofl_device, gofl_reason, gofl_gpu_status, gofl_device_mode
 
 #ifdef __cplusplus
@@ -14,7 +16,6 @@ extern "C" {
 #define GOFL_TRACE_BYTE_ORDER 0x01020304u    // written natively: a reader on another byte order sees 0x04030201
 #define GOFL_TRACE_VERSION 1
 #define GOFL_TRACE_SUFFIX ".gofltrace"
-#define GOFL_MAX_OPERANDS 5                  // geev (real) has a, wr, wi, vl, vr
 #define GOFL_SYM_FFTW 0xFFFFu                // gofl_call_record.sym of FFTW executes (not a BLAS symbol)
 
 enum gofl_record_kind {
