@@ -227,6 +227,13 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.reason = GOFL_R_OFFLOADED;
 }
 
+namespace {
+// An input as residency knows it: its address and size (what the backend keys a kept copy by).
+uint64_t reuse_key(const gofl_call_operand& o, double bytes) {
+  return reinterpret_cast<uint64_t>(o.ptr) ^ (uint64_t(bytes) << 1);
+}
+}  // namespace
+
 double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
   double in = 0;
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
@@ -235,7 +242,7 @@ double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
     const double bytes = double(o.elems) * double(o.elem_size);
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) continue;  // (a replayed call's kept inputs)
     const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= GOFL_RESIDENCY_MIN_BYTES
-                        ? reuse_.find(reinterpret_cast<uint64_t>(o.ptr) ^ (uint64_t(bytes) << 1))
+                        ? reuse_.find(reuse_key(o, bytes))
                         : reuse_.end();
     if (it == reuse_.end() || it->second.uses < (2u << it->second.changes)) {
       in += bytes;
@@ -255,7 +262,7 @@ void AutoPolicy::note_reuse(const gofl_call& c) {
     const gofl_call_operand& o = c.operands[i];
     const double bytes = double(o.elems) * double(o.elem_size);
     if (o.role != GOFL_IN || bytes < GOFL_RESIDENCY_MIN_BYTES || !o.ptr) continue;
-    Reuse& r = reuse_[reinterpret_cast<uint64_t>(o.ptr) ^ (uint64_t(bytes) << 1)];
+    Reuse& r = reuse_[reuse_key(o, bytes)];
     ++r.uses;
     if (c.device != GOFL_DEV_GPU) continue;
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) {
