@@ -161,11 +161,12 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
-  // A (and B, when a kept copy holds it) from residency; otherwise B goes up panel by panel.
+  // A, and B when residency serves or keeps it (whole, before the panels); otherwise B goes up panel
+  // by panel.
   const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
   Engine::Input inB;
-  const bool b_kept = !same && e.kept(g.B, g.br(), g.bc(), g.ldb, sizeof(T), &inB);
-  DevMem dB = same || b_kept ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  DevMem dB;
+  const bool b_whole = !same && e.input_if_resident(g.B, g.br(), g.bc(), g.ldb, sizeof(T), up, &inB, &dB);
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
   const int64_t w = (g.n + panels - 1) / panels;
@@ -181,7 +182,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     P.cols = std::min(w, g.n - P.j0);  // > 0: see gemm_panels
     const T* dBp;
     int64_t ldb;
-    if (same || b_kept) {  // B is on the device already (A itself, or a kept copy)
+    if (same || b_whole) {  // B is on the device whole (A itself, or a kept copy)
       const Engine::Input& src = same ? inA : inB;
       dBp = g.tb == 'N' ? src.get<T>() + P.j0 * src.ld : src.get<T>() + P.j0;
       ldb = src.ld;
