@@ -169,13 +169,17 @@ TEST(Residency, FreeThenMallocAtTheSameAddress) {
     gemm_checked(a, b.data(), kRows);
     gemm_checked(a, b.data(), kRows);
     const unsigned control = res_of(gemm_checked(a, b.data(), kRows), 0);
-    if (!from_heap) EXPECT_EQ(control, GOFL_RES_KEPT) << "the control must reuse the mmap-served buffer";
+    if (!from_heap) {
+      EXPECT_EQ(control, GOFL_RES_KEPT) << "the control must reuse the mmap-served buffer";
+    }
     free(a);
     double* again = static_cast<double*>(malloc(kBytes));
     ASSERT_NE(again, nullptr);
     fill(again, kElems, 77);  // new contents, possibly at the same address
     const unsigned after = res_of(gemm_checked(again, b.data(), kRows), 0);  // the result is right either way
-    if (again == a) EXPECT_EQ(after, GOFL_RES_COPIED) << (from_heap ? "heap" : "mmap") << ": free + malloc not seen";
+    if (again == a) {
+      EXPECT_EQ(after, GOFL_RES_COPIED) << (from_heap ? "heap" : "mmap") << ": free + malloc not seen";
+    }
     free(again);
   }
   mallopt(M_MMAP_THRESHOLD, 128 << 10);  // glibc's initial threshold, for the tests after this one
