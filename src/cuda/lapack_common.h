@@ -71,6 +71,12 @@ template <class T> struct Blas;
                                 int64_t* r) {                                                            \
       return cublasI##I##amax_64(h, n, x, incx, r);                                                      \
     }                                                                                                    \
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,  \
+                               int64_t n, int64_t k, const cu_t<T>* alpha, const cu_t<T>* A, int64_t lda, \
+                               const cu_t<T>* B, int64_t ldb, const cu_t<T>* beta, cu_t<T>* C,           \
+                               int64_t ldc) {                                                            \
+      return cublas##p##gemm_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                \
+    }                                                                                                    \
   };
 GOFL_BLAS_PREC(float, S, s)
 GOFL_BLAS_PREC(double, D, d)

@@ -997,6 +997,16 @@ TYPED_TEST(EigSvd, Gelsd) {
       check_gelsd<TypeParam>(41, 90, nrhs, 17, R(1e-3), pad);
     }
 }
+// Q^H B and Q [y; 0] by the compact-WY route that sizes beyond int take (130 reflectors: three blocks).
+TYPED_TEST(EigSvd, Gelsd64BitRoute) {
+  using R = real_t<TypeParam>;
+  const gpu_test::Qr64Route route;
+  for (int nrhs : {1, 3}) {
+    check_gelsd<TypeParam>(170, 130, nrhs, 0, R(-1), 2);
+    check_gelsd<TypeParam>(130, 170, nrhs, 0, R(-1), 0);
+    check_gelsd<TypeParam>(170, 130, nrhs, 60, R(1e-3), 0);
+  }
+}
 
 // =====================================================================================================
 // ILP64 names: 64-bit info, m, rank, iwork[0] and isuppz. Needs a CPU library exporting them: an
