@@ -47,7 +47,7 @@ Exit status: the program's; 127 if PROGRAM is not found, 126 if it cannot be exe
 2 for a wrong command line, 1 if the library or the trace folder is not usable.
 )"},
     {"dump", "print every traced call, as a table or as CSV",
-     R"(Usage: gpu-offload dump [--csv] [--starts] DIR|FILE...
+     R"(Usage: gpu-offload dump [--csv] [--starts] [--setup] DIR|FILE...
 
 Prints one line per intercepted call in the trace files given, in file order. A DIR stands for
 every *.gofltrace file in it, sorted by name.
@@ -59,6 +59,13 @@ Options:
                backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
                message, gpu, gpu_count, pci_bus_id, gpu_name, chosen_by: why the start failed,
                or the GPU it runs on and why that one). The start-up is in no call's time.
+               The table is followed by each start's steps and their times.
+  --setup      the one-time costs instead of the calls: each step of the GPU start (loading
+               the CUDA libraries, the context, the staging buffers, ...) and what each
+               routine's first GPU call set up (the cuBLAS or cuSOLVER handle, device memory,
+               cuFFT plans; "first call, in all" is that call's whole time on the GPU side),
+               one line per process and start or call; with --csv one line per step (columns
+               file, pid, tid, t_ns, what: "start" or the operation, phase, seconds)
   -h, --help   this text
 
 CSV columns, in this order:
