@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
 #                              [pye2e] [gpus] [mpi] [multigpu] [fft] [scipytests]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
@@ -61,6 +61,10 @@ fi
 if has firstcall; then
   echo "== the first GPU call of each routine (bench/first_call.py)"
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
+fi
+if has startup; then
+  echo "== one-time costs: loading the CUDA libraries, the first GPU call of each routine, the start's steps (bench/startup_costs.py)"
+  timeout ${STARTUP_TIMEOUT:-420} "$PY" bench/startup_costs.py --build "$B" --n ${FIRSTCALL_N:-1024} ${STARTUP_ARGS:-} 2>&1 | tee "$OUT/startup_costs.log"
 fi
 if has fault; then
   echo "== NumPy under --device gpu and --verify, with summary"
