@@ -34,6 +34,11 @@ Options:
                     each process runs on one of them: a rank of mpirun/srun on its node-local
                     rank modulo their number, any other process on the least loaded one
                     (default all; GPU_OFFLOAD_GPUS)
+  --history on|off  remember what each run of a program gained from the GPU, in a private
+                    file in the cache folder ($XDG_CACHE_HOME/gpu-offload/history, else
+                    ~/.cache/gpu-offload/history); when the latest runs of the same program
+                    (executable, and an interpreter's script) all gained, auto starts the
+                    GPU at the first call predicted to gain (default on; GPU_OFFLOAD_HISTORY)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -186,6 +191,8 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
   residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
+  history          GPU_OFFLOAD_HISTORY          on/off: remember what runs of a program gained from
+                                                the GPU and start it at once when they paid (default on)
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
 A relative trace or profile path in the file is taken relative to the file's folder.
 

@@ -15,6 +15,7 @@
 #include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
+#include "preload/run_history.h"
 #include "preload/gpu.h"
 #include "preload/verify.h"
 
@@ -130,7 +131,11 @@ std::string policy_lines() {
   }
   const PolicyStats st = policy->stats();
   if (st.decided == 0) return out;
-  if (st.started) {
+  if (st.started && st.at_once) {
+    snprintf(line, sizeof line, "  GPU start-up: paid %s (profile: %s) at decided call %llu, %s\n",
+             fmt_s(gpu_startup_seconds()).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
+             history_summary_phrase().c_str());
+  } else if (st.started) {
     const double actual = gpu_startup_seconds();
     snprintf(line, sizeof line,
              "  GPU start-up: paid %s (profile: %s) at decided call %llu, after %s of predicted savings were "
@@ -138,9 +143,10 @@ std::string policy_lines() {
              fmt_s(actual).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
              fmt_s(st.missed_savings_s).c_str(), policy->config().level, policy->level().start_factor);
   } else if (st.start_failed) {
+    const std::string at_once = st.at_once ? " (" + history_summary_phrase() + ")" : std::string();
     snprintf(line, sizeof line,
-             "  GPU start-up: justified at decided call %llu, but it failed: %s; calls stay on the CPU\n",
-             (unsigned long long)st.start_call, gpu_unavailable_reason());
+             "  GPU start-up: justified at decided call %llu%s, but it failed: %s; calls stay on the CPU\n",
+             (unsigned long long)st.start_call, at_once.c_str(), gpu_unavailable_reason());
   } else if (gpu_unavailable()) {
     // A child forked after its parent's start failed (a child of a started GPU decides nothing:
     // its calls are "forked child" before the policy sees them).

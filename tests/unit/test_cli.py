@@ -433,7 +433,10 @@ def test_run_translates_options_into_environment(tmp_path):
 def test_run_sets_only_what_was_asked():
     e = env_of("--device", "cpu")
     assert e["GPU_OFFLOAD_DEVICE"] == "cpu"
-    assert not {k for k in e if k.startswith("GPU_OFFLOAD_")} - {"GPU_OFFLOAD_DEVICE"}
+    # (GPU_OFFLOAD_HISTORY=off comes from the tests' own environment, conftest.base_env)
+    assert not {k for k in e if k.startswith("GPU_OFFLOAD_")} - {"GPU_OFFLOAD_DEVICE", "GPU_OFFLOAD_HISTORY"}
+    assert env_of("--history", "on")["GPU_OFFLOAD_HISTORY"] == "on"
+    assert env_of("--history=off")["GPU_OFFLOAD_HISTORY"] == "off"
     for mode in ("gpu", "auto"):
         assert env_of("--device", mode)["GPU_OFFLOAD_DEVICE"] == mode
     for level in ("1", "10"):
