@@ -84,6 +84,16 @@ std::string program_identity(const std::string& exe, const std::vector<std::stri
   const bool python = starts_with(base_name(exe), "python") || starts_with(base_name(exe), "pypy");
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& a = argv[i];
+    // `python -m gpu_offload [OPTIONS] [--] SCRIPT`: the program is the script it runs.
+    if (python && a == "-m" && i + 1 < argv.size() && argv[i + 1] == "gpu_offload") {
+      std::vector<std::string> rest = {argv[0]};
+      size_t j = i + 2;
+      for (; j < argv.size() && argv[j].size() > 2 && starts_with(argv[j], "--"); ++j)
+        if (argv[j].find('=') == std::string::npos && argv[j] != "--summary" && argv[j] != "--verify") ++j;  // its value
+      if (j < argv.size() && argv[j] == "--") ++j;
+      rest.insert(rest.end(), argv.begin() + long(std::min(j, argv.size())), argv.end());
+      return program_identity(exe, rest);
+    }
     // The program given as an option's value.
     for (const char* opt : {"-m", "-c", "-e", "--eval"})
       if (a == opt && i + 1 < argv.size()) return id + "\n" + opt + " " + argv[i + 1];

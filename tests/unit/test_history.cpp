@@ -62,6 +62,11 @@ TEST(History, TheSameProgramIsTheExecutableAndAnInterpretersScript) {
   EXPECT_EQ(program_identity(py, {"python3", "-m", "pkg.main", "x"}), py + "\n-m pkg.main");
   EXPECT_EQ(program_identity(py, {"python3", "-c", "import numpy"}), py + "\n-c import numpy");
   EXPECT_EQ(program_identity(py, {"python3", "-mpkg"}), py + "\n-m pkg");
+  // python -m gpu_offload runs the script (or module) after its own options.
+  EXPECT_EQ(program_identity(py, {"python3", "-m", "gpu_offload", "--level", "7", "--summary", "job.py", "9"}),
+            py + "\nscript " + script);
+  EXPECT_EQ(program_identity(py, {"python3", "-m", "gpu_offload", "--trace=t", "--", "-m", "pkg.main"}),
+            py + "\n-m pkg.main");
   // R as Rscript runs it, Octave with code.
   EXPECT_EQ(program_identity("/usr/lib/R/bin/exec/R", {"R", "--no-echo", "--file=job.py"}),
             "/usr/lib/R/bin/exec/R\nscript " + script);
