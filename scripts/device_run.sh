@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
-# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
+# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
 #                              [pye2e] [gpus] [mpi] [multigpu] [fft] [scipytests]
 set -uo pipefail
@@ -118,6 +118,21 @@ if has sweep; then
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
+fi
+if has sweeptwice; then
+  # Issue 19: the sweep's auto run twice in a row, the second with the first's run history (a fresh
+  # cache folder, so that the first has none); each compared with the same cpu and gpu runs.
+  echo "== the sweep at level ${SWEEP_LEVEL:-5}, then its auto run again with the first's history (bench/auto_sweep.py)"
+  export XDG_CACHE_HOME=/tmp/gofl-sweep-cache; rm -rf "$XDG_CACHE_HOME" /tmp/gofl-sweep-1 /tmp/gofl-sweep-2
+  timeout ${SWEEP_TIMEOUT:-360} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --save /tmp/gofl-sweep-1 2>&1 | tee "$OUT/sweep_first.log" | tail -${SWEEP_TAIL:-40}
+  echo "== the second auto run (history: $(tail -n +2 $XDG_CACHE_HOME/gpu-offload/history 2>/dev/null | tr '\n' ';'))"
+  timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
+    --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-40}
+  for r in 1 2; do echo "-- auto run $r's start:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
+  cat "$XDG_CACHE_HOME/gpu-offload/history" > "$OUT/sweep_history.txt" 2>/dev/null
+  unset XDG_CACHE_HOME
 fi
 if has fft; then
   # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
