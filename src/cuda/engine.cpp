@@ -117,7 +117,6 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
     params_ = nullptr; solver_ = nullptr; blas_ = nullptr; stream_ = nullptr;
     delete im;
   };
-  char why[64];
   auto cuda_failed = [&](const char* what, cudaError_t err) {
     cleanup();
     (void)cudaGetLastError();
@@ -133,7 +132,6 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
   }
 
   // The cuBLAS and cuSOLVER handles are made at the first call that uses them (engine_setup.cpp).
-  (void)why;
 
   // Pinned staging: 8 buffers of 8 MB by default; smaller if pinning that much fails. An 8 MB DMA
   // takes ~0.16 ms at 50 GB/s, still long enough to hide the per-chunk synchronisation, and the
