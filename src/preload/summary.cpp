@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "common/conversions.h"
 #include "common/gpu_placement.h"
@@ -105,6 +106,23 @@ std::string conversion_line() {
 
 std::string calls_phrase(uint64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
+// Where a paid start-up went, its largest steps first (trace/record.h, gofl_setup_record); empty
+// before a start.
+std::string start_split_line() {
+  const gofl_setup_phase* p = nullptr;
+  const int n = gpu_start_phases(&p);
+  if (n <= 0) return "";
+  std::vector<gofl_setup_phase> steps(p, p + n);
+  std::sort(steps.begin(), steps.end(), [](const gofl_setup_phase& a, const gofl_setup_phase& b) {
+    return a.duration_ns > b.duration_ns;
+  });
+  std::string line = "  GPU start-up went to:";
+  for (size_t i = 0; i < steps.size() && i < 4; ++i)
+    line += std::string(i ? ", " : " ") + gofl_setup_phase_name(int(steps[i].phase)) + " " +
+            fmt_s(double(steps[i].duration_ns) * 1e-9);
+  return line + (steps.size() > 4 ? ", ...\n" : "\n");
+}
+
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
 std::string policy_lines() {
@@ -118,7 +136,7 @@ std::string policy_lines() {
     }
     snprintf(line, sizeof line, "  GPU start-up: paid %s, before the first GPU call (not in the calls' times)\n",
              fmt_s(gpu_startup_seconds()).c_str());
-    return line;
+    return line + start_split_line();
   }
   const AutoPolicy* policy = auto_policy_made();
   if (!policy) return "";
@@ -163,6 +181,7 @@ std::string policy_lines() {
              fmt_s(st.startup_s).c_str());
   }
   out += line;
+  if (st.started) out += start_split_line();
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
     snprintf(line, sizeof line,
