@@ -121,17 +121,21 @@ if has sweep; then
 fi
 if has sweeptwice; then
   # Issue 19: the sweep's auto run twice in a row, the second with the first's run history (a fresh
-  # cache folder, so that the first has none); each compared with the same cpu and gpu runs.
-  echo "== the sweep at level ${SWEEP_LEVEL:-5}, then its auto run again with the first's history (bench/auto_sweep.py)"
+  # cache folder, so that the first has none), each against the same cpu and gpu runs: by default the
+  # saved ones of SWEEP_LOAD (the cpu run alone is ~370 s); SWEEP_TWICE_MODES=gpu,auto reruns gpu too.
+  load=${SWEEP_LOAD:-bench/results/h200-sweep-2026-11-29}
+  echo "== the sweep's auto run at level ${SWEEP_LEVEL:-5}, twice: the second with the first's history (bench/auto_sweep.py, runs of $load)"
   export XDG_CACHE_HOME=/tmp/gofl-sweep-cache; rm -rf "$XDG_CACHE_HOME" /tmp/gofl-sweep-1 /tmp/gofl-sweep-2
-  timeout ${SWEEP_TIMEOUT:-360} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --save /tmp/gofl-sweep-1 2>&1 | tee "$OUT/sweep_first.log" | tail -${SWEEP_TAIL:-40}
+  timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load "$load" --modes ${SWEEP_TWICE_MODES:-auto} \
+    --save /tmp/gofl-sweep-1 2>&1 | tee "$OUT/sweep_first.log" | tail -${SWEEP_TAIL:-30}
+  for f in "$load"/*; do [ -e "/tmp/gofl-sweep-1/$(basename "$f")" ] || cp "$f" /tmp/gofl-sweep-1/; done
   echo "== the second auto run (history: $(tail -n +2 $XDG_CACHE_HOME/gpu-offload/history 2>/dev/null | tr '\n' ';'))"
   timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
     --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
-    --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-40}
-  for r in 1 2; do echo "-- auto run $r's start:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
-  cat "$XDG_CACHE_HOME/gpu-offload/history" > "$OUT/sweep_history.txt" 2>/dev/null
+    --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
+  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
+  cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
   unset XDG_CACHE_HOME
 fi
 if has fft; then
