@@ -78,7 +78,9 @@ def traced_calls(csv_text):
 def run_mode(cli, mode, sizes, limits, level, env, profile=None):
     """Runs the worker under --device MODE; returns its trace as CSV text and its summary."""
     with tempfile.TemporaryDirectory() as td:
-        worker = os.path.join(td, "worker.py")
+        # One path for every run: the run history (policy/history.h) knows a program by its script,
+        # so a second sweep's auto run reads what the first one's gained.
+        worker = os.path.join(tempfile.gettempdir(), "gofl-auto-sweep-worker.py")
         with open(worker, "w") as f:
             f.write(WORKER)
         trace = os.path.join(td, "trace")

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
-# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
+# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
 #                              [pye2e] [gpus] [mpi] [multigpu] [fft] [scipytests] [solveprobe] [large]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
@@ -73,6 +73,10 @@ if has firstcall; then
   echo "== the first GPU call of each routine (bench/first_call.py)"
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
 fi
+if has startup; then
+  echo "== one-time costs: loading the CUDA libraries, the first GPU call of each routine, the start's steps (bench/startup_costs.py)"
+  timeout ${STARTUP_TIMEOUT:-420} "$PY" bench/startup_costs.py --build "$B" --n ${FIRSTCALL_N:-1024} ${STARTUP_ARGS:-} 2>&1 | tee "$OUT/startup_costs.log"
+fi
 if has fault; then
   echo "== NumPy under --device gpu and --verify, with summary"
   "$B/bin/gpu-offload" run --device gpu --summary -- "$PY" -c '
@@ -125,6 +129,25 @@ if has sweep; then
   # One file: the device returns at most eight (the runs' traces were left behind once). Unpack it
   # into the working tree for SWEEP_LOAD or `auto_sweep.py --load DIR --replay`.
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
+fi
+if has sweeptwice; then
+  # Issue 19: the sweep's auto run twice in a row, the second with the first's run history (a fresh
+  # cache folder, so that the first has none), each against the same cpu and gpu runs: by default the
+  # saved ones of SWEEP_LOAD (the cpu run alone is ~370 s); SWEEP_TWICE_MODES=gpu,auto reruns gpu too.
+  load=${SWEEP_LOAD:-bench/results/h200-sweep-2026-11-29}
+  echo "== the sweep's auto run at level ${SWEEP_LEVEL:-5}, twice: the second with the first's history (bench/auto_sweep.py, runs of $load)"
+  export XDG_CACHE_HOME=/tmp/gofl-sweep-cache; rm -rf "$XDG_CACHE_HOME" /tmp/gofl-sweep-1 /tmp/gofl-sweep-2
+  timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load "$load" --modes ${SWEEP_TWICE_MODES:-auto} \
+    --save /tmp/gofl-sweep-1 2>&1 | tee "$OUT/sweep_first.log" | tail -${SWEEP_TAIL:-30}
+  for f in "$load"/*; do [ -e "/tmp/gofl-sweep-1/$(basename "$f")" ] || cp "$f" /tmp/gofl-sweep-1/; done
+  echo "== the second auto run (history: $(tail -n +2 $XDG_CACHE_HOME/gpu-offload/history 2>/dev/null | tr '\n' ';'))"
+  timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
+    --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
+  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
+  cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
+  unset XDG_CACHE_HOME
 fi
 if has fft; then
   # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with

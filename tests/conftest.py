@@ -42,6 +42,9 @@ def require_tool(name):
 
 
 _EMPTY_CONFIG_HOME = tempfile.mkdtemp(prefix="gofl-test-config-")
+# The run history (policy/history.h) stays out of the developer's cache, and off: a test that runs
+# the same program twice must see the same decisions. tests/unit/test_history.py turns it on.
+_CACHE_HOME = tempfile.mkdtemp(prefix="gofl-test-cache-")
 
 
 def base_env(extra=None):
@@ -50,6 +53,8 @@ def base_env(extra=None):
     # Deterministic thread counts so that two runs compute bit-identical results.
     # A developer's own ~/.config/gpu-offload/config must not change what the tests see.
     env["XDG_CONFIG_HOME"] = _EMPTY_CONFIG_HOME
+    env["XDG_CACHE_HOME"] = _CACHE_HOME
+    env["GPU_OFFLOAD_HISTORY"] = "off"
     env.setdefault("OPENBLAS_NUM_THREADS", "2")
     env.setdefault("OMP_NUM_THREADS", "2")
     if extra:

@@ -144,6 +144,7 @@ def _check(name, value, valid):
             "device": "'cpu', 'gpu' or 'auto'",
             "level": "a whole number from 1 to 10 (5 is the default)",
             "residency": "True or False (or 'on' / 'off')",
+            "history": "True or False (or 'on' / 'off')",
             "gpus": "'all' or GPU numbers such as '1', '0,2' or '0-3'",
         }[name])
 
@@ -151,7 +152,7 @@ def _check(name, value, valid):
 _GPU_LIST = re.compile(r"all|\d+(-\d+)?(,\d+(-\d+)?)*")
 
 
-def _settings_env(trace, summary, device, level, verify, profile, residency=None, gpus=None):
+def _settings_env(trace, summary, device, level, verify, profile, residency=None, gpus=None, history=None):
     """The GPU_OFFLOAD_* variables for the settings given (None: not given); ValueError for bad ones."""
     env = {}
     if device is not None:
@@ -170,6 +171,9 @@ def _settings_env(trace, summary, device, level, verify, profile, residency=None
     if residency is not None:
         _check("residency", residency, residency in (True, False, "on", "off"))
         env["GPU_OFFLOAD_RESIDENCY"] = "on" if residency in (True, "on") else "off"
+    if history is not None:
+        _check("history", history, history in (True, False, "on", "off"))
+        env["GPU_OFFLOAD_HISTORY"] = "on" if history in (True, "on") else "off"
     if gpus is not None:
         text = ",".join(str(g) for g in gpus) if isinstance(gpus, (list, tuple)) else str(gpus)
         _check("gpus", gpus, _GPU_LIST.fullmatch(text) is not None)
@@ -200,19 +204,21 @@ def _too_late():
 
 
 def activate(trace=None, summary=None, device=None, level=None, verify=None, profile=None, residency=None,
-             gpus=None):
+             gpus=None, history=None):
     """Load libgpuoffload.so into the global scope now; returns True if the library is active.
 
     trace: a folder for the trace files (created if missing); summary: print a table at exit;
     device: 'cpu', 'gpu' or 'auto'; level: 1 to 10; verify: run GPU-capable calls on both devices;
     profile: the machine profile; residency: keep unchanged operands on the GPU between calls (default
-    True); gpus: the GPUs the process may run on ('all', '1', '0,2', '0-3' or a list of numbers).
+    True); gpus: the GPUs the process may run on ('all', '1', '0,2', '0-3' or a list of numbers);
+    history: remember what runs of the program gained from the GPU, and start it at once when the
+    latest ones all gained (default True).
     A setting left None comes from its GPU_OFFLOAD_* variable, then the
     config file. The settings given become GPU_OFFLOAD_* variables, which child processes inherit.
     Must run before numpy or scipy is imported: otherwise it warns and leaves the library unloaded.
     """
     _disarm()
-    env = _settings_env(trace, summary, device, level, verify, profile, residency, gpus)
+    env = _settings_env(trace, summary, device, level, verify, profile, residency, gpus, history)
     if is_active():
         if env:
             _warn("libgpuoffload.so is already loaded (LD_PRELOAD, gpu-offload run or an earlier "

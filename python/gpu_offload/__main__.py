@@ -33,6 +33,9 @@ Options (those of 'gpu-offload run'):
   --residency on|off  keep unchanged operands on the GPU between calls (default on)
                     (GPU_OFFLOAD_RESIDENCY)
   --gpus LIST|all   the GPUs a process may run on: 1, 0,2, 0-3 (default all) (GPU_OFFLOAD_GPUS)
+  --history on|off  remember what runs of the script gained from the GPU; when the latest ones all
+                    gained, start it at the first call predicted to gain (default on)
+                    (GPU_OFFLOAD_HISTORY)
   -m MODULE         run a module instead of a script
   -h, --help        this text
   --version         the version of gpu-offload
@@ -49,7 +52,7 @@ Exit status: the script's; 2 for a wrong command line, 1 if the library is not u
 
 OPTIONS = {"--trace": "DIR", "--summary": None, "--device": "cpu|gpu|auto", "--level": "1-10",
            "--verify": None, "--profile": "FILE", "--residency": "on|off",
-           "--gpus": "LIST|all"}
+           "--gpus": "LIST|all", "--history": "on|off"}
 
 
 class UsageError(Exception):
@@ -125,6 +128,10 @@ def settings(opts):
         kw["residency"] = opts["--residency"]
     if "--gpus" in opts:
         kw["gpus"] = opts["--gpus"]
+    if "--history" in opts:
+        if opts["--history"] not in ("on", "off"):
+            raise UsageError(f"--history '{opts['--history']}' is not valid; use on or off")
+        kw["history"] = opts["--history"]
     return kw
 
 

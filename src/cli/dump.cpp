@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/cli.h"
@@ -93,10 +94,35 @@ void start_line(FILE* out, bool csv, TraceReader& r, const gofl_start_record& s)
             gpu ? bus.c_str() : "-", s.ok ? chosen.c_str() : msg.c_str());
 }
 
+// One-time costs (trace/record.h, gofl_setup_record): one line per phase, in file order.
+const char* const kSetupCsvHeader = "file,pid,tid,t_ns,what,phase,seconds\n";
+
+const char* setup_subject(const gofl_setup_record& s) {
+  return s.op == GOFL_SETUP_AT_START ? "start" : gofl_ops[s.op].name;
+}
+
+void setup_csv(FILE* out, TraceReader& r, const gofl_setup_record& s) {
+  for (int i = 0; i < s.n_phases; ++i)
+    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%s,%s,%.9f\n", csv_field(r.path()).c_str(), r.header().pid, s.tid,
+            s.t_ns, setup_subject(s), csv_field(gofl_setup_phase_name(int(s.phases[i].phase))).c_str(),
+            double(s.phases[i].duration_ns) * 1e-9);
+}
+
+// "pid 123 start: CUDA context 0.251 s, loading ... 0.052 s, ..." (the order they happened in).
+void setup_line(FILE* out, TraceReader& r, const gofl_setup_record& s) {
+  std::string line = "pid " + std::to_string(r.header().pid) + " " + setup_subject(s) + ":";
+  for (int i = 0; i < s.n_phases; ++i) {
+    line += i ? ", " : " ";
+    line += gofl_setup_phase_name(int(s.phases[i].phase));
+    line += " " + format_seconds(double(s.phases[i].duration_ns) * 1e-9);
+  }
+  fprintf(out, "%s\n", line.c_str());
+}
+
 }  // namespace
 
 int dump_command(const std::vector<std::string>& args) {
-  const ParsedOptions o = parse_options("dump", args, {{"--csv", nullptr}, {"--starts", nullptr}}, false);
+  const ParsedOptions o = parse_options("dump", args, {{"--csv", nullptr}, {"--starts", nullptr}, {"--setup", nullptr}}, false);
   if (o.help) {
     fputs(find_command_help("dump")->text, stdout);
     return 0;
@@ -107,15 +133,27 @@ int dump_command(const std::vector<std::string>& args) {
 
   static char buf[1 << 16];
   setvbuf(stdout, buf, _IOFBF, sizeof buf);
+  if (o.has("--setup")) {
+    if (csv) fputs(kSetupCsvHeader, stdout);
+    gofl_record rec;
+    size_t n = 0;
+    for (auto& r : traces)
+      while (r->next(&rec))
+        if (rec.kind == GOFL_REC_SETUP) csv ? setup_csv(stdout, *r, rec.u.setup) : setup_line(stdout, *r, rec.u.setup), ++n;
+    if (!csv && n == 0) fputs("(no one-time costs in these traces: no process started the GPU, or they predate them)\n", stdout);
+    return 0;
+  }
   if (o.has("--starts")) {
     if (csv) fputs(kStartsCsvHeader, stdout);
     else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "gpu", "pci", "why that GPU, or why none");
     gofl_record rec;
     size_t starts = 0;
     std::vector<std::string> absent;  // processes that never tried: why none could have succeeded
+    std::vector<std::pair<TraceReader*, gofl_setup_record>> split;  // the starts' steps, printed below the table
     for (auto& r : traces)
       while (r->next(&rec)) {
         if (rec.kind == GOFL_REC_GPU_START) start_line(stdout, csv, *r, rec.u.start), ++starts;
+        if (rec.kind == GOFL_REC_SETUP && rec.u.setup.op == GOFL_SETUP_AT_START) split.emplace_back(r.get(), rec.u.setup);
         if (rec.kind == GOFL_REC_GPU_ABSENT)
           absent.push_back("pid " + std::to_string(r->header().pid) + ": no GPU could have been used: " +
                            trace_text(rec.u.start.message, sizeof rec.u.start.message));
@@ -123,6 +161,10 @@ int dump_command(const std::vector<std::string>& args) {
     if (!csv && starts == 0) {  // a bare header would read as a damaged trace
       fputs("(no process in these traces started the GPU or tried to)\n", stdout);
       for (const std::string& line : absent) fprintf(stdout, "%s\n", line.c_str());
+    }
+    if (!csv && !split.empty()) {
+      fputs("\nWhere the start-up went (each routine's first GPU call: dump --setup):\n", stdout);
+      for (auto& [r, s] : split) setup_line(stdout, *r, s);
     }
     return 0;
   }

@@ -34,6 +34,11 @@ Options:
                     each process runs on one of them: a rank of mpirun/srun on its node-local
                     rank modulo their number, any other process on the least loaded one
                     (default all; GPU_OFFLOAD_GPUS)
+  --history on|off  remember what each run of a program gained from the GPU, in a private
+                    file in the cache folder ($XDG_CACHE_HOME/gpu-offload/history, else
+                    ~/.cache/gpu-offload/history); when the latest runs of the same program
+                    (executable, and an interpreter's script) all gained, auto starts the
+                    GPU at the first call predicted to gain (default on; GPU_OFFLOAD_HISTORY)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -47,7 +52,7 @@ Exit status: the program's; 127 if PROGRAM is not found, 126 if it cannot be exe
 2 for a wrong command line, 1 if the library or the trace folder is not usable.
 )"},
     {"dump", "print every traced call, as a table or as CSV",
-     R"(Usage: gpu-offload dump [--csv] [--starts] DIR|FILE...
+     R"(Usage: gpu-offload dump [--csv] [--starts] [--setup] DIR|FILE...
 
 Prints one line per intercepted call in the trace files given, in file order. A DIR stands for
 every *.gofltrace file in it, sorted by name.
@@ -59,6 +64,13 @@ Options:
                backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
                message, gpu, gpu_count, pci_bus_id, gpu_name, chosen_by: why the start failed,
                or the GPU it runs on and why that one). The start-up is in no call's time.
+               The table is followed by each start's steps and their times.
+  --setup      the one-time costs instead of the calls: each step of the GPU start (loading
+               the CUDA libraries, the context, the staging buffers, ...) and what each
+               routine's first GPU call set up (the cuBLAS or cuSOLVER handle, device memory,
+               cuFFT plans; "first call, in all" is that call's whole time on the GPU side),
+               one line per process and start or call; with --csv one line per step (columns
+               file, pid, tid, t_ns, what: "start" or the operation, phase, seconds)
   -h, --help   this text
 
 CSV columns, in this order:
@@ -179,6 +191,8 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
   residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
+  history          GPU_OFFLOAD_HISTORY          on/off: remember what runs of a program gained from
+                                                the GPU and start it at once when they paid (default on)
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
 A relative trace or profile path in the file is taken relative to the file's folder.
 

@@ -24,7 +24,7 @@ namespace {
 const std::vector<OptionSpec> kRunOptions = {
     {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
     {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
-    {"--residency", "on|off"}, {"--gpus", "LIST|all"},
+    {"--residency", "on|off"}, {"--gpus", "LIST|all"}, {"--history", "on|off"},
 };
 
 std::string absolute(const std::string& path) {
@@ -107,6 +107,11 @@ int run_command(const std::vector<std::string>& args) {
     const std::string& r = o.values.at("--residency");
     if (r != "on" && r != "off") throw UsageError("run", "--residency '" + r + "' is not valid; use on or off");
     env.emplace_back("GPU_OFFLOAD_RESIDENCY", r);
+  }
+  if (o.has("--history")) {
+    const std::string& h = o.values.at("--history");
+    if (h != "on" && h != "off") throw UsageError("run", "--history '" + h + "' is not valid; use on or off");
+    env.emplace_back("GPU_OFFLOAD_HISTORY", h);
   }
   if (o.has("--gpus")) {
     GpuList list;

@@ -4,9 +4,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "common/nvml.h"
 #include "cuda/backend_abi.h"
@@ -29,16 +31,20 @@ namespace {
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_blas3();
-    register_blas2();
-    register_lu_chol();
-    register_qr();
-    register_syev();
-    register_geev();
-    register_geevx();
-    register_svd();
-    register_gelsd();
-    register_fft();
+    // Each family, and the library handles its routines use (made ahead of their first call).
+    const unsigned blas = Engine::kCublas, both = Engine::kCublas | Engine::kCusolver;
+    const std::pair<void (*)(), unsigned> families[] = {
+        {register_blas3, blas},  {register_blas2, blas}, {register_lu_chol, both},        {register_qr, both},
+        {register_syev, both},   {register_geev, both},  {register_geevx, both}, {register_svd, both},            {register_gelsd, both},
+        {register_fft, 0},
+    };
+    for (const auto& [register_family, libraries] : families) {
+      bool before[GOFL_N_OPS];
+      for (int op = 0; op < GOFL_N_OPS; ++op) before[op] = routines()[op].run != nullptr;
+      register_family();
+      for (int op = 0; op < GOFL_N_OPS; ++op)
+        if (!before[op] && routines()[op].run) routines()[op].libraries = libraries;
+    }
   });
 }
 
@@ -144,6 +150,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   }
 
   const ThreadOnGpu on(e);
+  const auto t_call = std::chrono::steady_clock::now();
   e.begin_call(*call);
   uint64_t need = 0;
   try {
@@ -161,6 +168,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
       status = s;
       where = "supports";
     } else {
+      e.prepare(*call, rt->libraries);       // handles made while the inputs are copied in
       const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
       rt->run(e, args);
     }
@@ -180,7 +188,10 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
     // Program memory was partly written: the CPU cannot simply run the call again.
     if (e.output_written() && !e.rerunnable()) status = GOFL_GPU_COPY_OUT_FAILED;
   }
+  e.settle();
   e.end_call(status == GOFL_GPU_OK);
+  if (status == GOFL_GPU_OK)
+    e.note_call_done(*call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_call).count());
   e.fill_result(r);
   r->status = status;
   r->detail = detail;
@@ -192,6 +203,11 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
 int b_utilization() {
   nvml_match_once();
   return nvml_utilization();
+}
+
+int b_take_setup(gofl_setup_phase* out, int max) {
+  std::lock_guard<std::mutex> lk(run_m);
+  return Engine::get().take_setup(out, max);
 }
 
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
@@ -256,7 +272,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
   static const gofl_backend b = {
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
-      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_fft_forget,
+      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_fft_forget, b_take_setup,
   };
   return &b;
 }

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 5
+#define GOFL_BACKEND_ABI 6
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -85,6 +85,10 @@ typedef struct gofl_backend {
   // The FFTW plan `plan` is being destroyed: free the cuFFT plan made for it, if any. Never waits for
   // a running call (the plan is then freed at the next one).
   void (*fft_forget)(const void* plan);
+  // The one-time costs noted since the last take (trace/record.h, gofl_setup_phase): after start(),
+  // the start's steps; after run(), what that call set up (nothing for most calls). Returns how
+  // many were written to `out` (at most `max`).
+  int (*take_setup)(gofl_setup_phase* out, int max);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -74,18 +74,32 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
     if (*f && !fault_[0]) set_fault(f);
   }
 
+  // Each step's time goes to the trace as a one-time cost (note_setup; the Impl that keeps them is
+  // made after the context, so they wait here).
+  gofl_setup_phase early[2] = {};
+  auto t_phase = Clock::now();
+  auto lap = [&t_phase] {
+    const double s = seconds_since(t_phase);
+    t_phase = Clock::now();
+    return s;
+  };
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", cudaGetErrorString(e));
   if (count <= 0) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", "no CUDA device");
   std::string why_none;
   if (!place(gpus, count, &why_none)) return failed(GOFL_GPU_NO_DEVICE, "choosing a GPU", why_none.c_str());
+  early[0] = gofl_setup_phase{GOFL_SP_PLACE, 0, uint64_t(lap() * 1e9)};
   const KeepThreadContext keep;  // the program's thread may have a CUDA device of its own
   if ((e = cudaSetDevice(device_)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaSetDevice", cudaGetErrorString(e));
   if ((e = cudaFree(nullptr)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "creating the CUDA context", cudaGetErrorString(e));
   ctx_ = current_context();
+  early[1] = gofl_setup_phase{GOFL_SP_CONTEXT, 0, uint64_t(lap() * 1e9)};
 
   auto* im = new Impl();
+  for (const gofl_setup_phase& p : early) im->setup.push_back(p);
+  im->op_seen.assign(GOFL_N_OPS, false);
+  auto phase = [&](int id) { im->setup.push_back(gofl_setup_phase{uint32_t(id), 0, uint64_t(lap() * 1e9)}); };
   // Undo what was created when a later step fails; the context itself stays (harmless).
   auto cleanup = [&] {
     for (cudaEvent_t x : im->ev) cudaEventDestroy(x);
@@ -103,7 +117,6 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
     params_ = nullptr; solver_ = nullptr; blas_ = nullptr; stream_ = nullptr;
     delete im;
   };
-  char why[64];
   auto cuda_failed = [&](const char* what, cudaError_t err) {
     cleanup();
     (void)cudaGetLastError();
@@ -118,22 +131,7 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
     else if (std::strcmp(nt, "1") == 0) g_nt_out = g_nt_in = true;
   }
 
-  cublasStatus_t be = cublasCreate(&blas_);
-  if (be == CUBLAS_STATUS_SUCCESS) be = cublasSetStream(blas_, stream_);
-  if (be == CUBLAS_STATUS_SUCCESS) be = cublasSetPointerMode(blas_, CUBLAS_POINTER_MODE_HOST);
-  if (be != CUBLAS_STATUS_SUCCESS) {
-    std::snprintf(why, sizeof why, "%s", cublasGetStatusString(be));
-    cleanup();
-    return failed(GOFL_GPU_CUBLAS_ERROR, "cuBLAS set-up", why);
-  }
-  cusolverStatus_t se = cusolverDnCreate(&solver_);
-  if (se == CUSOLVER_STATUS_SUCCESS) se = cusolverDnSetStream(solver_, stream_);
-  if (se == CUSOLVER_STATUS_SUCCESS) se = cusolverDnCreateParams(&params_);
-  if (se != CUSOLVER_STATUS_SUCCESS) {
-    std::snprintf(why, sizeof why, "cusolverStatus %d", int(se));
-    cleanup();
-    return failed(GOFL_GPU_CUSOLVER_ERROR, "cuSOLVER set-up", why);
-  }
+  // The cuBLAS and cuSOLVER handles are made at the first call that uses them (engine_setup.cpp).
 
   // Pinned staging: 8 buffers of 8 MB by default; smaller if pinning that much fails. An 8 MB DMA
   // takes ~0.16 ms at 50 GB/s, still long enough to hide the per-chunk synchronisation, and the
@@ -141,32 +139,17 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
   // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
   // GPU_OFFLOAD_STAGING_MB override.
   im->nbuf = int(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_BUFFERS", 8), 2, 64));
-  size_t chunk = size_t(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_MB", 8), 1, 1024)) << 20;
-  for (;;) {
-    e = cudaHostAlloc(reinterpret_cast<void**>(&im->pinned), chunk * size_t(im->nbuf), cudaHostAllocDefault);
-    if (e == cudaSuccess) break;
-    (void)cudaGetLastError();
-    im->pinned = nullptr;
-    if (chunk <= (1u << 20)) return cuda_failed("cudaHostAlloc (staging)", e);
-    chunk /= 4;
-  }
-  im->chunk = chunk;
-  // First and last pieces of a transfer (see pieces()): half a buffer by default, at least 64 KB.
-  // On the H200, NumPy a @ b at n = 4096, copy-out GB/s over two runs each (float32, float64,
-  // complex128): 4 MB ends 42/42, 48/48, 46/51; no ramp 34/10, 46/24, 49/19; 1 MB ends 34/20,
-  // 43/44, 37/26, and 1 MB pieces also halved copy-in (each piece wakes the copy threads). Noisy
-  // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns
-  // the ramp off (every piece a whole buffer).
-  {
-    const long kb = std::min(env_long("GPU_OFFLOAD_RAMP_KB", long(chunk >> 11), 0), long(chunk >> 10));
-    im->ramp_from = kb == 0 ? 0 : std::max<size_t>(size_t(kb) << 10, size_t(64) << 10);
-  }
+  // The ring is allocated at the first transfer, sized to it, and grows with later calls up to
+  // this (fit_staging, engine_setup.cpp): a first call of n = 1024 pins 8 MB, not 64.
+  im->chunk_max = size_t(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_MB", 8), 1, 1024)) << 20;
   im->ev.resize(size_t(im->nbuf), nullptr);
   for (auto& x : im->ev)
     if ((e = cudaEventCreateWithFlags(&x, cudaEventDisableTiming)) != cudaSuccess) return cuda_failed("cudaEventCreate", e);
+  phase(GOFL_SP_STREAMS);
   if ((e = cudaHostAlloc(reinterpret_cast<void**>(&im->small_pinned), Impl::kSmall, cudaHostAllocDefault)) != cudaSuccess)
     return cuda_failed("cudaHostAlloc (small)", e);
   if ((e = cudaMalloc(reinterpret_cast<void**>(&im->info), 256)) != cudaSuccess) return cuda_failed("cudaMalloc (info)", e);
+  phase(GOFL_SP_SMALL_BUFFERS);
 
   // Copy threads: one memcpy stream reaches ~10 GB/s, the link 50. The program's own threads wait
   // for the call, so three quarters of the cores, at most 12 (on the H200's 16: copy-in 55 -> 60
@@ -184,6 +167,7 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
     const long v = std::strtol(mb, &end, 10);
     if (end != mb && *end == 0 && v >= 0) im->resident->set_min_bytes(size_t(v) << 20);
   }
+  phase(GOFL_SP_COPY_THREADS);
 
   cudaDeviceProp prop{};
   int rt = 0, drv = 0;
@@ -195,9 +179,10 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
   }
   std::snprintf(gpu_.name, sizeof gpu_.name, "%.*s", int(sizeof gpu_.name - 1), prop.name);
   std::snprintf(description_, sizeof description_,
-                "GPU %d of %d: %.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging %dx%zu MB (ends %zu KB), %d copy threads",
+                "GPU %d of %d: %.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging up to %dx%zu MB, %d copy threads",
                 device_, count, prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / double(1ull << 30), rt / 1000,
-                (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, im->nbuf, chunk >> 20, im->ramp_from >> 10, im->pool.threads());
+                (rt % 1000) / 10, drv / 1000, (drv % 1000) / 10, im->nbuf, im->chunk_max >> 20, im->pool.threads());
+  phase(GOFL_SP_DEVICE_INFO);
   impl_ = im;
   return report(GOFL_GPU_OK, description_);
 }

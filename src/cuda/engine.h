@@ -102,9 +102,27 @@ class Engine {
 
   // Created by start(); valid while the backend runs.
   cudaStream_t stream() const { return stream_; }
-  cublasHandle_t blas() const { return blas_; }
-  cusolverDnHandle_t solver() const { return solver_; }
-  cusolverDnParams_t params() const { return params_; }
+  // The library handles, made when the first routine that uses the library runs (engine_setup.cpp):
+  // a program that never offloads a LAPACK routine never creates a cuSOLVER handle. The first use
+  // waits for the handle prepare() began making, or makes it; throws on failure.
+  cublasHandle_t blas();
+  cusolverDnHandle_t solver();
+  cusolverDnParams_t params();
+  enum Library : unsigned { kCublas = 1, kCusolver = 2 };
+
+  // Before a call runs (engine_setup.cpp): the handles of the libraries it uses (`libraries`:
+  // Library bits) that do not exist yet start being made on a helper thread, overlapping the
+  // call's copy-in, and the pinned staging buffers grow to the call's largest operand.
+  void prepare(const gofl_call& c, unsigned libraries);
+  // After the call: helper threads are joined (none outlives a call).
+  void settle();
+  // One-time costs (trace/record.h, gofl_setup_record): noted as they happen, taken by the library
+  // after the start and after each call. A call's setup is noted only when it set something up.
+  void note_setup(int phase, double seconds);
+  int take_setup(gofl_setup_phase* out, int max);
+  // The first GPU call of each operation: its whole time is noted as GOFL_SP_FIRST_CALL, with the
+  // device memory its allocations took.
+  void note_call_done(const gofl_call& c, double seconds);
 
   // Device memory from the pool (throws GOFL_GPU_NO_MEMORY). Contents are undefined.
   DevMem alloc(size_t bytes);
@@ -248,6 +266,9 @@ class Engine {
   char fault_[32] = "";
   friend class DevMem;
   void release(void* p, size_t bytes);
+  // The pinned staging ring, big enough for transfers of `bytes` (engine_setup.cpp): allocated at
+  // the first transfer, grown between calls; a failed growth keeps the smaller ring.
+  void fit_staging(size_t bytes);
   // Waits for stream() (and the side streams too when side_streams) and throws on any error, a
   // kernel launch's included; `where` (a string literal) names a failed wait.
   void wait_checked(bool side_streams, const char* where);
@@ -306,6 +327,7 @@ struct Routine {
   SupportsFn supports = nullptr;
   BytesFn bytes = nullptr;
   RunFn run = nullptr;
+  unsigned libraries = 0;  // Engine::Library bits: the handles it uses (set by backend.cpp per family)
 };
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();

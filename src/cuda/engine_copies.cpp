@@ -123,6 +123,7 @@ void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int
   Impl& im = *impl_;
   const HostView v = HostView::matrix(static_cast<char*>(const_cast<void*>(host)), rows, cols, ld, elem);
   const size_t total = v.total();
+  if (!im.pinned) fit_staging(total);  // no transfer in flight yet: the ring may be made now
   char* d = static_cast<char*>(dev);
   for (const auto& [off, n] : im.pieces(total)) {
     const int b = im.ring;
@@ -181,6 +182,12 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "download before start");
   if (fault("d2h-before") && !impl_->written) fail(GOFL_GPU_INJECTED, "d2h (injected)");
   const auto t0 = Clock::now();
+  if (!impl_->pinned) {  // no transfer in flight yet: the ring may be made now
+    size_t largest = 0;
+    for (const OutPart& p : parts)
+      if (p.rows > 0 && p.cols > 0) largest = std::max(largest, size_t(p.rows) * size_t(p.cols) * p.elem);
+    fit_staging(largest);
+  }
   std::vector<Impl::Part> ps;
   ps.reserve(parts.size());
   for (size_t i = 0; i < parts.size(); ++i) {

@@ -56,6 +56,7 @@ void Engine::begin_call(const gofl_call& c) {
   impl_->corrupt_done = false;
   impl_->written = false;
   impl_->rerunnable = false;
+  impl_->malloc_s = 0;
 }
 
 void Engine::set_rerunnable() {

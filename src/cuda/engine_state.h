@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -87,6 +88,22 @@ struct Engine::Impl {
   int ring = 0;
   std::vector<cudaEvent_t> ev;
   CopyPool pool;
+
+  size_t chunk_max = 0;  // the configured chunk: the ring grows up to nbuf x chunk_max
+
+  // One-time costs (engine_setup.cpp): handles being made ahead on helper threads, the phases
+  // noted since the last take_setup(), the device memory allocation time of the call in progress,
+  // and which operations had their first GPU call.
+  struct Ahead {
+    std::thread thread;
+    void* handle = nullptr;  // cublasHandle_t or cusolverDnHandle_t, when made
+    int status = 0;          // the library's status when making it failed
+    double seconds = 0;
+  };
+  Ahead ahead[2];  // kCublas, kCusolver
+  std::vector<gofl_setup_phase> setup;
+  double malloc_s = 0;
+  std::vector<bool> op_seen;
 
   char* small_pinned = nullptr;  // read_small's bounce buffer
   static constexpr size_t kSmall = 4096;

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <chrono>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -192,6 +193,7 @@ CachedPlan plan_for(const void* plan, const Layout& l) {
   }
   CachedPlan c;
   c.layout = l;
+  const auto t0 = std::chrono::steady_clock::now();
   check_fft(cufftCreate(&c.handle), "cufftCreate");
   Layout m = l;  // cufftMakePlanMany64 takes non-const arrays
   cufftResult r = cufftSetAutoAllocation(c.handle, 0);
@@ -206,6 +208,9 @@ CachedPlan plan_for(const void* plan, const Layout& l) {
                                                                                          : GOFL_GPU_CUFFT_ERROR,
          "cufftMakePlanMany64", int(r));
   }
+  // A one-time cost of each FFTW plan (the first cuFFT plan also loads cuFFT's own state).
+  Engine::get().note_setup(GOFL_SP_CUFFT_PLAN,
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   std::lock_guard<std::mutex> lk(g_plans_mu);
   plans()[plan] = c;
   return c;

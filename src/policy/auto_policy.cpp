@@ -64,7 +64,8 @@ bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_f
 AutoPolicy::AutoPolicy(const Profile& profile, const PolicyConfig& cfg)
     : model_(profile), cfg_(cfg), level_(level_row(cfg.level)) {
   stats_.startup_s = profile.gpu_startup_s;
-  stats_.start_needed_s = profile.gpu_startup_s * level_.start_factor;
+  stats_.at_once = cfg.earlier_runs > 0;
+  stats_.start_needed_s = stats_.at_once ? 0.0 : profile.gpu_startup_s * level_.start_factor;
 }
 
 double AutoPolicy::correction(int op, int device) const {
@@ -87,6 +88,7 @@ void AutoPolicy::after_fork() {
     PolicyStats p;
     p.startup_s = stats_.startup_s;
     p.start_needed_s = stats_.start_needed_s;
+    p.at_once = stats_.at_once;
     return p;
   }();
   stats_ = fresh;
@@ -156,7 +158,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       return;
     }
     const double saving = std::max(0.0, t_cpu - t_gpu);
-    if (stats_.missed_savings_s + saving < stats_.start_needed_s) {
+    if (!stats_.at_once && stats_.missed_savings_s + saving < stats_.start_needed_s) {
       stats_.missed_savings_s += saving;
       ++stats_.not_started_calls;
       c.reason = GOFL_R_NOT_STARTED;

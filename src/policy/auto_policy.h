@@ -9,7 +9,9 @@
 //   - GPU not started (ski rental): the call's predicted saving T_cpu - T_gpu (never negative) is
 //     added to the missed savings and it runs on the CPU (NOT_STARTED), until the missed savings
 //     reach the level's start factor x the profile's start-up cost; then the GPU is started and
-//     this call runs there. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
+//     this call runs there. When each of the latest runs of the same program paid for the GPU
+//     (PolicyConfig::earlier_runs, from policy/history.h), nothing is waited for: the first call
+//     predicted to gain starts it. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
 //     backend anything before that: a program with only small math never loads CUDA;
 //   - the backend does not run this variant: CPU (NOT_GPU_CAPABLE / INVALID_ARGS);
 //   - other programs load the GPU beyond the level's limit: CPU (GPU_BUSY). Utilisation is read
@@ -103,6 +105,11 @@ struct PolicyConfig {
   double threshold = 1e6;       // flops below which no decision is made
   double memory_reserve = -1;   // bytes always left free; -1: the level's fraction of the total
   bool residency = true;        // the backend keeps unchanged operands on the GPU between calls
+  // Earlier runs of this program (policy/history.h): when each of the latest ones paid for the GPU
+  // (earlier_runs > 0), the GPU starts at the first call predicted to gain, without waiting for
+  // missed savings to reach the start factor; otherwise the rule above holds.
+  int earlier_runs = 0;
+  double earlier_gained_s = 0;
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
@@ -118,7 +125,8 @@ struct PolicyStats {
   double missed_savings_s = 0;   // predicted savings of NOT_STARTED calls
   uint64_t not_started_calls = 0;
   double startup_s = 0;          // the profile's start-up cost
-  double start_needed_s = 0;     // start factor x start-up cost
+  double start_needed_s = 0;     // start factor x start-up cost (0 when started at once)
+  bool at_once = false;          // earlier runs of this program paid: start at the first call predicted to gain
   uint64_t decided = 0;          // calls that got a prediction
   uint64_t offloaded = 0;        // calls observed on the GPU
   double offloaded_pred_cpu_s = 0;  // their predicted CPU time

@@ -75,6 +75,9 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
   if (const char* v = get("GPU_OFFLOAD_RESIDENCY"); v && *v) {
     if (!parse_bool(v, &s.residency)) complain(msgs, where("GPU_OFFLOAD_RESIDENCY"), v, "on or off", "on");
   }
+  if (const char* v = get("GPU_OFFLOAD_HISTORY"); v && *v) {
+    if (!parse_bool(v, &s.history)) complain(msgs, where("GPU_OFFLOAD_HISTORY"), v, "on or off", "on");
+  }
   if (const char* v = get("GPU_OFFLOAD_GPUS"); v && *v) {
     GpuList list;
     std::string why;

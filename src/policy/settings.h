@@ -22,6 +22,7 @@ struct Settings {
   double memory_reserve = -1;    // GPU memory always left free, bytes (-1: the level's fraction)
   bool residency = true;         // keep unchanged operands on the GPU between calls
   std::string gpus = "all";      // the GPUs the process may run on (common/gpu_placement.h)
+  bool history = true;           // remember what runs of a program gained from the GPU (policy/history.h)
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

@@ -16,6 +16,7 @@
 #include "policy/profile.h"
 #include "policy/settings.h"
 #include "preload/gpu.h"
+#include "preload/run_history.h"
 
 namespace gofl {
 
@@ -85,6 +86,11 @@ AutoPolicy& policy() {
     cfg.threshold = s.threshold;
     cfg.memory_reserve = s.memory_reserve;
     cfg.residency = s.residency;
+    // Earlier runs of this program that all paid for the GPU: start it at once (policy/history.h).
+    if (const ProgramHistory h = earlier_runs(); h.all_paid()) {
+      cfg.earlier_runs = h.runs;
+      cfg.earlier_gained_s = h.gained_s;
+    }
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);

@@ -14,6 +14,7 @@
 
 #include "common/clock.h"
 #include "preload/decide.h"
+#include "preload/run_history.h"
 #include "policy/settings.h"
 #include "preload/verify.h"
 #include "preload/api.h"
@@ -202,6 +203,7 @@ __attribute__((destructor)) void on_unload() {
     if (const std::string never = gpu_never_usable(); !never.empty()) trace_gpu_absent(never.c_str());
   }
   trace_flush();
+  record_this_run();  // what the GPU gained this run, for the next run of the program
   if (settings().summary) summary_print(STDERR_FILENO);
   else if (settings().verify) summary_print_verify(STDERR_FILENO);
 }

@@ -34,6 +34,9 @@ pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
 std::string& g_fault = *new std::string;
 bool g_fault_set = false;
 gofl_gpu_device g_device{};  // the GPU the backend runs on, once started
+// The start's steps (trace/record.h, gofl_setup_record): loading the backend, then the backend's own.
+gofl_setup_phase g_start_phases[GOFL_SETUP_MAX_PHASES];
+int g_n_start_phases = 0;
 GpuAbsence& g_absence = *new GpuAbsence;  // g_probed: filled once, under g_start_mu
 bool g_probed = false;
 
@@ -80,7 +83,8 @@ void start_locked_untraced() {
     g_state = State::Unavailable;
     return;
   }
-  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  const uint64_t t_load = clock_ns();
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // with it cudart, cuBLAS, cuSOLVER and cuFFT
   if (!h) {
     unavailable_because(std::string("cannot load the GPU backend ") + path + ": " + dlerror());
     return;
@@ -92,11 +96,14 @@ void start_locked_untraced() {
     g_state = State::Unavailable;
     return;
   }
+  g_start_phases[0] = gofl_setup_phase{GOFL_SP_LOAD, 0, clock_ns() - t_load};
+  g_n_start_phases = 1;
   char msg[256] = "";
   if (b->start(settings().gpus.c_str(), msg, sizeof msg) != GOFL_GPU_OK) {
     unavailable_because(std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed"));
     return;
   }
+  g_n_start_phases += b->take_setup(g_start_phases + 1, GOFL_SETUP_MAX_PHASES - 2);
   if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
   const Settings& s = settings();
   const gofl_backend_config cfg{s.residency ? 1 : 0, s.memory_reserve >= 0 ? int64_t(s.memory_reserve) : -1,
@@ -124,6 +131,13 @@ void start_locked() {
     snprintf(gpu.chosen_by, sizeof gpu.chosen_by, "%.*s", int(sizeof gpu.chosen_by - 1), g_device.chosen_by);
   }
   trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str(), ok ? &gpu : nullptr);
+  if (!ok) return;
+  // What no step accounts for (the interface checks, configure, NVML's matching...).
+  uint64_t in_steps = 0;
+  for (int i = 0; i < g_n_start_phases; ++i) in_steps += g_start_phases[i].duration_ns;
+  if (dt > in_steps && g_n_start_phases < GOFL_SETUP_MAX_PHASES)
+    g_start_phases[g_n_start_phases++] = gofl_setup_phase{GOFL_SP_OTHER, 0, dt - in_steps};
+  trace_setup(GOFL_SETUP_AT_START, t0 + dt, g_start_phases, g_n_start_phases);
 }
 
 }  // namespace
@@ -149,6 +163,10 @@ const char* gpu_unavailable_reason() { return g_reason.c_str(); }
 bool gpu_lost_by_fork() { return g_lost_by_fork; }
 double gpu_startup_seconds() { return g_startup_s; }
 const gofl_gpu_device* gpu_device() { return gpu_started() ? &g_device : nullptr; }
+int gpu_start_phases(const gofl_setup_phase** out) {
+  *out = g_start_phases;
+  return gpu_started() ? g_n_start_phases : 0;
+}
 
 std::string gpu_never_usable() {
   if (g_state.load(std::memory_order_acquire) != State::NotTried) return "";
@@ -168,7 +186,11 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
     return GOFL_GPU_OK;
   }
   int st = b->run(&c, r);
+  // What the call set up (its routine's first GPU call, a library handle, larger staging): rare.
+  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
+  const int n = b->take_setup(phases, GOFL_SETUP_MAX_PHASES);
   pthread_mutex_unlock(&g_run_mu);
+  if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
   return st;
 }
 

@@ -31,6 +31,8 @@ void gpu_fork_child();
 std::string gpu_never_usable();
 // Seconds the backend's start took (0 before).
 double gpu_startup_seconds();
+// The start's steps and their times (trace/record.h, gofl_setup_phase); 0 before the start.
+int gpu_start_phases(const gofl_setup_phase** out);
 // The GPU the backend runs on (nullptr before the start).
 const gofl_gpu_device* gpu_device();
 

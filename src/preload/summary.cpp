@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "common/conversions.h"
 #include "common/gpu_placement.h"
 #include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
+#include "preload/run_history.h"
 #include "preload/gpu.h"
 #include "preload/verify.h"
 
@@ -104,6 +106,23 @@ std::string conversion_line() {
 
 std::string calls_phrase(uint64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
 
+// Where a paid start-up went, its largest steps first (trace/record.h, gofl_setup_record); empty
+// before a start.
+std::string start_split_line() {
+  const gofl_setup_phase* p = nullptr;
+  const int n = gpu_start_phases(&p);
+  if (n <= 0) return "";
+  std::vector<gofl_setup_phase> steps(p, p + n);
+  std::sort(steps.begin(), steps.end(), [](const gofl_setup_phase& a, const gofl_setup_phase& b) {
+    return a.duration_ns > b.duration_ns;
+  });
+  std::string line = "  GPU start-up went to:";
+  for (size_t i = 0; i < steps.size() && i < 4; ++i)
+    line += std::string(i ? ", " : " ") + gofl_setup_phase_name(int(steps[i].phase)) + " " +
+            fmt_s(double(steps[i].duration_ns) * 1e-9);
+  return line + (steps.size() > 4 ? ", ...\n" : "\n");
+}
+
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
 std::string policy_lines() {
@@ -117,7 +136,7 @@ std::string policy_lines() {
     }
     snprintf(line, sizeof line, "  GPU start-up: paid %s, before the first GPU call (not in the calls' times)\n",
              fmt_s(gpu_startup_seconds()).c_str());
-    return line;
+    return line + start_split_line();
   }
   const AutoPolicy* policy = auto_policy_made();
   if (!policy) return "";
@@ -130,7 +149,11 @@ std::string policy_lines() {
   }
   const PolicyStats st = policy->stats();
   if (st.decided == 0) return out;
-  if (st.started) {
+  if (st.started && st.at_once) {
+    snprintf(line, sizeof line, "  GPU start-up: paid %s (profile: %s) at decided call %llu, %s\n",
+             fmt_s(gpu_startup_seconds()).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
+             history_summary_phrase().c_str());
+  } else if (st.started) {
     const double actual = gpu_startup_seconds();
     snprintf(line, sizeof line,
              "  GPU start-up: paid %s (profile: %s) at decided call %llu, after %s of predicted savings were "
@@ -138,9 +161,10 @@ std::string policy_lines() {
              fmt_s(actual).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
              fmt_s(st.missed_savings_s).c_str(), policy->config().level, policy->level().start_factor);
   } else if (st.start_failed) {
+    const std::string at_once = st.at_once ? " (" + history_summary_phrase() + ")" : std::string();
     snprintf(line, sizeof line,
-             "  GPU start-up: justified at decided call %llu, but it failed: %s; calls stay on the CPU\n",
-             (unsigned long long)st.start_call, gpu_unavailable_reason());
+             "  GPU start-up: justified at decided call %llu%s, but it failed: %s; calls stay on the CPU\n",
+             (unsigned long long)st.start_call, at_once.c_str(), gpu_unavailable_reason());
   } else if (gpu_unavailable()) {
     // A child forked after its parent's start failed (a child of a started GPU decides nothing:
     // its calls are "forked child" before the policy sees them).
@@ -157,6 +181,7 @@ std::string policy_lines() {
              fmt_s(st.startup_s).c_str());
   }
   out += line;
+  if (st.started) out += start_split_line();
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
     snprintf(line, sizeof line,

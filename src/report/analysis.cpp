@@ -274,6 +274,15 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
       a.starts.push_back(g);
       continue;
     }
+    if (rec.kind == GOFL_REC_SETUP) {
+      const gofl_setup_record& s = rec.u.setup;
+      for (int i = 0; i < s.n_phases; ++i) {
+        const double sec = double(s.phases[i].duration_ns) * 1e-9;
+        if (s.op == GOFL_SETUP_AT_START) a.start_phases[int(s.phases[i].phase)] += sec;
+        else a.first_calls[s.op][int(s.phases[i].phase)] += sec;
+      }
+      continue;
+    }
     if (rec.kind == GOFL_REC_GPU_ABSENT) {
       a.gpu_absent.insert(trace_text(rec.u.start.message, sizeof rec.u.start.message));
       continue;

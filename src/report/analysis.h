@@ -148,6 +148,10 @@ struct Analysis {
   uint64_t records = 0;
   std::vector<GpuStart> starts;  // in file order
   std::set<std::string> gpu_absent;  // processes that tried no start: why none could have succeeded
+  // One-time costs (setup records), summed over the processes: the start's steps by phase; the
+  // first GPU call of each operation (GOFL_SP_FIRST_CALL) and what it set up, by operation.
+  std::map<int, double> start_phases;
+  std::map<int, std::map<int, double>> first_calls;
 
   std::map<int, OpStats> ops;
   std::map<std::pair<std::string, uint64_t>, SiteStats> sites;  // module (or "" + address), offset

@@ -462,6 +462,40 @@ std::vector<std::string> report_summary(const Analysis& a) {
                     (a.starts.size() > ok_n ? "; " + plural(a.starts.size() - ok_n, "start") + " failed" : "") + ".");
     else
       out.push_back("The GPU could not be started (" + failed->message + "): every call ran on the CPU.");
+    if (ok_n && !a.start_phases.empty()) {
+      std::vector<std::pair<double, int>> by_time;
+      for (const auto& [phase, sec] : a.start_phases) by_time.emplace_back(-sec, phase);
+      std::sort(by_time.begin(), by_time.end());
+      std::string list;
+      for (const auto& [neg, phase] : by_time)
+        list += (list.empty() ? "" : ", ") + std::string(gofl_setup_phase_name(phase)) + " " + format_seconds(-neg);
+      out.push_back("The start-up went to: " + list + " ('gpu-offload dump --starts' per process).");
+    }
+    // Each routine's first GPU call: what it took in all, and what it set up.
+    double first_s = 0;
+    std::vector<std::pair<double, int>> firsts;
+    for (const auto& [op, phases] : a.first_calls) {
+      const auto it = phases.find(GOFL_SP_FIRST_CALL);
+      if (it == phases.end()) continue;
+      first_s += it->second;
+      firsts.emplace_back(-it->second, op);
+    }
+    if (!firsts.empty()) {
+      std::sort(firsts.begin(), firsts.end());
+      std::string list;
+      for (size_t i = 0; i < firsts.size() && i < 5; ++i) {
+        const auto& phases = a.first_calls.at(firsts[i].second);
+        std::string set_up;
+        for (const auto& [phase, sec] : phases)
+          if (phase != GOFL_SP_FIRST_CALL)
+            set_up += (set_up.empty() ? "" : ", ") + std::string(gofl_setup_phase_name(phase)) + " " + format_seconds(sec);
+        list += (list.empty() ? "" : "; ") + std::string(gofl_ops[firsts[i].second].name) + " " +
+                format_seconds(-firsts[i].first) + (set_up.empty() ? "" : " (" + set_up + ")");
+      }
+      out.push_back("The first GPU call of each of " + plural(firsts.size(), "operation") + " took " +
+                    format_seconds(first_s) + " in all, set-up included: " + list +
+                    (firsts.size() > 5 ? "; ..." : "") + " ('gpu-offload dump --setup').");
+    }
     // Which GPUs the processes ran on (a process runs its GPU calls on one GPU).
     std::map<std::string, size_t> gpus;
     for (const GpuStart& s : a.starts)

@@ -25,6 +25,11 @@ const char* gofl_gpu_status_name(int status) {
   return "unknown status";
 }
 
+const char* gofl_setup_phase_name(int phase) {
+  switch (phase) { GOFL_SETUP_PHASES(GOFL_NAME_CASE_) }
+  return "?";
+}
+
 int gofl_device_mode_by_name(const char* name) {
 #define GOFL_MODE_MATCH_(id, num, text) \
   if (strcmp(name, text) == 0) return num;

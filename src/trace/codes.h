@@ -53,25 +53,47 @@
   X(COPY_OUT_FAILED, 9, "copy-out failed")    /* failed while writing results: outputs partly written */ \
   X(CUFFT_ERROR, 10, "cuFFT error")
 
+// One-time costs (gofl_setup_record.phases): the GPU start's steps, and what a routine's first GPU call
+// set up beyond its own work.
+#define GOFL_SETUP_PHASES(X)                                                                                \
+  X(LOAD, 1, "loading the backend and CUDA libraries") /* dlopen of libgpuoffload-cuda.so: cudart, cuBLAS, cuSOLVER, cuFFT */ \
+  X(PLACE, 2, "choosing the GPU")             /* device count, PCI ids, NVML loads */                      \
+  X(CONTEXT, 3, "CUDA context")               /* the driver's initialisation and the primary context */    \
+  X(STREAMS, 4, "streams and events")                                                                      \
+  X(STAGING, 5, "pinned staging buffers")     /* allocated, or grown for a larger call */                  \
+  X(SMALL_BUFFERS, 6, "small buffers")        /* the pinned bounce buffer and cuSOLVER's device info */    \
+  X(COPY_THREADS, 7, "copy threads")                                                                       \
+  X(DEVICE_INFO, 8, "device properties")                                                                   \
+  X(CUBLAS, 9, "cuBLAS handle")               /* cublasCreate, at the first routine that uses cuBLAS */    \
+  X(CUSOLVER, 10, "cuSOLVER handle")          /* cusolverDnCreate, at the first routine that uses it */    \
+  X(DEVICE_MEMORY, 11, "device memory")       /* the pool's cudaMalloc calls during a first call */        \
+  X(CUFFT_PLAN, 12, "cuFFT plans")            /* cufftPlanMany for a new FFTW plan */                      \
+  X(FIRST_CALL, 13, "first call, in all")     /* the routine's whole first GPU call, the above included */ \
+  X(OTHER, 14, "the rest of the start")       /* the start's time not in a phase above */
+
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
 #define GOFL_R_ENUM_(id, num, name) GOFL_R_##id = num,
 #define GOFL_GPU_ENUM_(id, num, name) GOFL_GPU_##id = num,
+#define GOFL_SP_ENUM_(id, num, name) GOFL_SP_##id = num,
 
 enum gofl_device { GOFL_DEVICES(GOFL_DEV_ENUM_) GOFL_DEVICE_COUNT };
 enum gofl_device_mode { GOFL_DEVICE_MODES(GOFL_MODE_ENUM_) GOFL_MODE_COUNT };
 enum gofl_reason { GOFL_REASONS(GOFL_R_ENUM_) GOFL_R_COUNT };
 enum gofl_gpu_status { GOFL_GPU_STATUSES(GOFL_GPU_ENUM_) GOFL_GPU_STATUS_COUNT };
+enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 
 #undef GOFL_DEV_ENUM_
 #undef GOFL_MODE_ENUM_
 #undef GOFL_R_ENUM_
 #undef GOFL_GPU_ENUM_
+#undef GOFL_SP_ENUM_
 
 #ifdef __cplusplus
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 18, "reason numbers are part of the trace format: append, then update this");
+static_assert(GOFL_SP_END == 15, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:
@@ -80,6 +102,7 @@ const char* gofl_device_name(int device);          // cpu, gpu
 const char* gofl_device_mode_name(int mode);       // cpu, gpu, auto
 const char* gofl_reason_name(int reason);          // "below threshold", ...
 const char* gofl_gpu_status_name(int status);      // "none", "cuBLAS error", ...
+const char* gofl_setup_phase_name(int phase);      // "CUDA context", "cuBLAS handle", ...
 // The device mode named `name` ("cpu", "gpu", "auto"), or -1.
 int gofl_device_mode_by_name(const char* name);
 #endif

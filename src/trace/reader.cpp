@@ -93,9 +93,10 @@ void TraceReader::open(const std::string& path) {
     throw TraceError(format("%s: wrong byte order mark 0x%08x (expected 0x%08x): the file is damaged or %s", p,
                             h.byte_order, GOFL_TRACE_BYTE_ORDER, kOtherVersion));
   }
-  if (h.version != GOFL_TRACE_VERSION)
-    throw TraceError(format("%s: trace format version %u, this gpu-offload reads version %d: %s", p, h.version,
-                            GOFL_TRACE_VERSION, kOtherVersion));
+  // Version 1 differs only in lacking setup records: read as it is.
+  if (h.version < GOFL_TRACE_OLDEST_VERSION || h.version > GOFL_TRACE_VERSION)
+    throw TraceError(format("%s: trace format version %u, this gpu-offload reads versions %d to %d: %s", p, h.version,
+                            GOFL_TRACE_OLDEST_VERSION, GOFL_TRACE_VERSION, kOtherVersion));
   if (h.record_size != sizeof(gofl_record))
     throw TraceError(format("%s: record size %u bytes, this gpu-offload's records have %zu: %s", p, h.record_size,
                             sizeof(gofl_record), kOtherVersion));
@@ -165,6 +166,17 @@ void TraceReader::check_record(const gofl_record& r) const {
     if (r.u.start.duration_ns > kMaxDurationNs)
       throw TraceError(format("%s: record %llu is a GPU start that took %llu ns: the file is damaged", p, i,
                               (unsigned long long)r.u.start.duration_ns));
+    return;
+  }
+  if (r.kind == GOFL_REC_SETUP && header_.version >= 2) {
+    const gofl_setup_record& s = r.u.setup;
+    if (s.n_phases > GOFL_SETUP_MAX_PHASES || (s.op != GOFL_SETUP_AT_START && s.op >= GOFL_N_OPS))
+      throw TraceError(format("%s: record %llu is a setup record of %u phases for operation %u: the file is damaged", p,
+                              i, s.n_phases, s.op));
+    for (int k = 0; k < s.n_phases; ++k)
+      if (s.phases[k].phase == 0 || s.phases[k].phase >= GOFL_SP_END || s.phases[k].duration_ns > kMaxDurationNs)
+        throw TraceError(format("%s: record %llu is a setup record with phase %u of %llu ns: the file is damaged", p,
+                                i, s.phases[k].phase, (unsigned long long)s.phases[k].duration_ns));
     return;
   }
   if (r.kind != GOFL_REC_CALL)

@@ -14,7 +14,8 @@ extern "C" {
 
 #define GOFL_TRACE_MAGIC "GOFLTRC1"         // 8 bytes, file start
 #define GOFL_TRACE_BYTE_ORDER 0x01020304u    // written natively: a reader on another byte order sees 0x04030201
-#define GOFL_TRACE_VERSION 1
+#define GOFL_TRACE_VERSION 2                 // 2: setup records (GOFL_REC_SETUP); version 1 is read too
+#define GOFL_TRACE_OLDEST_VERSION 1          // the oldest version readers accept
 #define GOFL_TRACE_SUFFIX ".gofltrace"
 #define GOFL_SYM_FFTW 0xFFFFu                // gofl_call_record.sym of FFTW executes (not a BLAS symbol)
 
@@ -23,6 +24,7 @@ enum gofl_record_kind {
   GOFL_REC_SITE = 2,  // names a call-site address the first time it appears: module + offset
   GOFL_REC_GPU_START = 3,  // the process started the GPU backend (or tried to): when, how long, outcome
   GOFL_REC_GPU_ABSENT = 4, // at exit, no start was tried and none could have succeeded: why (u.start.message)
+  GOFL_REC_SETUP = 5,      // one-time costs: the GPU start's phases, or a routine's first GPU call (version 2)
 };
 
 enum gofl_flag {
@@ -109,6 +111,26 @@ typedef struct gofl_start_record {
   };
 } gofl_start_record;
 
+// One-time costs, split (trace/codes.h, GOFL_SETUP_PHASES). Written after the start record for the
+// start (op == GOFL_SETUP_AT_START), and after a GPU call that set something up: the first GPU call
+// of each operation (with its whole backend time as GOFL_SP_FIRST_CALL), or a later one that
+// created a library handle or grew the staging buffers.
+#define GOFL_SETUP_AT_START 0xFFFFu
+#define GOFL_SETUP_MAX_PHASES 12
+typedef struct gofl_setup_phase {
+  uint32_t phase;       // gofl_setup_phase_id
+  uint32_t reserved;
+  uint64_t duration_ns;
+} gofl_setup_phase;
+
+typedef struct gofl_setup_record {
+  uint64_t t_ns;        // CLOCK_MONOTONIC when the start or the call ended
+  uint32_t tid;
+  uint16_t op;          // the call's operation, or GOFL_SETUP_AT_START
+  uint16_t n_phases;    // entries used in phases
+  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
+} gofl_setup_record;
+
 typedef struct gofl_record {
   uint32_t kind;        // gofl_record_kind
   uint32_t resident;    // GOFL_REC_CALL: gofl_residency of each operand (GOFL_RESIDENCY_OF); else 0
@@ -116,6 +138,7 @@ typedef struct gofl_record {
     gofl_call_record call;
     gofl_site_record site;
     gofl_start_record start;
+    gofl_setup_record setup;
   } u;
 } gofl_record;
 
@@ -141,6 +164,7 @@ typedef struct gofl_file_header {
 #ifdef __cplusplus
 }
 static_assert(sizeof(gofl_start_gpu) == 200, "the GPU of a start record fills the message it replaces");
+static_assert(sizeof(gofl_setup_record) <= sizeof(gofl_call_record), "a setup record fits the record's union");
 static_assert(sizeof(gofl_record) == 232, "trace record size is part of the format");
 static_assert(sizeof(gofl_file_header) == 512, "trace header size is part of the format");
 #endif

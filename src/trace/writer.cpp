@@ -353,6 +353,22 @@ void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const c
   pthread_mutex_unlock(&w.mu);
 }
 
+void trace_setup(uint16_t op, uint64_t t_ns, const gofl_setup_phase* phases, int n) {
+  Writer& w = W();
+  if (!w.enabled || n <= 0 || !phases) return;
+  gofl_record r;
+  memset(&r, 0, sizeof r);
+  r.kind = GOFL_REC_SETUP;
+  r.u.setup.t_ns = t_ns;
+  r.u.setup.tid = uint32_t(syscall(SYS_gettid));
+  r.u.setup.op = op;
+  r.u.setup.n_phases = uint16_t(n < GOFL_SETUP_MAX_PHASES ? n : GOFL_SETUP_MAX_PHASES);
+  memcpy(r.u.setup.phases, phases, sizeof(gofl_setup_phase) * r.u.setup.n_phases);
+  pthread_mutex_lock(&w.mu);
+  if (!w.failed) append_locked(w, r);
+  pthread_mutex_unlock(&w.mu);
+}
+
 void trace_gpu_absent(const char* message) {
   Writer& w = W();
   if (!w.enabled) return;

@@ -25,6 +25,9 @@ void trace_call(const gofl_call_record& rec, uint32_t resident = 0);  // residen
 // `gpu`: the GPU it runs on (ok); `message`: why it cannot be used (not ok).
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message,
                      const gofl_start_gpu* gpu = nullptr);
+// Append the one-time costs of the start (op GOFL_SETUP_AT_START) or of a call of `op` (record.h,
+// gofl_setup_record); at most GOFL_SETUP_MAX_PHASES are kept.
+void trace_setup(uint16_t op, uint64_t t_ns, const gofl_setup_phase* phases, int n);
 // At exit, when no start was tried: why no GPU could have been used (gpu_probe.h).
 void trace_gpu_absent(const char* message);
 // At exit: cuts the file to the records written; records made later are added one by one.

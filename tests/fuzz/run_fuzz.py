@@ -14,18 +14,25 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = ("fuzz_trace", "fuzz_profile", "fuzz_config")
+TARGETS = ("fuzz_trace", "fuzz_profile", "fuzz_config", "fuzz_history")
 SKIP = 77  # ctest SKIP_RETURN_CODE
 
 
 def seeds(corpus, build):
-    trace, profile, config = (corpus / t for t in TARGETS)
-    for d in (trace, profile, config):
+    trace, profile, config, history = (corpus / t for t in TARGETS)
+    for d in (trace, profile, config, history):
         d.mkdir(parents=True)
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([str(build / "bin" / "make_trace"), tmp, "mixed"], check=True, timeout=60)
         (f,) = Path(tmp).glob("*.gofltrace")
         data = f.read_bytes()
+    with tempfile.TemporaryDirectory() as tmp:
+        # GPU starts and their one-time costs (setup records).
+        subprocess.run([str(build / "bin" / "make_trace"), tmp, "starts"], check=True, timeout=60)
+        for i, f in enumerate(sorted(Path(tmp).glob("*.gofltrace"))):
+            (trace / f"starts-{i}").write_bytes(f.read_bytes())
+    (history / "three-runs").write_text("gpu-offload history 1\n0123456789abcdef 2.500000 1 1700000000\n"
+                                        "0123456789abcdef -0.100000 0 1700000100\nfedcba9876543210 12.000000 1 1700000200\n")
     (trace / "mixed").write_bytes(data)
     (trace / "header-only").write_bytes(data[:512])
     shutil.copy(ROOT / "src" / "policy" / "default_profile.txt", profile / "default")

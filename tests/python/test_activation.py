@@ -276,6 +276,22 @@ def test_activate_gpus_setting():
     assert "--gpus LIST|all" in py(["-m", "gpu_offload", "--help"]).stdout
 
 
+def test_activate_history_setting():
+    """history= (and python -m gpu_offload --history) becomes GPU_OFFLOAD_HISTORY on/off; anything else is refused."""
+    code = ("import gpu_offload\n"
+            "for v in (True, False, 'on', 'off'):\n"
+            "    print(gpu_offload._settings_env(None, None, None, None, None, None, history=v)['GPU_OFFLOAD_HISTORY'])\n"
+            "try:\n"
+            "    gpu_offload._settings_env(None, None, None, None, None, None, history='maybe')\n"
+            "except ValueError as e:\n"
+            "    print(e)\n")
+    out = py(["-c", code]).stdout.splitlines()
+    assert out[:4] == ["on", "off", "on", "off"] and "history='maybe' is not valid" in out[4], out
+    assert "--history on|off" in py(["-m", "gpu_offload", "--help"]).stdout
+    p = py(["-m", "gpu_offload", "--history", "maybe", os.devnull], check=False)
+    assert p.returncode == 2 and "--history 'maybe' is not valid; use on or off" in p.stderr, p.stderr
+
+
 def test_missing_library(tmp_path):
     env = {"GPU_OFFLOAD_LIBRARY": str(tmp_path / "nope.so")}
     script = tmp_path / "s.py"

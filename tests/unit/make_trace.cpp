@@ -438,6 +438,13 @@ void starts() {
   gofl::trace_gpu_start(2 * MS, 10 * MS, false, std::string(199, 'x').c_str());
   const gofl_start_gpu one = start_gpu(1, "00000000:2A:00.0", "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs");
   gofl::trace_gpu_start(3 * MS, 300 * MS, true, "", &one);
+  // Its steps (they sum to the 300 ms), and its first dgemm's set-up.
+  const gofl_setup_phase steps[] = {{GOFL_SP_LOAD, 0, 40 * MS}, {GOFL_SP_CONTEXT, 0, 230 * MS},
+                                    {GOFL_SP_STREAMS, 0, 5 * MS}, {GOFL_SP_OTHER, 0, 25 * MS}};
+  gofl::trace_setup(GOFL_SETUP_AT_START, 303 * MS, steps, 4);
+  const gofl_setup_phase first[] = {{GOFL_SP_CUBLAS, 0, 12 * MS}, {GOFL_SP_STAGING, 0, 3 * MS},
+                                    {GOFL_SP_FIRST_CALL, 0, 90 * MS}};
+  gofl::trace_setup(uint16_t(gofl_op_by_name("dgemm")), 500 * MS, first, 3);
   emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
   gofl::trace_flush();
   gofl::trace_fork_prepare();

@@ -33,6 +33,7 @@ TEST(Backend, HandshakeNamesThisBuildsTableAndLayout) {
   EXPECT_EQ(b->result_size, sizeof(gofl_gpu_result));
   EXPECT_EQ(b->fft_size, sizeof(gofl_fft));
   EXPECT_NE(b->fft_forget, nullptr);
+  EXPECT_NE(b->take_setup, nullptr);
 }
 
 TEST(Backend, RegistersExactlyTheOperationsTheTableSendsToTheGpu) {

@@ -342,7 +342,8 @@ HEADER_DAMAGE = [
     ("other-magic", [(0, b"GOFLTRC2")], ["GOFLTRC2", ANOTHER_VERSION]),
     ("swapped-bytes", [(8, struct.pack(">I", 0x01020304))], ["byte order", ANOTHER_VERSION]),
     ("bad-byte-order", [(8, struct.pack("<I", 0x11223344))], ["byte order", "damaged"]),
-    ("version", [(12, struct.pack("<H", 2))], ["version 2", ANOTHER_VERSION]),
+    ("version", [(12, struct.pack("<H", 3))], ["version 3", ANOTHER_VERSION]),
+    ("version-0", [(12, struct.pack("<H", 0))], ["version 0", ANOTHER_VERSION]),
     ("record-size", [(14, struct.pack("<H", 168))], ["record size 168", ANOTHER_VERSION]),
     ("ops-hash", [(16, struct.pack("<I", 0xDEADBEEF))], ["ops_hash", "0xdeadbeef", ANOTHER_VERSION]),
 ]
@@ -432,7 +433,10 @@ def test_run_translates_options_into_environment(tmp_path):
 def test_run_sets_only_what_was_asked():
     e = env_of("--device", "cpu")
     assert e["GPU_OFFLOAD_DEVICE"] == "cpu"
-    assert not {k for k in e if k.startswith("GPU_OFFLOAD_")} - {"GPU_OFFLOAD_DEVICE"}
+    # (GPU_OFFLOAD_HISTORY=off comes from the tests' own environment, conftest.base_env)
+    assert not {k for k in e if k.startswith("GPU_OFFLOAD_")} - {"GPU_OFFLOAD_DEVICE", "GPU_OFFLOAD_HISTORY"}
+    assert env_of("--history", "on")["GPU_OFFLOAD_HISTORY"] == "on"
+    assert env_of("--history=off")["GPU_OFFLOAD_HISTORY"] == "off"
     for mode in ("gpu", "auto"):
         assert env_of("--device", mode)["GPU_OFFLOAD_DEVICE"] == mode
     for level in ("1", "10"):

@@ -60,3 +60,41 @@ def test_dump_names_the_gpu_of_each_gpu_call(tmp_path):
 def test_report_says_which_gpus_the_processes_ran_on(tmp_path):
     report = cli("report", starts_trace(tmp_path)).replace("\n    ", " ")
     assert "The GPU calls ran on GPU 0 (00000000:18:00.0) (1 process), GPU 1 (00000000:2A:00.0) (1 process)." in report, report
+
+
+def test_one_time_costs_are_split_in_dump_and_report(tmp_path):
+    """A start's steps and a routine's first GPU call (record.h, gofl_setup_record), as written by
+    the library's writer: dump --setup (CSV and lines), dump --starts below its table, the report."""
+    trace = starts_trace(tmp_path)
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--setup", "--csv", trace))))
+    start = [(r["phase"], float(r["seconds"])) for r in rows if r["what"] == "start"]
+    assert start == [("loading the backend and CUDA libraries", 0.04), ("CUDA context", 0.23),
+                     ("streams and events", 0.005), ("the rest of the start", 0.025)], rows
+    first = {r["phase"]: float(r["seconds"]) for r in rows if r["what"] == "dgemm"}
+    assert first == {"cuBLAS handle": 0.012, "pinned staging buffers": 0.003, "first call, in all": 0.09}, rows
+    lines = cli("dump", "--setup", trace).splitlines()
+    assert any(re.search(r"^pid \d+ dgemm: cuBLAS handle 12(\.0+)? ms, pinned staging buffers 3(\.0+)? ms, "
+                         r"first call, in all 90(\.0+)? ms$", line) for line in lines), lines
+    starts = cli("dump", "--starts", trace)
+    assert "Where the start-up went" in starts and "start: loading the backend and CUDA libraries 40" in starts, starts
+    report = cli("report", trace).replace("\n    ", " ")
+    assert re.search(r"The start-up went to: CUDA context 230(\.0+)? ms, loading the backend and CUDA libraries "
+                     r"40(\.0+)? ms, the rest of the start 25(\.0+)? ms, streams and events 5(\.0+)? ms", report), report
+    assert re.search(r"The first GPU call of each of 1 operation took 90(\.0+)? ms in all, set-up included: dgemm "
+                     r"90(\.0+)? ms \(pinned staging buffers 3(\.0+)? ms, cuBLAS handle 12(\.0+)? ms\)", report), report
+
+
+def test_traces_without_one_time_costs_still_read(tmp_path):
+    """A version 1 trace (before setup records) reads as before; dump --setup says there is nothing."""
+    trace = starts_trace(tmp_path)
+    for f in Path(trace).glob("*.gofltrace"):
+        data = bytearray(f.read_bytes())
+        data[12:14] = (1).to_bytes(2, "little")
+        # A version 1 file holds no setup record: drop them (kind 5), as such a writer never made them.
+        header, records = data[:512], data[512:]
+        kept = b"".join(records[i:i + 232] for i in range(0, len(records), 232)
+                        if int.from_bytes(records[i:i + 4], "little") != 5)
+        f.write_bytes(bytes(header) + kept)
+    assert "no one-time costs" in cli("dump", "--setup", trace)
+    assert len(list(csv.DictReader(io.StringIO(cli("dump", "--starts", "--csv", trace))))) == 4
+    assert "The start-up went to" not in cli("report", trace)

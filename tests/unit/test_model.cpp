@@ -668,6 +668,32 @@ TEST(SkiRental, TheGpuIsNotStartedWhileOtherProgramsLoadItBeyondTheLimit) {
   EXPECT_EQ(h.starts, 1);
 }
 
+TEST(SkiRental, EarlierRunsThatPaidStartTheGpuAtTheFirstCallPredictedToGain) {
+  // As StartsWhenMissedSavingsReachTheLevelsFactor, with what policy/history.h says of earlier runs.
+  for (int level : {1, 5, 10}) {
+    PolicyConfig paid{level};
+    paid.earlier_runs = 3;
+    paid.earlier_gained_s = 12;
+    AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), paid);
+    FakeGpu g;
+    EXPECT_EQ(run(p, g, make_call("dgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);  // small work still starts nothing
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // nor does a call the GPU loses
+    EXPECT_EQ(g.starts, 0);
+    EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED) << level;
+    EXPECT_EQ(g.starts, 1);
+    const PolicyStats st = p.stats();
+    EXPECT_TRUE(st.started && st.at_once);
+    EXPECT_EQ(st.start_call, 2u);
+    EXPECT_EQ(st.not_started_calls, 0u);
+    EXPECT_DOUBLE_EQ(st.start_needed_s, 0.0);
+  }
+  // No earlier run that paid: today's rule (the first call only adds to the missed savings).
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{5});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NOT_STARTED);
+  EXPECT_FALSE(p.stats().at_once);
+}
+
 TEST(SkiRental, AFailedStartIsNotRetried) {
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
   FakeGpu g;

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Where the one-time costs go: loading each CUDA library, each step of the GPU start, and each
+routine's first GPU call, in one run (issue 19).
+
+    python3 bench/startup_costs.py [--build build] [--n 1024] [--ops gemm,syrk,...] [--dtypes float32,...]
+                                   [--loads 3] [--ahead-off]
+
+1. Loading the CUDA libraries the backend links, one after another in a fresh process each time
+   (ctypes, in ldd's order, so each line is that library alone): what a lazily loaded library saves.
+2. For each routine and type, a fresh process under --device gpu times two size-n calls (the
+   worker of bench/first_call.py): first, second, excess = first - second, and what the first GPU
+   call of the routine set up, from the trace: the cuBLAS / cuSOLVER handle (made on a helper
+   thread while the inputs are copied in: its time is not all on the call's path), the pinned
+   staging buffers, the device memory the pool allocated; "rest" = excess less those, which is the
+   libraries' own first-use work (module loading, cuBLASLt heuristics, workspaces).
+3. The GPU start, step by step, from the trace's setup records (`gpu-offload dump --setup`): the
+   median over the processes of table 2.
+--ahead-off repeats table 2 with GPU_OFFLOAD_HANDLES_AHEAD=0 (every handle made on the call's path).
+"""
+import argparse
+import csv
+import io
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+from first_call import NAMES, WORKER
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PREC = {"float32": "s", "float64": "d", "complex128": "z"}
+SETUP_COLUMNS = [("cuBLAS handle", "cublas"), ("cuSOLVER handle", "cusolver"), ("pinned staging buffers", "staging"),
+                 ("device memory", "devmem")]
+LOADER = r"""
+import ctypes, sys, time
+for path in sys.argv[1:]:
+    t0 = time.perf_counter()
+    ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    print(path, time.perf_counter() - t0)
+"""
+
+
+def cuda_libraries(backend):
+    """The CUDA libraries the backend links, in ldd's order (dependencies first where ldd lists them so)."""
+    out = subprocess.run(["ldd", backend], capture_output=True, text=True).stdout
+    paths = re.findall(r"=> (\S+) \(", out)
+    keep = ("libcudart", "libcublasLt", "libcublas.", "libnvJitLink", "libcusparse", "libcusolver", "libcufft")
+    libs = [p for p in paths if any(k in os.path.basename(p) for k in keep)]
+    order = {k: i for i, k in enumerate(keep)}
+    return sorted(libs, key=lambda p: min(order[k] for k in keep if k in os.path.basename(p)))
+
+
+def load_table(backend, reps):
+    libs = cuda_libraries(backend)
+    if not libs:
+        print("(ldd names no CUDA library: the backend was not built)")
+        return
+    times = {p: [] for p in libs}
+    for _ in range(reps):
+        out = subprocess.run([sys.executable, "-c", LOADER, *libs], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            path, sec = line.rsplit(" ", 1)
+            times[path].append(float(sec))
+    print(f"\n1. Loading the CUDA libraries the backend links (median of {reps} fresh processes, in this order)")
+    total = 0.0
+    for p in libs:
+        med = statistics.median(times[p]) if times[p] else float("nan")
+        total += med
+        print(f"   {os.path.basename(p):<34} {med * 1e3:8.1f} ms")
+    print(f"   {'all':<34} {total * 1e3:8.1f} ms")
+
+
+def run_row(cli, op, dt, n, env):
+    """(first, second, device, setup phases of the op's first GPU call, start phases, start seconds) or an error."""
+    with tempfile.TemporaryDirectory() as td:
+        w = os.path.join(td, "w.py")
+        open(w, "w").write(WORKER)
+        trace = os.path.join(td, "t")
+        p = subprocess.run([cli, "run", "--device", "gpu", "--trace", trace, "--", sys.executable, w, op, dt, str(n), "0"],
+                           capture_output=True, text=True, env=env)
+        if p.returncode != 0:
+            return p.stderr[-300:]
+        calls = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True).stdout
+        setup = subprocess.run([cli, "dump", "--setup", "--csv", trace], capture_output=True, text=True, check=True).stdout
+        starts = subprocess.run([cli, "dump", "--starts", "--csv", trace], capture_output=True, text=True, check=True).stdout
+    name = NAMES.get(op, {}).get(dt, PREC[dt] + op)
+    rows = [r for r in csv.DictReader(io.StringIO(calls))
+            if r["op"] == name and r["nested"] == "0" and r["query"] == "0" and int(r["m"]) == n]
+    if len(rows) < 2:
+        return f"{len(rows)} traced calls of {name} n={n}"
+    first_call, start = {}, {}
+    for r in csv.DictReader(io.StringIO(setup)):
+        target = start if r["what"] == "start" else first_call if r["what"] == name else None
+        if target is not None:
+            target[r["phase"]] = target.get(r["phase"], 0.0) + float(r["seconds"])
+    start_s = sum(int(r["duration_ns"]) for r in csv.DictReader(io.StringIO(starts)) if r["ok"] == "1") / 1e9
+    return (int(rows[0]["duration_ns"]) / 1e9, int(rows[1]["duration_ns"]) / 1e9, rows[0]["device"], first_call, start,
+            start_s)
+
+
+def first_call_table(cli, ops, dtypes, n, env, title):
+    print(f"\n2. {title}: n = {n}, ms; excess = first - second; set-up of the routine's first GPU call from the trace")
+    head = f"   {'op':<6} {'dtype':<10} {'first':>8} {'second':>8} {'excess':>8}"
+    head += "".join(f" {short:>8}" for _, short in SETUP_COLUMNS) + f" {'rest':>8}"
+    print(head)
+    total, rows_n, starts = 0.0, 0, []
+    for op in ops:
+        for dt in dtypes:
+            r = run_row(cli, op, dt, n, env)
+            if isinstance(r, str):
+                print(f"   {op:<6} {dt:<10} failed: {r}", flush=True)
+                continue
+            first, second, device, setup, start, start_s = r
+            starts.append((start, start_s))
+            excess = first - second
+            ours = sum(setup.get(phase, 0.0) for phase, _ in SETUP_COLUMNS)
+            total += excess
+            rows_n += 1
+            line = f"   {op:<6} {dt:<10} {first * 1e3:8.2f} {second * 1e3:8.2f} {excess * 1e3:8.2f}"
+            line += "".join(f" {setup.get(phase, 0.0) * 1e3:8.2f}" for phase, _ in SETUP_COLUMNS)
+            line += f" {(excess - ours) * 1e3:8.2f}" + ("" if device == "gpu" else f"  (ran on {device})")
+            print(line, flush=True)
+    print(f"   first-call excess summed over {rows_n} rows: {total:.3f} s")
+    return starts
+
+
+def start_table(starts):
+    if not starts:
+        return
+    phases = {}
+    for start, _ in starts:
+        for phase, sec in start.items():
+            phases.setdefault(phase, []).append(sec)
+    print(f"\n3. The GPU start, step by step (median of the {len(starts)} processes above, ms)")
+    for phase, secs in sorted(phases.items(), key=lambda kv: -statistics.median(kv[1])):
+        print(f"   {phase:<42} {statistics.median(secs) * 1e3:8.1f}")
+    totals = [s for _, s in starts]
+    print(f"   {'the whole start':<42} {statistics.median(totals) * 1e3:8.1f}   (min {min(totals) * 1e3:.1f}, "
+          f"max {max(totals) * 1e3:.1f})")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--n", type=int, default=1024)
+    ap.add_argument("--ops", default="gemm,syrk,trsm,getrf,gesv,potrf,syevd,gesdd")
+    ap.add_argument("--dtypes", default="float32,float64,complex128")
+    ap.add_argument("--loads", type=int, default=3)
+    ap.add_argument("--ahead-off", action="store_true")
+    a = ap.parse_args()
+    print("$ python3 bench/startup_costs.py " + " ".join(sys.argv[1:]))
+    cli = os.path.join(a.build, "bin", "gpu-offload")
+    base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
+    load_table(os.path.join(a.build, "lib", "libgpuoffload-cuda.so"), a.loads)
+    ops, dtypes = a.ops.split(","), a.dtypes.split(",")
+    starts = first_call_table(cli, ops, dtypes, a.n, base, "First GPU call of each routine")
+    start_table(starts)
+    if a.ahead_off:
+        first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_HANDLES_AHEAD="0"),
+                         "The same, every handle made on the call's path (GPU_OFFLOAD_HANDLES_AHEAD=0)")
+
+
+if __name__ == "__main__":
+    main()
