@@ -226,7 +226,7 @@ def test_help_config_documents_every_key_and_variable():
         f.flush()
         err = cli("config", env=env_without_config({"GPU_OFFLOAD_CONFIG": f.name})).stderr
     keys = re.search(r"valid keys: ([^)]*)\)", err).group(1).split(", ")
-    assert len(keys) == 10, keys
+    assert len(keys) == 11, keys
     for k in keys:
         assert re.search(rf"^\s+{k}\s+GPU_OFFLOAD_{k.upper()}\s", text, re.M), f"help config misses {k}"
     # Every variable the settings parser reads is named in the help.
