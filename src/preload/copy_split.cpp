@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "preload/call_depth.h"
 #include "preload/worker_pool.h"
@@ -18,6 +19,28 @@ namespace {
 constexpr int64_t kMinChunkElems = 64;
 // Two chunks a thread: threads that wake late find work left, and those on time share it evenly.
 constexpr int64_t kChunksPerThread = 2;
+
+// Where the cores are busy with other work, a thread holding a piece can lose its CPU for a whole
+// time slice while the caller waits for it: a split that took longer than kNoGain times what the
+// caller's own pieces say the unsplit copy would have taken makes the next 2^k splittable copies run
+// unsplit, k growing (to kMaxBackoff) while splitting keeps not paying and back to 0 when it pays.
+// A caller that ran every piece itself (its threads asleep) loses only the wake-up, which passes.
+constexpr double kNoGain = 1.5;
+constexpr int kMaxBackoff = 10;
+std::atomic<int> g_backoff{0};
+std::atomic<int64_t> g_unsplit_left{0};
+
+void judge(const PoolJobTimes& t, int64_t chunks) {
+  if (t.caller_chunks <= 0) return;  // nothing to compare with
+  const double unsplit_ns = double(t.caller_ns) / double(t.caller_chunks) * double(chunks);
+  if (double(t.total_ns) <= kNoGain * unsplit_ns) {
+    g_backoff.store(0, std::memory_order_relaxed);
+    return;
+  }
+  const int k = std::min(g_backoff.load(std::memory_order_relaxed) + 1, kMaxBackoff);
+  g_backoff.store(k, std::memory_order_relaxed);
+  g_unsplit_left.store(int64_t(1) << k, std::memory_order_relaxed);
+}
 
 struct CopyJob {
   CopyPieceFn piece;
@@ -74,12 +97,19 @@ bool copy_split_allowed(int64_t n, const void* x, int64_t incx, const void* y, i
 bool split_copy(CopyPieceFn piece, void* real, int64_t n, const void* x, int64_t incx, void* y, int64_t incy,
                 size_t elem_size) {
   if (!copy_split_allowed(n, x, incx, y, incy, elem_size)) return false;
+  if (g_unsplit_left.load(std::memory_order_relaxed) > 0) {
+    g_unsplit_left.fetch_sub(1, std::memory_order_relaxed);
+    return false;
+  }
   const int threads = worker_pool_size();
   const int64_t chunks = std::min<int64_t>(kChunksPerThread * threads, n / kMinChunkElems);
   if (threads < 2 || chunks < 2) return false;
   CopyJob job{piece, real, n, incx, incy, chunks, std::max<int64_t>(1, 64 / int64_t(elem_size)), t_call_depth,
               static_cast<const char*>(x), static_cast<char*>(y), elem_size};
-  return worker_pool_run(chunks, run_chunk, &job);
+  PoolJobTimes times;
+  if (!worker_pool_run(chunks, run_chunk, &job, &times)) return false;
+  judge(times, chunks);
+  return true;
 }
 
 }  // namespace gofl

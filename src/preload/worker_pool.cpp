@@ -65,29 +65,36 @@ void futex_wake(std::atomic<uint32_t>* word, int count) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAKE_PRIVATE, count, nullptr, nullptr, 0);
 }
 
-// Spins until `ready()` or kSpinNs have passed; true when it became ready.
+// Spins until `ready()` or kSpinNs have passed; true when it became ready. It yields the CPU now and
+// then: where the cores are busy, a spinning thread must not hold up the thread it waits for.
 template <class Ready>
 bool spin_until(Ready ready) {
   const uint64_t until = now_ns() + kSpinNs;
   for (unsigned i = 1;; ++i) {
     if (ready()) return true;
-    cpu_relax();
-    if (i % 64 == 0 && now_ns() > until) return false;
+    if (i % 16 == 0) {
+      sched_yield();
+      if (now_ns() > until) return false;
+    } else {
+      cpu_relax();
+    }
   }
 }
 
-// Claims and runs chunks of job `j` until none is left unclaimed. A chunk is claimed by moving the
-// word's counter; a claim succeeds only while the word still names job j, and job j cannot end
-// before its claimed chunks are done, so its fn and ctx stay valid while they run.
-void run_chunks(uint32_t j) {
+// Claims and runs chunks of job `j` until none is left unclaimed; returns how many it ran. A chunk is
+// claimed by moving the word's counter; a claim succeeds only while the word still names job j, and
+// job j cannot end before its claimed chunks are done, so its fn and ctx stay valid while they run.
+int64_t run_chunks(uint32_t j) {
   Pool& p = g_pool;
+  int64_t ran = 0;
   uint64_t w = p.claim.load(std::memory_order_acquire);
   for (;;) {
     const uint32_t next = uint32_t(w >> 16) & 0xffff, count = uint32_t(w) & 0xffff;
-    if (uint32_t(w >> 32) != j || next >= count) return;
+    if (uint32_t(w >> 32) != j || next >= count) return ran;
     if (!p.claim.compare_exchange_weak(w, w + (1u << 16), std::memory_order_acq_rel, std::memory_order_acquire))
       continue;
     p.fn.load(std::memory_order_relaxed)(p.ctx.load(std::memory_order_relaxed), next);
+    ++ran;
     if (p.done.fetch_add(1) + 1 == count && p.caller_asleep.load()) futex_wake(&p.done, 1);
     w = p.claim.load(std::memory_order_acquire);
   }
@@ -176,7 +183,7 @@ int worker_pool_threads() {
   return t;
 }
 
-bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx) {
+bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx, PoolJobTimes* times) {
   Pool& p = g_pool;
   if (chunks < 1 || chunks > 0xffff) return false;
   if (p.state.load(std::memory_order_relaxed) < 0) return false;
@@ -185,6 +192,7 @@ bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx) {
     p.busy.store(false, std::memory_order_release);
     return false;
   }
+  const uint64_t t_start = times ? now_ns() : 0;
   const uint32_t j = p.job.load(std::memory_order_relaxed) + 1;
   p.fn.store(fn, std::memory_order_relaxed);
   p.ctx.store(ctx, std::memory_order_relaxed);
@@ -192,7 +200,9 @@ bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx) {
   p.claim.store(uint64_t(j) << 32 | uint64_t(chunks), std::memory_order_release);
   p.job.store(j);
   if (p.sleepers.load() > 0) futex_wake(&p.job, 1);
-  run_chunks(j);
+  const uint64_t t_own = times ? now_ns() : 0;
+  const int64_t own = run_chunks(j);
+  const uint64_t t_own_end = times ? now_ns() : 0;
   // Every chunk is claimed; wait for those still running on other threads (their writes are
   // visible once `done` says so).
   const uint32_t all = uint32_t(chunks);
@@ -202,6 +212,7 @@ bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx) {
     p.caller_asleep.store(0, std::memory_order_relaxed);
   }
   p.busy.store(false, std::memory_order_release);
+  if (times) *times = PoolJobTimes{now_ns() - t_start, t_own_end - t_own, own};
   return true;
 }
 

@@ -8,12 +8,19 @@ namespace gofl {
 
 using ChunkFn = void (*)(void* ctx, int64_t chunk);
 
+// How a job went, for a caller that judges whether splitting paid (copy_split.cpp).
+struct PoolJobTimes {
+  uint64_t total_ns = 0;      // from handing the job out until every chunk was done
+  uint64_t caller_ns = 0;     // the calling thread's own chunks (claims included)
+  int64_t caller_chunks = 0;  // how many chunks the calling thread ran
+};
+
 // Runs fn(ctx, 0) ... fn(ctx, chunks - 1), each exactly once, on the pool's threads and the calling
 // thread, and returns when all are done. Returns false without running any when the pool cannot take
 // the job: it has one thread in all (worker_pool_threads), its threads could not be started, or
 // another thread's job is running (jobs never wait for each other: the caller does the work itself).
-// chunks: 1 to 65535.
-bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx);
+// chunks: 1 to 65535. `times`, when given, receives how the job went.
+bool worker_pool_run(int64_t chunks, ChunkFn fn, void* ctx, PoolJobTimes* times = nullptr);
 
 // Threads a job runs on, the caller included: worker_pool_threads() when first asked (lazily: a Python
 // program may set the thread variables after the library loaded), or as many as could be started.
