@@ -57,9 +57,9 @@ class ResidentCache {
   // A valid device copy holding `m` (the whole matrix or a sub-matrix of a kept one, same ld and
   // element size). A copy whose host bytes may have changed is dropped. Marks it in use.
   bool find(const HostMatrix& m, Hit* hit);
-  // Whether a valid kept copy of this element size holds the host bytes [p, p + n) (for the cost
+  // Whether a kept copy of this element size holds the host bytes [p, p + n), unchecked (for the cost
   // model, which knows a call's operands as byte ranges: a sub-matrix of a kept one lies inside it).
-  bool covers(uintptr_t p, size_t n, size_t elem);
+  bool covers(uintptr_t p, size_t n, size_t elem) const;
 
   // Whether an upload of `m` should be kept. When it should, watching starts here, before the
   // caller reads the host bytes, and the returned entry (pending, in use) owns `dev`.
