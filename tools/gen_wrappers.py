@@ -262,6 +262,11 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
         elem = ELEM[p]
         # The arguments of gofl::split_copy after the piece function and the real one.
         split_args = f"n, x, incx, y, incy, sizeof({elem})"
+        # Out of line, so that the wrapper's fast path keeps no frame: both its branches stay jumps.
+        L.append(f"[[gnu::noinline, gnu::cold]] static void large_{name}({', '.join(params)}, void* gofl_fn) {{\n")
+        L.extend(norm)
+        L.append(f"  if (!gofl::split_copy({split}, gofl_fn, {split_args}))\n")
+        L.append(f"    reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n}}\n")
     # Slow path, out of line so that the fast path keeps no frame: the wrapper only jumps.
     L.append(f"[[gnu::noinline, gnu::cold]] static void slow_{name}({', '.join(params)}) {{\n")
     L.append("  const void* const gofl_site = gofl::t_site;\n")
@@ -310,8 +315,8 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append(f"  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real({ident(name)}, __builtin_return_address(0)) : nullptr;\n")
     L.append("  if (__builtin_expect(gofl_fn != nullptr, 1)) {\n")
     if split:
-        L.append(f"    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof({elem})), 0) && "
-                 f"gofl::split_copy({split}, gofl_fn, {split_args})) return;\n")
+        L.append(f"    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof({elem})), 0)) "
+                 f"return large_{name}({', '.join(call_args)}, gofl_fn);\n")
     L.append(f"    return reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n  }}\n")
     # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
     # The slow path also resolves the real function on first use.

@@ -15336,6 +15336,13 @@ static void split_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
+[[gnu::noinline, gnu::cold]] static void large_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scopy__t gofl_real = reinterpret_cast<fn_scopy__t>(gofl::real_fn(S_scopy_, gofl_site));
@@ -15368,7 +15375,7 @@ extern "C" GOFL_EXPORT void scopy_(const int32_t* p_n, const float* x, const int
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15383,6 +15390,13 @@ static void split_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15416,7 +15430,7 @@ extern "C" GOFL_EXPORT void cblas_scopy(int32_t v_n, const float* x, int32_t v_i
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_cblas_scopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15434,6 +15448,13 @@ static void split_scipy_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15467,7 +15488,7 @@ extern "C" GOFL_EXPORT void scipy_scopy_(const int32_t* p_n, const float* x, con
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scipy_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_scopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15482,6 +15503,13 @@ static void split_scipy_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* g
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15515,7 +15543,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy(int32_t v_n, const float* x, int32
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scipy_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_cblas_scopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15533,6 +15561,13 @@ static void split_scipy_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15566,7 +15601,7 @@ extern "C" GOFL_EXPORT void scipy_scopy_64_(const int64_t* p_n, const float* x, 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scipy_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_scopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15581,6 +15616,13 @@ static void split_scipy_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15614,7 +15656,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy64_(int64_t v_n, const float* x, in
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scipy_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_cblas_scopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15632,6 +15674,13 @@ static void split_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15665,7 +15714,7 @@ extern "C" GOFL_EXPORT void scopy_64_(const int64_t* p_n, const float* x, const 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15680,6 +15729,13 @@ static void split_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   const float* const x = static_cast<const float*>(gofl_x);
   float* const y = static_cast<float*>(gofl_y);
   reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15713,7 +15769,7 @@ extern "C" GOFL_EXPORT void cblas_scopy64_(int64_t v_n, const float* x, int64_t 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0) && gofl::split_copy(split_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_cblas_scopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15731,6 +15787,13 @@ static void split_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15764,7 +15827,7 @@ extern "C" GOFL_EXPORT void dcopy_(const int32_t* p_n, const double* x, const in
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_dcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15779,6 +15842,13 @@ static void split_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15812,7 +15882,7 @@ extern "C" GOFL_EXPORT void cblas_dcopy(int32_t v_n, const double* x, int32_t v_
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_cblas_dcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15830,6 +15900,13 @@ static void split_scipy_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15863,7 +15940,7 @@ extern "C" GOFL_EXPORT void scipy_dcopy_(const int32_t* p_n, const double* x, co
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_scipy_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_dcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15878,6 +15955,13 @@ static void split_scipy_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* g
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15911,7 +15995,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy(int32_t v_n, const double* x, int3
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_scipy_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_cblas_dcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15929,6 +16013,13 @@ static void split_scipy_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -15962,7 +16053,7 @@ extern "C" GOFL_EXPORT void scipy_dcopy_64_(const int64_t* p_n, const double* x,
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_scipy_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_dcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15977,6 +16068,13 @@ static void split_scipy_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16010,7 +16108,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy64_(int64_t v_n, const double* x, i
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_scipy_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_cblas_dcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16028,6 +16126,13 @@ static void split_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16061,7 +16166,7 @@ extern "C" GOFL_EXPORT void dcopy_64_(const int64_t* p_n, const double* x, const
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_dcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16076,6 +16181,13 @@ static void split_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   const double* const x = static_cast<const double*>(gofl_x);
   double* const y = static_cast<double*>(gofl_y);
   reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16109,7 +16221,7 @@ extern "C" GOFL_EXPORT void cblas_dcopy64_(int64_t v_n, const double* x, int64_t
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0) && gofl::split_copy(split_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_cblas_dcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16127,6 +16239,13 @@ static void split_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16160,7 +16279,7 @@ extern "C" GOFL_EXPORT void ccopy_(const int32_t* p_n, const std::complex<float>
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_ccopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16175,6 +16294,13 @@ static void split_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16208,7 +16334,7 @@ extern "C" GOFL_EXPORT void cblas_ccopy(int32_t v_n, const std::complex<float>* 
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_cblas_ccopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16226,6 +16352,13 @@ static void split_scipy_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16259,7 +16392,7 @@ extern "C" GOFL_EXPORT void scipy_ccopy_(const int32_t* p_n, const std::complex<
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_scipy_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_ccopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16274,6 +16407,13 @@ static void split_scipy_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* g
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16307,7 +16447,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy(int32_t v_n, const std::complex<fl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_scipy_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_cblas_ccopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16325,6 +16465,13 @@ static void split_scipy_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16358,7 +16505,7 @@ extern "C" GOFL_EXPORT void scipy_ccopy_64_(const int64_t* p_n, const std::compl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_scipy_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_ccopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16373,6 +16520,13 @@ static void split_scipy_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16406,7 +16560,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy64_(int64_t v_n, const std::complex
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_scipy_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_cblas_ccopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16424,6 +16578,13 @@ static void split_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16457,7 +16618,7 @@ extern "C" GOFL_EXPORT void ccopy_64_(const int64_t* p_n, const std::complex<flo
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_ccopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16472,6 +16633,13 @@ static void split_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
   std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
   reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16505,7 +16673,7 @@ extern "C" GOFL_EXPORT void cblas_ccopy64_(int64_t v_n, const std::complex<float
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0) && gofl::split_copy(split_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_cblas_ccopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16523,6 +16691,13 @@ static void split_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16556,7 +16731,7 @@ extern "C" GOFL_EXPORT void zcopy_(const int32_t* p_n, const std::complex<double
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_zcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16571,6 +16746,13 @@ static void split_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16604,7 +16786,7 @@ extern "C" GOFL_EXPORT void cblas_zcopy(int32_t v_n, const std::complex<double>*
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_cblas_zcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16622,6 +16804,13 @@ static void split_scipy_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16655,7 +16844,7 @@ extern "C" GOFL_EXPORT void scipy_zcopy_(const int32_t* p_n, const std::complex<
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_scipy_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_zcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16670,6 +16859,13 @@ static void split_scipy_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* g
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16703,7 +16899,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy(int32_t v_n, const std::complex<do
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_scipy_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_cblas_zcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16721,6 +16917,13 @@ static void split_scipy_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16754,7 +16957,7 @@ extern "C" GOFL_EXPORT void scipy_zcopy_64_(const int64_t* p_n, const std::compl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_scipy_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_zcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16769,6 +16972,13 @@ static void split_scipy_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16802,7 +17012,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy64_(int64_t v_n, const std::complex
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_scipy_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_cblas_zcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16820,6 +17030,13 @@ static void split_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16853,7 +17070,7 @@ extern "C" GOFL_EXPORT void zcopy_64_(const int64_t* p_n, const std::complex<dou
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_zcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16868,6 +17085,13 @@ static void split_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
   std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
   reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
 }
 [[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
@@ -16901,7 +17125,7 @@ extern "C" GOFL_EXPORT void cblas_zcopy64_(int64_t v_n, const std::complex<doubl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
-    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0) && gofl::split_copy(split_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>))) return;
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_cblas_zcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
