@@ -9,8 +9,10 @@ calls numpy.linalg makes to convert an n x n matrix (to Fortran order: strided s
 destination; contiguous: never split), through scipy_dcopy_64_ of NumPy's own OpenBLAS. Columns:
   bare       no library
   off        preloaded, GPU_OFFLOAD_SPLIT_COPIES=off (what a wrapped call costs unsplit)
-  split T    preloaded, GPU_OFFLOAD_SPLIT_COPIES=1K (every row here is split), on T threads
-             (OPENBLAS_NUM_THREADS=T, which the library's pool respects)
+  split T    preloaded, GPU_OFFLOAD_SPLIT_COPIES=1K (every strided row here may be split), on T threads
+             (OPENBLAS_NUM_THREADS=T, which the library's pool respects); where splitting does not pay,
+             the library's back-off sends some calls unsplit, so below the crossover this column shows
+             what that costs, and above it what splitting gains
 Every mode must write the same bytes (`same`); the exit status is 1 where one did not.
 """
 
