@@ -190,10 +190,11 @@ if has copysplit; then
   T=$(mktemp -d)
   echo "== NumPy's conversion copies per call: bare, split off, split on 4/8/16 threads (bench/copy_split.py)"
   cc -O2 bench/copy_split.c -o "$T/copy_split" -ldl && "$PY" bench/copy_split.py --exe "$T/copy_split" \
-    --lib "$B/lib/libgpuoffload.so" --blas "$GOFL_TEST_OPENBLAS64" --threads 4,8,16 2>&1 | tee "$OUT/copy_split.log"
+    --lib "$B/lib/libgpuoffload.so" --blas "$GOFL_TEST_OPENBLAS64" --sizes ${COPYSPLIT_SIZES:-256,512,1024,2048,4096,8192} \
+    --threads ${COPYSPLIT_THREADS:-4,8,16} 2>&1 | tee "$OUT/copy_split.log"
   echo "== contiguous rows (never split): one thread against several (bench/strided_copy.c --contiguous)"
   cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
-    --contiguous "$GOFL_TEST_OPENBLAS64" 8192 4 16 2>&1 | tee "$OUT/contiguous_copy.log"
+    --contiguous "$GOFL_TEST_OPENBLAS64" ${CONTIGUOUS_N:-8192} 4 16 2>&1 | tee "$OUT/contiguous_copy.log"
   echo "== NumPy end to end, split copies off and on, CPU and GPU (bench/python_e2e.py --split)"
   timeout ${PYSPLIT_TIMEOUT:-420} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYSPLIT_SIZES:-4096,8192} \
     --variants numpy --split --full --budget ${PYSPLIT_BUDGET:-360} --json "$OUT/python_split.json" 2>&1 \
