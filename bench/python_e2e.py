@@ -3,6 +3,7 @@
 and under gpu-offload --device gpu, side by side in one run.
 
     python3 bench/python_e2e.py [--build build] [--sizes 4096,8192] [--cpu-slow-max-n 4096] [--full]
+                                [--variants numpy,scipy,fast] [--split] [--budget SECONDS]
 
 Per size, one process per device runs every case (CPU: plain Python, no library; GPU: under
 `gpu-offload run --device gpu --trace`), after an untimed warm-up at n = 256 that pays the GPU's
@@ -17,6 +18,16 @@ what the GPU gave; the rest of a variant's time is converting around the calls.
 Repetitions: the best of 2 at n <= 4096, one run above and for svd and lstsq (seconds each, to keep
 the run near six minutes on the H200); the CPU's svd and lstsq above --cpu-slow-max-n are left out
 unless --full (each takes minutes there).
+--split: the library's split copies (GPU_OFFLOAD_SPLIT_COPIES, src/preload/copy_split.h) off and on:
+  cpu        plain Python, no library
+  cpu split  under gpu-offload run --device cpu (copies split; svd and lstsq above --cpu-slow-max-n
+             are left out: their LAPACK calls take 98% of the time there)
+  gpu unsplit, gpu
+             under --device gpu --trace with GPU_OFFLOAD_SPLIT_COPIES=off, and on (the default)
+  copies unsplit, copies split
+             seconds in the variant's top-level ?copy calls, from those two traces
+--budget: stop starting cases after this many seconds and print what was measured (a run cut
+short leaves '-' where it did not get to); the CPU runs of the largest size go last.
 """
 
 import argparse
@@ -40,7 +51,7 @@ WORKER = r'''
 import json, sys, time
 import numpy as np, scipy.linalg as sl
 
-n, reps, cases = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(",")
+n, reps, cases, variants = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4].split(",")
 
 def inputs(case, n, rng):
     A = rng.standard_normal((n, n))
@@ -78,42 +89,62 @@ def timed(case, variant, A0, b0, reps):
 rng = np.random.default_rng(0)
 for case in cases:  # warm-up: the GPU's start-up and each routine's first call, untimed
     A, b = inputs(case, 256, rng)
-    for v in ("numpy", "scipy", "fast"):
+    for v in variants:
         timed(case, v, A, b, 1)
-out = {}
 for case in cases:
     A, b = inputs(case, n, rng)
-    for v in ("numpy", "scipy", "fast"):
+    for v in variants:
         s, w = timed(case, v, A, b, 1 if case in ("svd", "lstsq") else reps)
-        out[case + "/" + v] = {"s": s, "window": w}
-print("RESULT " + json.dumps(out), flush=True)
+        print("RESULT " + json.dumps({case + "/" + v: {"s": s, "window": w}}), flush=True)
 '''
 
 
-def run_worker(argv, n, reps, cases, env=None):
+def run_worker(argv, n, reps, cases, variants, env=None, timeout=None):
+    """The cases' results {case/variant: {s, window}}; those finished in time when it is cut short."""
+    if not cases or (timeout is not None and timeout <= 0):
+        return {}
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(WORKER)
         script = f.name
+    p = subprocess.Popen(argv + [sys.executable, script, str(n), str(reps), ",".join(cases), ",".join(variants)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        p = subprocess.run(argv + [sys.executable, script, str(n), str(reps), ",".join(cases)], capture_output=True,
-                           text=True, env=env)
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, 9)  # the worker and, under gpu-offload run, the Python it started
+        out, err = p.communicate()
+        sys.stderr.write(f"# n={n} {' '.join(argv[:4])}: out of time, cut short\n")
     finally:
         os.unlink(script)
-    for line in p.stdout.splitlines():
+    res = {}
+    for line in out.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[7:])
-    sys.stderr.write(f"worker failed (exit {p.returncode}) for n={n} {argv}:\n{p.stderr[-3000:]}\n")
-    return {}
+            res.update(json.loads(line[7:]))
+    if p.returncode not in (0, -9) or not res:
+        sys.stderr.write(f"worker failed (exit {p.returncode}) for n={n} {argv}:\n{err[-3000:]}\n")
+    return res
 
 
-def lapack_seconds(cli, trace_dir, windows):
-    """Per window (t0, t1): the seconds of top-level LAPACK calls that started inside it, from the trace."""
+LAPACK = {"gesv", "getrf", "getrs", "potrf", "syevd", "syevr", "syev", "gesdd", "gesvd", "gelsd", "gels", "geqrf",
+          "ormqr", "trtrs", "gecon", "pocon", "lange", "lansy"}
+
+
+def seconds_in(cli, trace_dir, windows, routines):
+    """Per window (t0, t1): the seconds of top-level calls of `routines` that started inside it, from the trace."""
     text = subprocess.run([cli, "dump", "--csv", trace_dir], capture_output=True, text=True).stdout
-    lapack = {"gesv", "getrf", "getrs", "potrf", "syevd", "syevr", "syev", "gesdd", "gesvd", "gelsd", "gels", "geqrf",
-              "ormqr", "trtrs", "gecon", "pocon", "lange", "lansy"}
     calls = [(int(r["t_start_ns"]), int(r["duration_ns"])) for r in csv.DictReader(io.StringIO(text))
-             if r["depth"] == "0" and r["query"] == "0" and r["routine"] in lapack]
+             if r["depth"] == "0" and r["query"] == "0" and r["routine"] in routines]
     return {key: sum(d for t, d in calls if w and w[0] <= t <= w[1]) * 1e-9 for key, w in windows.items()}
+
+
+def gpu_run(cli, n, reps, cases, variants, env, timeout):
+    """One traced --device gpu worker: its results and, per variant window, seconds in LAPACK and in ?copy."""
+    with tempfile.TemporaryDirectory() as td:
+        res = run_worker([cli, "run", "--device", "gpu", "--trace", td, "--"], n, reps, cases, variants, env, timeout)
+        windows = {k: v["window"] for k, v in res.items()}
+        lapack = seconds_in(cli, td, windows, LAPACK) if windows else {}
+        copies = seconds_in(cli, td, windows, {"copy"}) if windows else {}
+    return res, lapack, copies
 
 
 def fmt(s):
@@ -126,42 +157,71 @@ def main():
     ap.add_argument("--sizes", default="4096,8192")
     ap.add_argument("--cpu-slow-max-n", type=int, default=4096, help="largest n for the CPU's svd and lstsq")
     ap.add_argument("--full", action="store_true", help="run the CPU's svd and lstsq at every size")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="of numpy, scipy, fast")
+    ap.add_argument("--split", action="store_true", help="the library's split copies off and on (see above)")
+    ap.add_argument("--budget", type=float, help="seconds after which no case starts")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
+    variants = [v for v in a.variants.split(",") if v]
+    assert variants and set(variants) <= set(VARIANTS), f"--variants takes some of {VARIANTS}"
     cli = os.path.join(a.build, "bin", "gpu-offload")
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
-    results = {}
+    env.pop("GPU_OFFLOAD_SPLIT_COPIES", None)
+    sizes = [int(x) for x in a.sizes.split(",")]
     t_start = time.time()
-    for n in [int(x) for x in a.sizes.split(",")]:
-        reps = 2 if n <= 4096 else 1
-        cpu_cases = [c for c in CASES if a.full or c not in SLOW_ON_CPU or n <= a.cpu_slow_max_n]
-        cpu = run_worker([], n, reps, cpu_cases, env)
-        with tempfile.TemporaryDirectory() as td:
-            gpu = run_worker([cli, "run", "--device", "gpu", "--trace", td, "--"], n, reps, CASES, env)
-            windows = {k: v["window"] for k, v in gpu.items() if k.endswith("/fast")}
-            in_lapack = lapack_seconds(cli, td, windows) if windows else {}
-        results[n] = {"cpu": cpu, "gpu": gpu, "in_lapack": in_lapack, "reps": reps}
-        print(f"# n = {n} done after {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
+    left = lambda: None if a.budget is None else a.budget - (time.time() - t_start)  # noqa: E731
+    results = {n: {"reps": 2 if n <= 4096 else 1} for n in sizes}
 
-    cols = ["case", "n"] + [f"{v} {d}" for v in VARIANTS for d in ("cpu", "gpu")] + ["in LAPACK gpu", "fast gpu/cpu"]
+    def cases_for(n, full):
+        return [c for c in CASES if full or c not in SLOW_ON_CPU or n <= a.cpu_slow_max_n]
+
+    # The GPU runs first, the CPU's last (the largest size's svd and lstsq take minutes there).
+    for n, r in results.items():
+        r["gpu"], r["in_lapack"], r["copies"] = gpu_run(cli, n, r["reps"], CASES, variants, env, left())
+        if a.split:
+            r["gpu unsplit"], _, r["copies unsplit"] = gpu_run(cli, n, r["reps"], CASES, variants,
+                                                               dict(env, GPU_OFFLOAD_SPLIT_COPIES="off"), left())
+            r["cpu split"] = run_worker([cli, "run", "--device", "cpu", "--"], n, r["reps"], cases_for(n, False),
+                                        variants, env, left())
+        print(f"# n = {n}: GPU runs done after {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
+    for n, r in results.items():
+        r["cpu"] = run_worker([], n, r["reps"], cases_for(n, a.full), variants, env, left())
+        print(f"# n = {n}: CPU run done after {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
+
+    ref = "fast" if "fast" in variants else variants[0]  # whose LAPACK time and speedup are shown
+    runs = ["cpu", "cpu split", "gpu unsplit", "gpu"] if a.split else ["cpu", "gpu"]
+    cols = ["case", "n"] + [f"{v} {d}" for v in variants for d in runs]
+    if a.split:
+        cols += [f"{ref} copies unsplit gpu", f"{ref} copies gpu"]
+    cols += [f"{ref} in LAPACK gpu", f"{ref} gpu/cpu"] + ([f"{ref} split gain gpu"] if a.split else [])
     rows = []
     for n, r in results.items():
         for case in CASES:
             cells = [case, str(n)]
-            for v in VARIANTS:
-                for d in ("cpu", "gpu"):
-                    e = r[d].get(f"{case}/{v}")
+            for v in variants:
+                for d in runs:
+                    e = r.get(d, {}).get(f"{case}/{v}")
                     cells.append(fmt(e["s"]) if e else "-")
-            cells.append(fmt(r["in_lapack"].get(f"{case}/fast")))
-            c, g = r["cpu"].get(f"{case}/fast"), r["gpu"].get(f"{case}/fast")
+            key = f"{case}/{ref}"
+            if a.split:
+                cells += [fmt(r["copies unsplit"].get(key)) or "-", fmt(r["copies"].get(key)) or "-"]
+            cells.append(fmt(r["in_lapack"].get(key)) or "-")
+            c, g = r.get("cpu", {}).get(key), r["gpu"].get(key)
             cells.append(f"{c['s'] / g['s']:.1f}x" if c and g and g["s"] > 0 else "-")
+            if a.split:
+                u = r["gpu unsplit"].get(key)
+                cells.append(f"{u['s'] / g['s']:.2f}x" if u and g and g["s"] > 0 else "-")
             rows.append(cells)
     widths = [max(len(x) for x in col) for col in zip(cols, *rows)]
     print("Python end to end, seconds per call (numpy: numpy.linalg; scipy: scipy.linalg as usually called; fast: "
           "scipy.linalg on Fortran-ordered arrays, overwrite_a=True, check_finite=False)")
     print("reps: best of " + ", ".join(f"{r['reps']} at n={n}" for n, r in results.items()) + " (svd, lstsq: 1)" +
-          f"; '-': not run (the CPU's svd/lstsq above n={a.cpu_slow_max_n}: --full runs them)")
+          f"; '-': not run (the CPU's svd/lstsq above n={a.cpu_slow_max_n}: --full runs them" +
+          (", never under 'cpu split'" if a.split else "") + "; or out of --budget)")
+    if a.split:
+        print("split: GPU_OFFLOAD_SPLIT_COPIES on (the default) or off ('unsplit'); 'copies': seconds in ?copy calls "
+              "from the trace; split gain: gpu unsplit / gpu")
     print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cols, widths))))
     for cells in rows:
         print("  ".join(c.rjust(w) if i > 1 else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))))
@@ -169,7 +229,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
-    return 0 if all(r["gpu"] and r["cpu"] for r in results.values()) else 1
+    return 0 if all(r["gpu"] and r.get("cpu") for r in results.values()) else 1
 
 
 if __name__ == "__main__":

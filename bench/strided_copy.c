@@ -2,9 +2,11 @@
 // turns a C-ordered n x n matrix into Fortran order with n copy calls, each reading one column
 // (stride n: one element per cache line and, past 512 columns, per 4 KiB page). Each way below does
 // exactly those n calls, one at a time, into the same output, which is checked bitwise.
-//   strided_copy LIBOPENBLAS64.so [N] [THREADS...]
+//   strided_copy [--contiguous] LIBOPENBLAS64.so [N] [THREADS...]
 // Ways: NumPy's bundled OpenBLAS dcopy (what runs now), a plain loop, a loop with software prefetch,
 // and each call split across T threads (OpenMP; the library would need a pool of its own).
+// --contiguous: each call reads a row instead (stride 1, as NumPy copies a Fortran-ordered operand):
+// whether contiguous copies, which the library never splits, would gain from threads too.
 #include <dlfcn.h>
 #include <omp.h>
 #include <stdint.h>
@@ -39,11 +41,14 @@ static void threaded_copy(int64_t n, const double* x, int64_t incx, double* y, i
 }
 
 int main(int argc, char** argv) {
+  const int contiguous = argc > 1 && strcmp(argv[1], "--contiguous") == 0;
+  if (contiguous) --argc, ++argv;
   if (argc < 2) {
     fprintf(stderr, "usage: %s LIBOPENBLAS64.so [N] [THREADS...]\n", argv[0]);
     return 2;
   }
   int64_t n = argc > 2 ? atol(argv[2]) : 8192, one = 1;
+  const int64_t stride = contiguous ? 1 : n;  // between a call's elements; calls start at row r * (n / stride)
   void* h = dlopen(argv[1], RTLD_NOW);
   copy_t blas = h ? (copy_t)dlsym(h, "scipy_dcopy_64_") : NULL;
   if (!blas) {
@@ -64,7 +69,7 @@ int main(int argc, char** argv) {
   int nt = argc > 3 ? argc - 3 : 3;
   int threads[16] = {2, 4, 8};
   for (int i = 0; i < nt && i < 16 && argc > 3; ++i) threads[i] = atoi(argv[3 + i]);
-  printf("n = %ld: n dcopy calls of n elements, stride n (best of 3)\n", (long)n);
+  printf("n = %ld: n dcopy calls of n elements, stride %s (best of 3)\n", (long)n, contiguous ? "1" : "n");
   printf("%-28s %10s %12s\n", "way", "seconds", "ns/element");
   for (int way = 0; way < 3 + nt; ++way) {
     double best = 1e30;
@@ -72,10 +77,11 @@ int main(int argc, char** argv) {
       double* y = way == 0 ? ref : out;
       const double t0 = now();
       for (int64_t r = 0; r < n; ++r) {
-        if (way == 0) blas(&n, a + r, &n, y + r * n, &one);
-        else if (way == 1) loop_copy(n, a + r, n, y + r * n);
-        else if (way == 2) prefetch_copy(n, a + r, n, y + r * n);
-        else threaded_copy(n, a + r, n, y + r * n, threads[way - 3]);
+        const double* x = a + (contiguous ? r * n : r);
+        if (way == 0) blas(&n, x, &stride, y + r * n, &one);
+        else if (way == 1) loop_copy(n, x, stride, y + r * n);
+        else if (way == 2) prefetch_copy(n, x, stride, y + r * n);
+        else threaded_copy(n, x, stride, y + r * n, threads[way - 3]);
       }
       const double t = now() - t0;
       if (t < best) best = t;

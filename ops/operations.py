@@ -35,15 +35,17 @@ from collections import namedtuple
 # model's fallback, policy/model.h): the Hermitian names as the symmetric ones; itself by default.
 # calib: flops of the calibration's n x n problem over n^3 (BLAS-2: over n^2), real precisions (complex: x4),
 # by which `gpu-offload calibrate` plans its sizes; 0: not calibrated.
+# split_copy: a large strided call runs in pieces on the library's threads (src/preload/copy_split.h);
+# only for ?copy's argument list (n x incx y incy).
 Op = namedtuple(
     "Op",
-    "name precs kind ifaces args cargs dims flops operands query gpu family calib",
+    "name precs kind ifaces args cargs dims flops operands query gpu family calib split_copy",
 )
 
 def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=True,
-       family=None, calib=0.0):
+       family=None, calib=0.0, split_copy=False):
     return Op(name, precs, kind, ifaces, args.split(), (cargs or args).split(), dims, flops, operands, tuple(query), gpu,
-              family or name, float(calib))
+              family or name, float(calib), split_copy)
 
 BLAS_IF = ("fortran", "cblas")
 
@@ -126,12 +128,13 @@ OPS = [
     # Measured only, never offloaded: NumPy converts each LAPACK operand to Fortran order and back with
     # one ?copy per row (strided reads), so the report can say how much time went to converting data
     # around the LAPACK calls. No work estimate: a copy stays on the fast path unless calls are recorded.
-    # CBLAS ?copy has no layout argument (blas1 rows take none).
+    # CBLAS ?copy has no layout argument (blas1 rows take none). Large strided ones are split over the
+    # library's threads (the same bytes, several times sooner).
     op("copy", "sdcz", "blas1",
        "n:int x:in incx:int y:out incy:int",
        dims=("n", "0", "0"), flops="0.0",
        operands=[("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
-       ifaces=BLAS_IF, gpu=False),
+       ifaces=BLAS_IF, gpu=False, split_copy=True),
     # ---- LAPACK: LU ------------------------------------------------------------------------------------------
     op("getrf", "sdcz", "lapack",
        "m:int n:int a:inout lda:int ipiv:iinout info:iout",

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
-#                              [pye2e] [gpus] [mpi] [multigpu] [fft] [scipytests] [solveprobe] [large]
+#                              [pye2e] [copysplit] [gpus] [mpi] [multigpu] [fft] [scipytests] [solveprobe] [large]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -216,6 +216,35 @@ for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
   echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
   cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
+fi
+if has copysplit; then
+  # Split copies (src/preload/copy_split.h), about seven minutes on the H200: per ?copy call, then NumPy
+  # end to end at 4096 and 8192 with them off and on (the CPU's svd and lstsq at 8192 last; what
+  # PYSPLIT_BUDGET seconds leave out shows as '-').
+  T=$(mktemp -d)
+  echo "== NumPy's conversion copies per call: bare, split off, split on 4/8/16 threads (bench/copy_split.py)"
+  cc -O2 bench/copy_split.c -o "$T/copy_split" -ldl && "$PY" bench/copy_split.py --exe "$T/copy_split" \
+    --lib "$B/lib/libgpuoffload.so" --blas "$GOFL_TEST_OPENBLAS64" --sizes ${COPYSPLIT_SIZES:-256,512,1024,2048,4096,8192} \
+    --threads ${COPYSPLIT_THREADS:-4,8,16} 2>&1 | tee "$OUT/copy_split.log"
+  echo "== contiguous rows (never split): one thread against several (bench/strided_copy.c --contiguous)"
+  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+    --contiguous "$GOFL_TEST_OPENBLAS64" ${CONTIGUOUS_N:-8192} 4 16 2>&1 | tee "$OUT/contiguous_copy.log"
+  echo "== NumPy end to end, split copies off and on, CPU and GPU (bench/python_e2e.py --split)"
+  timeout ${PYSPLIT_TIMEOUT:-420} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYSPLIT_SIZES:-4096,8192} \
+    --variants numpy --split --full --budget ${PYSPLIT_BUDGET:-360} --json "$OUT/python_split.json" 2>&1 \
+    | tee "$OUT/python_split.log"
+  echo "== the summary and report of numpy.linalg.solve at n = 8192 under --device gpu, split copies on"
+  "$B/bin/gpu-offload" run --device gpu --summary --trace "$T/np" -- "$PY" -c '
+import numpy as np
+r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); b = r.standard_normal(8192)
+for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
+  "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/^Converting data/,/README: From Python/p'
+  "$B/bin/gpu-offload" dump --csv "$T/np" | "$PY" -c '
+import csv, sys
+rows = [r for r in csv.DictReader(sys.stdin) if r["op"] == "dcopy" and r["nested"] == "0"]
+split = [r for r in rows if r["split"] == "1"]
+seconds = sum(int(r["duration_ns"]) for r in rows) * 1e-9
+print("dcopy calls: %d, split: %d, in them: %.3f s" % (len(rows), len(split), seconds))'
 fi
 if has gpus; then
   # A GPU per process (src/common/gpu_placement.h) on the GPUs this machine has: ranks, CUDA_VISIBLE_DEVICES,

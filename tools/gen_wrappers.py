@@ -194,6 +194,23 @@ def cblas_layout(o):
     return o.kind != "blas1"
 
 
+def gen_copy_piece(fname, fn_t, args, call_args, iface, p, itype):
+    """The gofl::CopyPieceFn for one ?copy name: the real function called on a piece, with the
+    name's own integer width and passing convention."""
+    assert [a for a, _ in args] == ["n", "x", "incx", "y", "incy"], "split_copy needs ?copy's arguments"
+    t = ELEM[p]
+    L = [f"static void {fname}(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, "
+         "int64_t gofl_incy) {\n"]
+    for a in ("n", "incx", "incy"):
+        L.append(f"  const {itype} v_{a} = {itype}(gofl_{a});\n")
+        if iface == "fortran":
+            L.append(f"  const {itype}* const p_{a} = &v_{a};\n")
+    L.append(f"  const {t}* const x = static_cast<const {t}*>(gofl_x);\n")
+    L.append(f"  {t}* const y = static_cast<{t}*>(gofl_y);\n")
+    L.append(f"  reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n}}\n")
+    return "".join(L)
+
+
 def gen_wrapper(name, opname, o, p, iface, sid, itype):
     args = args_for(o, p)
     row_major_aware = iface == "cblas" and cblas_layout(o)
@@ -239,6 +256,17 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
 
     L = []
     L.append(f"using {fn_t} = void (*)({', '.join(ptypes)});\n")
+    split = f"split_{name}" if o.split_copy else None
+    if split:
+        L.append(gen_copy_piece(split, fn_t, args, call_args, iface, p, itype))
+        elem = ELEM[p]
+        # The arguments of gofl::split_copy after the piece function and the real one.
+        split_args = f"n, x, incx, y, incy, sizeof({elem})"
+        # Out of line, so that the wrapper's fast path keeps no frame: both its branches stay jumps.
+        L.append(f"[[gnu::noinline, gnu::cold]] static void large_{name}({', '.join(params)}, void* gofl_fn) {{\n")
+        L.extend(norm)
+        L.append(f"  if (!gofl::split_copy({split}, gofl_fn, {split_args}))\n")
+        L.append(f"    reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n}}\n")
     # Slow path, out of line so that the fast path keeps no frame: the wrapper only jumps.
     L.append(f"[[gnu::noinline, gnu::cold]] static void slow_{name}({', '.join(params)}) {{\n")
     L.append("  const void* const gofl_site = gofl::t_site;\n")
@@ -272,6 +300,11 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append(f"  gofl_call.argc = {len(argv)};\n")
     L.append("  gofl_call.real = reinterpret_cast<void*>(gofl_real);\n")
     L.append("  if (gofl::enter(gofl_call)) {\n")
+    if split:
+        L.append(f"    if (gofl::split_copy_candidate(n, sizeof({elem})) && "
+                 f"gofl::split_copy({split}, reinterpret_cast<void*>(gofl_real), {split_args}))\n")
+        L.append("      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace\n")
+        L.append("    else\n  ")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
     L.append("  gofl::leave(gofl_call);\n}\n")
     # The exported wrapper: below the threshold it is a few loads, a compare and a jump.
@@ -281,6 +314,9 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     # The cached real function serves this caller (its module's scope gave it, or the global one).
     L.append(f"  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real({ident(name)}, __builtin_return_address(0)) : nullptr;\n")
     L.append("  if (__builtin_expect(gofl_fn != nullptr, 1)) {\n")
+    if split:
+        L.append(f"    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof({elem})), 0)) "
+                 f"return large_{name}({', '.join(call_args)}, gofl_fn);\n")
     L.append(f"    return reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n  }}\n")
     # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
     # The slow path also resolves the real function on first use.

@@ -111,6 +111,7 @@ CSV columns, in this order:
   gpu, pci_bus_id
                a GPU call's GPU (the one its process started on: CUDA's number, PCI bus id);
                empty for CPU calls and in traces written before the GPU was recorded
+  split        1 for a ?copy the library ran in pieces on its own threads (split_copies)
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another
@@ -194,6 +195,8 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   history          GPU_OFFLOAD_HISTORY          on/off: remember what runs of a program gained from
                                                 the GPU and start it at once when they paid (default on)
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
+  split_copies     GPU_OFFLOAD_SPLIT_COPIES     on/off, or the smallest strided ?copy to run on several
+                                                threads, in bytes (K, M, G); on: 8K (default on)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

@@ -15325,6 +15325,24 @@ extern "C" GOFL_EXPORT void cblas_ztrsv64_(int v_layout, int v_uplo, int v_trans
 }
 
 using fn_scopy__t = void (*)(const int32_t*, const float*, const int32_t*, float*, const int32_t*);
+static void split_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scopy__t gofl_real = reinterpret_cast<fn_scopy__t>(gofl::real_fn(S_scopy_, gofl_site));
@@ -15343,7 +15361,10 @@ using fn_scopy__t = void (*)(const int32_t*, const float*, const int32_t*, float
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15354,6 +15375,7 @@ extern "C" GOFL_EXPORT void scopy_(const int32_t* p_n, const float* x, const int
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15361,6 +15383,21 @@ extern "C" GOFL_EXPORT void scopy_(const int32_t* p_n, const float* x, const int
 }
 
 using fn_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, int32_t);
+static void split_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_scopy_t gofl_real = reinterpret_cast<fn_cblas_scopy_t>(gofl::real_fn(S_cblas_scopy, gofl_site));
@@ -15379,7 +15416,10 @@ using fn_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, int32_
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_cblas_scopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15390,6 +15430,7 @@ extern "C" GOFL_EXPORT void cblas_scopy(int32_t v_n, const float* x, int32_t v_i
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_cblas_scopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15397,6 +15438,24 @@ extern "C" GOFL_EXPORT void cblas_scopy(int32_t v_n, const float* x, int32_t v_i
 }
 
 using fn_scipy_scopy__t = void (*)(const int32_t*, const float*, const int32_t*, float*, const int32_t*);
+static void split_scipy_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_scopy_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_(const int32_t* p_n, const float* x, const int32_t* p_incx, float* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_scopy__t gofl_real = reinterpret_cast<fn_scipy_scopy__t>(gofl::real_fn(S_scipy_scopy_, gofl_site));
@@ -15415,7 +15474,10 @@ using fn_scipy_scopy__t = void (*)(const int32_t*, const float*, const int32_t*,
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_scopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15426,6 +15488,7 @@ extern "C" GOFL_EXPORT void scipy_scopy_(const int32_t* p_n, const float* x, con
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_scopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_scopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15433,6 +15496,21 @@ extern "C" GOFL_EXPORT void scipy_scopy_(const int32_t* p_n, const float* x, con
 }
 
 using fn_scipy_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, int32_t);
+static void split_scipy_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_scopy, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy(int32_t v_n, const float* x, int32_t v_incx, float* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_scopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl::real_fn(S_scipy_cblas_scopy, gofl_site));
@@ -15451,7 +15529,10 @@ using fn_scipy_cblas_scopy_t = void (*)(int32_t, const float*, int32_t, float*, 
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_cblas_scopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15462,6 +15543,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy(int32_t v_n, const float* x, int32
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_cblas_scopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_scopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15469,6 +15551,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy(int32_t v_n, const float* x, int32
 }
 
 using fn_scipy_scopy_64__t = void (*)(const int64_t*, const float*, const int64_t*, float*, const int64_t*);
+static void split_scipy_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_scopy_64__t gofl_real = reinterpret_cast<fn_scipy_scopy_64__t>(gofl::real_fn(S_scipy_scopy_64_, gofl_site));
@@ -15487,7 +15587,10 @@ using fn_scipy_scopy_64__t = void (*)(const int64_t*, const float*, const int64_
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_scopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15498,6 +15601,7 @@ extern "C" GOFL_EXPORT void scipy_scopy_64_(const int64_t* p_n, const float* x, 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_scopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_scopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15505,6 +15609,21 @@ extern "C" GOFL_EXPORT void scipy_scopy_64_(const int64_t* p_n, const float* x, 
 }
 
 using fn_scipy_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float*, int64_t);
+static void split_scipy_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_scopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl::real_fn(S_scipy_cblas_scopy64_, gofl_site));
@@ -15523,7 +15642,10 @@ using fn_scipy_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_cblas_scopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15534,6 +15656,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy64_(int64_t v_n, const float* x, in
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scipy_cblas_scopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15541,6 +15664,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_scopy64_(int64_t v_n, const float* x, in
 }
 
 using fn_scopy_64__t = void (*)(const int64_t*, const float*, const int64_t*, float*, const int64_t*);
+static void split_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scopy_64_(const int64_t* p_n, const float* x, const int64_t* p_incx, float* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scopy_64__t gofl_real = reinterpret_cast<fn_scopy_64__t>(gofl::real_fn(S_scopy_64_, gofl_site));
@@ -15559,7 +15700,10 @@ using fn_scopy_64__t = void (*)(const int64_t*, const float*, const int64_t*, fl
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15570,6 +15714,7 @@ extern "C" GOFL_EXPORT void scopy_64_(const int64_t* p_n, const float* x, const 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_scopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15577,6 +15722,21 @@ extern "C" GOFL_EXPORT void scopy_64_(const int64_t* p_n, const float* x, const 
 }
 
 using fn_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float*, int64_t);
+static void split_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const float* const x = static_cast<const float*>(gofl_x);
+  float* const y = static_cast<float*>(gofl_y);
+  reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_scopy64_, gofl_fn, n, x, incx, y, incy, sizeof(float)))
+    reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_scopy64_(int64_t v_n, const float* x, int64_t v_incx, float* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_scopy64__t gofl_real = reinterpret_cast<fn_cblas_scopy64__t>(gofl::real_fn(S_cblas_scopy64_, gofl_site));
@@ -15595,7 +15755,10 @@ using fn_cblas_scopy64__t = void (*)(int64_t, const float*, int64_t, float*, int
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_cblas_scopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15606,6 +15769,7 @@ extern "C" GOFL_EXPORT void cblas_scopy64_(int64_t v_n, const float* x, int64_t 
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_scopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(float)), 0)) return large_cblas_scopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_scopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15613,6 +15777,24 @@ extern "C" GOFL_EXPORT void cblas_scopy64_(int64_t v_n, const float* x, int64_t 
 }
 
 using fn_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*, double*, const int32_t*);
+static void split_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_dcopy__t gofl_real = reinterpret_cast<fn_dcopy__t>(gofl::real_fn(S_dcopy_, gofl_site));
@@ -15631,7 +15813,10 @@ using fn_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*, doub
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_dcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15642,6 +15827,7 @@ extern "C" GOFL_EXPORT void dcopy_(const int32_t* p_n, const double* x, const in
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_dcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15649,6 +15835,21 @@ extern "C" GOFL_EXPORT void dcopy_(const int32_t* p_n, const double* x, const in
 }
 
 using fn_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*, int32_t);
+static void split_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_dcopy_t gofl_real = reinterpret_cast<fn_cblas_dcopy_t>(gofl::real_fn(S_cblas_dcopy, gofl_site));
@@ -15667,7 +15868,10 @@ using fn_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*, int3
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_cblas_dcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15678,6 +15882,7 @@ extern "C" GOFL_EXPORT void cblas_dcopy(int32_t v_n, const double* x, int32_t v_
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_cblas_dcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15685,6 +15890,24 @@ extern "C" GOFL_EXPORT void cblas_dcopy(int32_t v_n, const double* x, int32_t v_
 }
 
 using fn_scipy_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*, double*, const int32_t*);
+static void split_scipy_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_dcopy_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_(const int32_t* p_n, const double* x, const int32_t* p_incx, double* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_dcopy__t gofl_real = reinterpret_cast<fn_scipy_dcopy__t>(gofl::real_fn(S_scipy_dcopy_, gofl_site));
@@ -15703,7 +15926,10 @@ using fn_scipy_dcopy__t = void (*)(const int32_t*, const double*, const int32_t*
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_dcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15714,6 +15940,7 @@ extern "C" GOFL_EXPORT void scipy_dcopy_(const int32_t* p_n, const double* x, co
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_dcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_dcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15721,6 +15948,21 @@ extern "C" GOFL_EXPORT void scipy_dcopy_(const int32_t* p_n, const double* x, co
 }
 
 using fn_scipy_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*, int32_t);
+static void split_scipy_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_dcopy, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy(int32_t v_n, const double* x, int32_t v_incx, double* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_dcopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl::real_fn(S_scipy_cblas_dcopy, gofl_site));
@@ -15739,7 +15981,10 @@ using fn_scipy_cblas_dcopy_t = void (*)(int32_t, const double*, int32_t, double*
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_cblas_dcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15750,6 +15995,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy(int32_t v_n, const double* x, int3
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_cblas_dcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_dcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15757,6 +16003,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy(int32_t v_n, const double* x, int3
 }
 
 using fn_scipy_dcopy_64__t = void (*)(const int64_t*, const double*, const int64_t*, double*, const int64_t*);
+static void split_scipy_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_dcopy_64__t gofl_real = reinterpret_cast<fn_scipy_dcopy_64__t>(gofl::real_fn(S_scipy_dcopy_64_, gofl_site));
@@ -15775,7 +16039,10 @@ using fn_scipy_dcopy_64__t = void (*)(const int64_t*, const double*, const int64
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_dcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15786,6 +16053,7 @@ extern "C" GOFL_EXPORT void scipy_dcopy_64_(const int64_t* p_n, const double* x,
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_dcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15793,6 +16061,21 @@ extern "C" GOFL_EXPORT void scipy_dcopy_64_(const int64_t* p_n, const double* x,
 }
 
 using fn_scipy_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, double*, int64_t);
+static void split_scipy_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_dcopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl::real_fn(S_scipy_cblas_dcopy64_, gofl_site));
@@ -15811,7 +16094,10 @@ using fn_scipy_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, doub
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_cblas_dcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15822,6 +16108,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy64_(int64_t v_n, const double* x, i
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_scipy_cblas_dcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15829,6 +16116,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_dcopy64_(int64_t v_n, const double* x, i
 }
 
 using fn_dcopy_64__t = void (*)(const int64_t*, const double*, const int64_t*, double*, const int64_t*);
+static void split_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_dcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_dcopy_64_(const int64_t* p_n, const double* x, const int64_t* p_incx, double* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_dcopy_64__t gofl_real = reinterpret_cast<fn_dcopy_64__t>(gofl::real_fn(S_dcopy_64_, gofl_site));
@@ -15847,7 +16152,10 @@ using fn_dcopy_64__t = void (*)(const int64_t*, const double*, const int64_t*, d
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_dcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15858,6 +16166,7 @@ extern "C" GOFL_EXPORT void dcopy_64_(const int64_t* p_n, const double* x, const
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_dcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_dcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15865,6 +16174,21 @@ extern "C" GOFL_EXPORT void dcopy_64_(const int64_t* p_n, const double* x, const
 }
 
 using fn_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, double*, int64_t);
+static void split_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const double* const x = static_cast<const double*>(gofl_x);
+  double* const y = static_cast<double*>(gofl_y);
+  reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_dcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(double)))
+    reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_dcopy64_(int64_t v_n, const double* x, int64_t v_incx, double* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_dcopy64__t gofl_real = reinterpret_cast<fn_cblas_dcopy64__t>(gofl::real_fn(S_cblas_dcopy64_, gofl_site));
@@ -15883,7 +16207,10 @@ using fn_cblas_dcopy64__t = void (*)(int64_t, const double*, int64_t, double*, i
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_cblas_dcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15894,6 +16221,7 @@ extern "C" GOFL_EXPORT void cblas_dcopy64_(int64_t v_n, const double* x, int64_t
   const double gofl_flops = (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_dcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(double)), 0)) return large_cblas_dcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_dcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15901,6 +16229,24 @@ extern "C" GOFL_EXPORT void cblas_dcopy64_(int64_t v_n, const double* x, int64_t
 }
 
 using fn_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*);
+static void split_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_ccopy__t gofl_real = reinterpret_cast<fn_ccopy__t>(gofl::real_fn(S_ccopy_, gofl_site));
@@ -15919,7 +16265,10 @@ using fn_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, const i
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_ccopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15930,6 +16279,7 @@ extern "C" GOFL_EXPORT void ccopy_(const int32_t* p_n, const std::complex<float>
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_ccopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15937,6 +16287,21 @@ extern "C" GOFL_EXPORT void ccopy_(const int32_t* p_n, const std::complex<float>
 }
 
 using fn_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+static void split_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_ccopy_t gofl_real = reinterpret_cast<fn_cblas_ccopy_t>(gofl::real_fn(S_cblas_ccopy, gofl_site));
@@ -15955,7 +16320,10 @@ using fn_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int32_t, 
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_cblas_ccopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -15966,6 +16334,7 @@ extern "C" GOFL_EXPORT void cblas_ccopy(int32_t v_n, const std::complex<float>* 
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_cblas_ccopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -15973,6 +16342,24 @@ extern "C" GOFL_EXPORT void cblas_ccopy(int32_t v_n, const std::complex<float>* 
 }
 
 using fn_scipy_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*);
+static void split_scipy_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_ccopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_(const int32_t* p_n, const std::complex<float>* x, const int32_t* p_incx, std::complex<float>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_ccopy__t gofl_real = reinterpret_cast<fn_scipy_ccopy__t>(gofl::real_fn(S_scipy_ccopy_, gofl_site));
@@ -15991,7 +16378,10 @@ using fn_scipy_ccopy__t = void (*)(const int32_t*, const std::complex<float>*, c
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_ccopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16002,6 +16392,7 @@ extern "C" GOFL_EXPORT void scipy_ccopy_(const int32_t* p_n, const std::complex<
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_ccopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_ccopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16009,6 +16400,21 @@ extern "C" GOFL_EXPORT void scipy_ccopy_(const int32_t* p_n, const std::complex<
 }
 
 using fn_scipy_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int32_t, std::complex<float>*, int32_t);
+static void split_scipy_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_ccopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy(int32_t v_n, const std::complex<float>* x, int32_t v_incx, std::complex<float>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_ccopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl::real_fn(S_scipy_cblas_ccopy, gofl_site));
@@ -16027,7 +16433,10 @@ using fn_scipy_cblas_ccopy_t = void (*)(int32_t, const std::complex<float>*, int
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_cblas_ccopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16038,6 +16447,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy(int32_t v_n, const std::complex<fl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_cblas_ccopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_ccopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16045,6 +16455,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy(int32_t v_n, const std::complex<fl
 }
 
 using fn_scipy_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*);
+static void split_scipy_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_ccopy_64__t gofl_real = reinterpret_cast<fn_scipy_ccopy_64__t>(gofl::real_fn(S_scipy_ccopy_64_, gofl_site));
@@ -16063,7 +16491,10 @@ using fn_scipy_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_ccopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16074,6 +16505,7 @@ extern "C" GOFL_EXPORT void scipy_ccopy_64_(const int64_t* p_n, const std::compl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ccopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_ccopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16081,6 +16513,21 @@ extern "C" GOFL_EXPORT void scipy_ccopy_64_(const int64_t* p_n, const std::compl
 }
 
 using fn_scipy_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+static void split_scipy_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_ccopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl::real_fn(S_scipy_cblas_ccopy64_, gofl_site));
@@ -16099,7 +16546,10 @@ using fn_scipy_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, 
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_cblas_ccopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16110,6 +16560,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy64_(int64_t v_n, const std::complex
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_scipy_cblas_ccopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16117,6 +16568,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_ccopy64_(int64_t v_n, const std::complex
 }
 
 using fn_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*);
+static void split_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_ccopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_ccopy_64_(const int64_t* p_n, const std::complex<float>* x, const int64_t* p_incx, std::complex<float>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_ccopy_64__t gofl_real = reinterpret_cast<fn_ccopy_64__t>(gofl::real_fn(S_ccopy_64_, gofl_site));
@@ -16135,7 +16604,10 @@ using fn_ccopy_64__t = void (*)(const int64_t*, const std::complex<float>*, cons
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_ccopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16146,6 +16618,7 @@ extern "C" GOFL_EXPORT void ccopy_64_(const int64_t* p_n, const std::complex<flo
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ccopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_ccopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_ccopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16153,6 +16626,21 @@ extern "C" GOFL_EXPORT void ccopy_64_(const int64_t* p_n, const std::complex<flo
 }
 
 using fn_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, int64_t, std::complex<float>*, int64_t);
+static void split_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const std::complex<float>* const x = static_cast<const std::complex<float>*>(gofl_x);
+  std::complex<float>* const y = static_cast<std::complex<float>*>(gofl_y);
+  reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_ccopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<float>)))
+    reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_ccopy64_(int64_t v_n, const std::complex<float>* x, int64_t v_incx, std::complex<float>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_ccopy64__t gofl_real = reinterpret_cast<fn_cblas_ccopy64__t>(gofl::real_fn(S_cblas_ccopy64_, gofl_site));
@@ -16171,7 +16659,10 @@ using fn_cblas_ccopy64__t = void (*)(int64_t, const std::complex<float>*, int64_
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_cblas_ccopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16182,6 +16673,7 @@ extern "C" GOFL_EXPORT void cblas_ccopy64_(int64_t v_n, const std::complex<float
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_ccopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<float>)), 0)) return large_cblas_ccopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_ccopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16189,6 +16681,24 @@ extern "C" GOFL_EXPORT void cblas_ccopy64_(int64_t v_n, const std::complex<float
 }
 
 using fn_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*);
+static void split_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_zcopy__t gofl_real = reinterpret_cast<fn_zcopy__t>(gofl::real_fn(S_zcopy_, gofl_site));
@@ -16207,7 +16717,10 @@ using fn_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, const 
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_zcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16218,6 +16731,7 @@ extern "C" GOFL_EXPORT void zcopy_(const int32_t* p_n, const std::complex<double
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_zcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16225,6 +16739,21 @@ extern "C" GOFL_EXPORT void zcopy_(const int32_t* p_n, const std::complex<double
 }
 
 using fn_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+static void split_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_zcopy_t gofl_real = reinterpret_cast<fn_cblas_zcopy_t>(gofl::real_fn(S_cblas_zcopy, gofl_site));
@@ -16243,7 +16772,10 @@ using fn_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, int32_t,
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_cblas_zcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16254,6 +16786,7 @@ extern "C" GOFL_EXPORT void cblas_zcopy(int32_t v_n, const std::complex<double>*
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_cblas_zcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16261,6 +16794,24 @@ extern "C" GOFL_EXPORT void cblas_zcopy(int32_t v_n, const std::complex<double>*
 }
 
 using fn_scipy_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*);
+static void split_scipy_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t* const p_n = &v_n;
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t* const p_incx = &v_incx;
+  const int32_t v_incy = int32_t(gofl_incy);
+  const int32_t* const p_incy = &v_incy;
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_zcopy_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_(const int32_t* p_n, const std::complex<double>* x, const int32_t* p_incx, std::complex<double>* y, const int32_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_zcopy__t gofl_real = reinterpret_cast<fn_scipy_zcopy__t>(gofl::real_fn(S_scipy_zcopy_, gofl_site));
@@ -16279,7 +16830,10 @@ using fn_scipy_zcopy__t = void (*)(const int32_t*, const std::complex<double>*, 
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_zcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16290,6 +16844,7 @@ extern "C" GOFL_EXPORT void scipy_zcopy_(const int32_t* p_n, const std::complex<
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_zcopy_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_zcopy__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16297,6 +16852,21 @@ extern "C" GOFL_EXPORT void scipy_zcopy_(const int32_t* p_n, const std::complex<
 }
 
 using fn_scipy_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, int32_t, std::complex<double>*, int32_t);
+static void split_scipy_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int32_t v_n = int32_t(gofl_n);
+  const int32_t v_incx = int32_t(gofl_incx);
+  const int32_t v_incy = int32_t(gofl_incy);
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_zcopy, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy(int32_t v_n, const std::complex<double>* x, int32_t v_incx, std::complex<double>* y, int32_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_zcopy_t gofl_real = reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl::real_fn(S_scipy_cblas_zcopy, gofl_site));
@@ -16315,7 +16885,10 @@ using fn_scipy_cblas_zcopy_t = void (*)(int32_t, const std::complex<double>*, in
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_cblas_zcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16326,6 +16899,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy(int32_t v_n, const std::complex<do
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_cblas_zcopy(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_zcopy_t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16333,6 +16907,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy(int32_t v_n, const std::complex<do
 }
 
 using fn_scipy_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*);
+static void split_scipy_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_scipy_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_zcopy_64__t gofl_real = reinterpret_cast<fn_scipy_zcopy_64__t>(gofl::real_fn(S_scipy_zcopy_64_, gofl_site));
@@ -16351,7 +16943,10 @@ using fn_scipy_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_zcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16362,6 +16957,7 @@ extern "C" GOFL_EXPORT void scipy_zcopy_64_(const int64_t* p_n, const std::compl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_zcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16369,6 +16965,21 @@ extern "C" GOFL_EXPORT void scipy_zcopy_64_(const int64_t* p_n, const std::compl
 }
 
 using fn_scipy_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+static void split_scipy_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_scipy_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_scipy_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_scipy_cblas_zcopy64__t gofl_real = reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl::real_fn(S_scipy_cblas_zcopy64_, gofl_site));
@@ -16387,7 +16998,10 @@ using fn_scipy_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*,
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_cblas_zcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16398,6 +17012,7 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy64_(int64_t v_n, const std::complex
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_scipy_cblas_zcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_scipy_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16405,6 +17020,24 @@ extern "C" GOFL_EXPORT void scipy_cblas_zcopy64_(int64_t v_n, const std::complex
 }
 
 using fn_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*);
+static void split_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t* const p_n = &v_n;
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t* const p_incx = &v_incx;
+  const int64_t v_incy = int64_t(gofl_incy);
+  const int64_t* const p_incy = &v_incy;
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(*p_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(*p_incy);
+  if (!gofl::split_copy(split_zcopy_64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_zcopy_64_(const int64_t* p_n, const std::complex<double>* x, const int64_t* p_incx, std::complex<double>* y, const int64_t* p_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_zcopy_64__t gofl_real = reinterpret_cast<fn_zcopy_64__t>(gofl::real_fn(S_zcopy_64_, gofl_site));
@@ -16423,7 +17056,10 @@ using fn_zcopy_64__t = void (*)(const int64_t*, const std::complex<double>*, con
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(p_n, x, p_incx, y, p_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_zcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(p_n, x, p_incx, y, p_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16434,6 +17070,7 @@ extern "C" GOFL_EXPORT void zcopy_64_(const int64_t* p_n, const std::complex<dou
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zcopy_64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_zcopy_64_(p_n, x, p_incx, y, p_incy, gofl_fn);
     return reinterpret_cast<fn_zcopy_64__t>(gofl_fn)(p_n, x, p_incx, y, p_incy);
   }
   gofl::t_site = __builtin_return_address(0);
@@ -16441,6 +17078,21 @@ extern "C" GOFL_EXPORT void zcopy_64_(const int64_t* p_n, const std::complex<dou
 }
 
 using fn_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*, int64_t, std::complex<double>*, int64_t);
+static void split_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int64_t gofl_incx, void* gofl_y, int64_t gofl_incy) {
+  const int64_t v_n = int64_t(gofl_n);
+  const int64_t v_incx = int64_t(gofl_incx);
+  const int64_t v_incy = int64_t(gofl_incy);
+  const std::complex<double>* const x = static_cast<const std::complex<double>*>(gofl_x);
+  std::complex<double>* const y = static_cast<std::complex<double>*>(gofl_y);
+  reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
+[[gnu::noinline, gnu::cold]] static void large_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy, void* gofl_fn) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(v_n);
+  [[maybe_unused]] const int64_t incx = static_cast<int64_t>(v_incx);
+  [[maybe_unused]] const int64_t incy = static_cast<int64_t>(v_incy);
+  if (!gofl::split_copy(split_cblas_zcopy64_, gofl_fn, n, x, incx, y, incy, sizeof(std::complex<double>)))
+    reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
+}
 [[gnu::noinline, gnu::cold]] static void slow_cblas_zcopy64_(int64_t v_n, const std::complex<double>* x, int64_t v_incx, std::complex<double>* y, int64_t v_incy) {
   const void* const gofl_site = gofl::t_site;
   const fn_cblas_zcopy64__t gofl_real = reinterpret_cast<fn_cblas_zcopy64__t>(gofl::real_fn(S_cblas_zcopy64_, gofl_site));
@@ -16459,7 +17111,10 @@ using fn_cblas_zcopy64__t = void (*)(int64_t, const std::complex<double>*, int64
   gofl_call.argc = 5;
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
-    gofl_real(v_n, x, v_incx, y, v_incy);
+    if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_cblas_zcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
+      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+    else
+      gofl_real(v_n, x, v_incx, y, v_incy);
   }
   gofl::leave(gofl_call);
 }
@@ -16470,6 +17125,7 @@ extern "C" GOFL_EXPORT void cblas_zcopy64_(int64_t v_n, const std::complex<doubl
   const double gofl_flops = 4.0 * (0.0);
   void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cblas_zcopy64_, __builtin_return_address(0)) : nullptr;
   if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof(std::complex<double>)), 0)) return large_cblas_zcopy64_(v_n, x, v_incx, y, v_incy, gofl_fn);
     return reinterpret_cast<fn_cblas_zcopy64__t>(gofl_fn)(v_n, x, v_incx, y, v_incy);
   }
   gofl::t_site = __builtin_return_address(0);

@@ -29,6 +29,7 @@ const Key kKeys[] = {
     {"residency", "GPU_OFFLOAD_RESIDENCY", false},
     {"gpus", "GPU_OFFLOAD_GPUS", false},
     {"history", "GPU_OFFLOAD_HISTORY", false},
+    {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
@@ -59,7 +60,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, history";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, history, split_copies";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

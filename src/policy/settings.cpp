@@ -17,6 +17,19 @@ bool parse_bool(const char* v, bool* out) {
   return false;
 }
 
+// "512", "64K", "2M", "1G": bytes; false when it is not such a size.
+bool parse_size(const char* v, double* bytes) {
+  char* end = nullptr;
+  const double b = strtod(v, &end);
+  double unit = 1;
+  if (end && (*end == 'K' || *end == 'k')) unit = 1024.0, ++end;
+  else if (end && (*end == 'M' || *end == 'm')) unit = 1024.0 * 1024, ++end;
+  else if (end && (*end == 'G' || *end == 'g')) unit = 1024.0 * 1024 * 1024, ++end;
+  if (end == v || !end || *end != '\0' || !(b >= 0)) return false;
+  *bytes = b * unit;
+  return true;
+}
+
 void complain(std::string* msgs, const std::string& var, const char* value, const char* valid, const char* fallback) {
   if (!msgs) return;
   *msgs += "gpu-offload: ";
@@ -85,14 +98,16 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     else complain(msgs, where("GPU_OFFLOAD_GPUS"), v, "all, or GPU numbers such as 1, 0,2 or 0-3", "all");
   }
   if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
-    char* end = nullptr;
-    double b = strtod(v, &end);
-    double unit = 1;
-    if (end && (*end == 'K' || *end == 'k')) unit = 1024.0, ++end;
-    else if (end && (*end == 'M' || *end == 'm')) unit = 1024.0 * 1024, ++end;
-    else if (end && (*end == 'G' || *end == 'g')) unit = 1024.0 * 1024 * 1024, ++end;
-    if (end && *end == '\0' && b >= 0) s.memory_reserve = b * unit;
+    double b;
+    if (parse_size(v, &b)) s.memory_reserve = b;
     else complain(msgs, where("GPU_OFFLOAD_MEMORY_RESERVE"), v, "a size in bytes, optionally with K, M or G", "the level's reserve");
+  }
+  if (const char* v = get("GPU_OFFLOAD_SPLIT_COPIES"); v && *v) {
+    bool on;
+    double b;
+    if (parse_bool(v, &on)) s.split_copies = on ? kSplitCopiesDefaultBytes : 0;
+    else if (parse_size(v, &b) && b >= 1 && b < 0x1p62) s.split_copies = int64_t(b);
+    else complain(msgs, where("GPU_OFFLOAD_SPLIT_COPIES"), v, "on, off, or the smallest copy to split: bytes, optionally with K, M or G", "on");
   }
   return s;
 }

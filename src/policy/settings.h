@@ -3,11 +3,18 @@
 // `gpu-offload run` translates its options into these variables, so they come first.
 #pragma once
 
+#include <stdint.h>
+
 #include <string>
 
 #include "trace/codes.h"
 
 namespace gofl {
+
+// The default for split_copies. NumPy copies an n x n matrix one row of n elements per call: 8 KiB is
+// a row at n = 1024 (double), whose strided reads pull 64 KiB of cache lines, several microseconds on
+// one thread against about one for handing out the pieces (bench/copy_split.py measures the crossover).
+constexpr int64_t kSplitCopiesDefaultBytes = 8 << 10;
 
 enum class DeviceMode { Cpu = GOFL_MODE_CPU, Gpu = GOFL_MODE_GPU, Auto = GOFL_MODE_AUTO };
 
@@ -23,6 +30,9 @@ struct Settings {
   bool residency = true;         // keep unchanged operands on the GPU between calls
   std::string gpus = "all";      // the GPUs the process may run on (common/gpu_placement.h)
   bool history = true;           // remember what runs of a program gained from the GPU (policy/history.h)
+  // The smallest strided ?copy (elements × element size, bytes) split over the library's threads
+  // (preload/copy_split.h); 0: never.
+  int64_t split_copies = kSplitCopiesDefaultBytes;
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

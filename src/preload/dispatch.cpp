@@ -18,10 +18,12 @@
 #include "policy/settings.h"
 #include "preload/verify.h"
 #include "preload/api.h"
+#include "preload/call_depth.h"
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"
 #include "preload/summary.h"
 #include "preload/resolve.h"
+#include "preload/worker_pool.h"
 #include "preload/wrapper_support.h"
 #include "trace/call_record.h"
 #include "trace/writer.h"
@@ -33,8 +35,6 @@ __thread const void* t_site __attribute__((tls_model("initial-exec")));
 
 namespace {
 
-// initial-exec: the preload library is loaded at start-up, so its TLS is static and cheap.
-__thread int t_depth __attribute__((tls_model("initial-exec")));
 __thread int t_tid __attribute__((tls_model("initial-exec")));
 
 std::atomic<bool> g_ready{false};
@@ -62,6 +62,7 @@ void at_fork_child() {
   trace_fork_child();
   summary_reset();
   decide_fork_child();
+  worker_pool_fork_child();
 }
 
 void init_once() {
@@ -77,6 +78,7 @@ void init_once() {
   if (g_record || s.device == DeviceMode::Gpu || s.verify) limit = -1.0;
   else if (s.device == DeviceMode::Cpu) limit = std::numeric_limits<double>::infinity();
   else limit = s.threshold;
+  __atomic_store_n(&g_split_copy_min_bytes, s.split_copies > 0 ? s.split_copies : INT64_MAX, __ATOMIC_RELAXED);
   __atomic_store(&g_fast_limit, &limit, __ATOMIC_RELEASE);
 }
 
@@ -142,8 +144,8 @@ void run_on_gpu(gofl_call& c) {
 
 bool enter(gofl_call& c) {
   ensure_init();
-  c.depth = uint8_t(t_depth > 255 ? 255 : t_depth);
-  ++t_depth;
+  c.depth = uint8_t(t_call_depth > 255 ? 255 : t_call_depth);
+  ++t_call_depth;
   c.device = GOFL_DEV_CPU;
   if (c.depth > 0) {
     c.flags |= GOFL_F_NESTED;
@@ -167,7 +169,7 @@ bool enter(gofl_call& c) {
 
 void leave(gofl_call& c) {
   const uint64_t t1 = clock_ns();
-  --t_depth;
+  --t_call_depth;
   const uint64_t dur = t1 - c.t0_ns;
   if (c.verify) verify_compare(c);
   const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);

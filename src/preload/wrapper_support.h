@@ -12,6 +12,7 @@
 #include "common/call.h"
 #include "common/cblas.h"
 #include "common/table.h"
+#include "preload/copy_split.h"  // ?copy wrappers split large strided copies
 #include "trace/record.h"  // the flags and roles a wrapper sets
 
 #define GOFL_EXPORT __attribute__((visibility("default")))

@@ -64,7 +64,7 @@ TEST(Config, MalformedLinesAreNamedAndIgnored) {
   EXPECT_EQ(c.entries[0].key, "level");
   EXPECT_NE(msgs.find("/c:1: 'level 7' is not a 'key = value' line; line ignored"), std::string::npos) << msgs;
   EXPECT_NE(msgs.find("/c:2: unknown key 'colour' (valid keys: device, level, trace, summary, verify, profile, "
-                      "memory_reserve, threshold, residency, gpus, history); line ignored"),
+                      "memory_reserve, threshold, residency, gpus, history, split_copies); line ignored"),
             std::string::npos)
       << msgs;
   EXPECT_NE(msgs.find("/c:4: 'trace' has no value"), std::string::npos) << msgs;
@@ -169,4 +169,24 @@ TEST(Config, TheGpuSettingFromTheEnvironmentOrTheFile) {
   EXPECT_NE(msgs.find(bad.path + ":1: gpus='first' is not valid (use all, or GPU numbers such as 1, 0,2 or 0-3); using all"),
             std::string::npos)
       << msgs;
+}
+
+TEST(Config, TheSplitCopiesSettingIsOnOffOrASize) {
+  std::string msgs;
+  EXPECT_EQ(parse({}, &msgs).split_copies, gofl::kSplitCopiesDefaultBytes);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", "off"}}, &msgs).split_copies, 0);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", "0"}}, &msgs).split_copies, 0);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", "on"}}, &msgs).split_copies, gofl::kSplitCopiesDefaultBytes);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", "64K"}}, &msgs).split_copies, 64 << 10);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", "3000"}}, &msgs).split_copies, 3000);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("split_copies = 1M\n");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).split_copies, 1 << 20);
+  for (const char* bad : {"K", "sometimes", "-4K", "0.5", "inf"}) {
+    msgs.clear();
+    EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT_COPIES", bad}}, &msgs).split_copies, gofl::kSplitCopiesDefaultBytes) << bad;
+    EXPECT_NE(msgs.find(std::string("GPU_OFFLOAD_SPLIT_COPIES='") + bad + "' is not valid (use on, off, or the smallest"),
+              std::string::npos)
+        << msgs;
+  }
 }
