@@ -82,6 +82,7 @@ int config_command(const std::vector<std::string>& args) {
       {"threshold", "GPU_OFFLOAD_THRESHOLD", number(s.threshold) + " flops"},
       {"residency", "GPU_OFFLOAD_RESIDENCY", s.residency ? "on" : "off"},
       {"gpus", "GPU_OFFLOAD_GPUS", s.gpus},
+      {"split", "GPU_OFFLOAD_SPLIT", split_mode_name(s.split)},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());

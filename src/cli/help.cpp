@@ -34,6 +34,9 @@ Options:
                     each process runs on one of them: a rank of mpirun/srun on its node-local
                     rank modulo their number, any other process on the least loaded one
                     (default all; GPU_OFFLOAD_GPUS)
+  --split off|auto|force  one call over several of those GPUs (cuBLASXt, cusolverMg): auto when
+                    the cost model predicts it faster than one GPU (never with one usable GPU),
+                    force for every call the split engines run (default auto; GPU_OFFLOAD_SPLIT)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -180,6 +183,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
   residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
+  split            GPU_OFFLOAD_SPLIT            off/auto/force: one call over several GPUs (default auto)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

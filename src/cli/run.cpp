@@ -24,7 +24,7 @@ namespace {
 const std::vector<OptionSpec> kRunOptions = {
     {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
     {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
-    {"--residency", "on|off"}, {"--gpus", "LIST|all"},
+    {"--residency", "on|off"}, {"--gpus", "LIST|all"}, {"--split", "off|auto|force"},
 };
 
 std::string absolute(const std::string& path) {
@@ -107,6 +107,12 @@ int run_command(const std::vector<std::string>& args) {
     const std::string& r = o.values.at("--residency");
     if (r != "on" && r != "off") throw UsageError("run", "--residency '" + r + "' is not valid; use on or off");
     env.emplace_back("GPU_OFFLOAD_RESIDENCY", r);
+  }
+  if (o.has("--split")) {
+    const std::string& v = o.values.at("--split");
+    if (v != "off" && v != "auto" && v != "force")
+      throw UsageError("run", "--split '" + v + "' is not valid; use off, auto or force");
+    env.emplace_back("GPU_OFFLOAD_SPLIT", v);
   }
   if (o.has("--gpus")) {
     GpuList list;

@@ -28,6 +28,7 @@ const Key kKeys[] = {
     {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
     {"residency", "GPU_OFFLOAD_RESIDENCY", false},
     {"gpus", "GPU_OFFLOAD_GPUS", false},
+    {"split", "GPU_OFFLOAD_SPLIT", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
@@ -58,7 +59,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, split";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

@@ -133,6 +133,11 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
         return fail(line_no, "gpu_startup_s takes one number of seconds >= 0");
       p.gpu_startup_s = v;
       have_startup = true;
+    } else if (key == "split_startup_s") {
+      double v = 0;
+      if (w.size() != 2 || !number(w[1], &v) || v < 0)
+        return fail(line_no, "split_startup_s takes one number of seconds >= 0");
+      p.split_startup_s = v;
     } else if (key == "h2d" || key == "d2h") {
       double fixed = 0, bw = 0;
       if (w.size() != 3 || !number(w[1], &fixed) || !number(w[2], &bw))
@@ -182,7 +187,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
       }
     } else {
       return fail(line_no, "unknown entry '" + key +
-                               "' (valid: source, machine, created, provisional, gpu_startup_s, h2d, d2h, cpu, gpu, "
+                               "' (valid: source, machine, created, provisional, gpu_startup_s, split_startup_s, h2d, d2h, cpu, gpu, "
                                "efficiency, precision)");
     }
   }
@@ -211,6 +216,7 @@ std::string format_profile(const Profile& p, const std::vector<std::string>& com
   if (!p.created.empty()) s += "created " + p.created + "\n";
   s += std::string("provisional ") + (p.provisional ? "yes" : "no") + "\n\n";
   s += "gpu_startup_s " + fmt(p.gpu_startup_s) + "\n";
+  if (p.split_startup_s >= 0) s += "split_startup_s " + fmt(p.split_startup_s) + "\n";
   s += "h2d " + fmt(p.h2d.fixed_s) + " " + fmt(p.h2d.bytes_per_s) + "\n";
   s += "d2h " + fmt(p.d2h.fixed_s) + " " + fmt(p.d2h.bytes_per_s) + "\n";
   for (int d = 0; d < 2; ++d) {

@@ -10,6 +10,10 @@
 namespace gofl {
 
 enum class DeviceMode { Cpu = GOFL_MODE_CPU, Gpu = GOFL_MODE_GPU, Auto = GOFL_MODE_AUTO };
+// One call over several GPUs (policy/split.h): never, when the cost model predicts it faster than one
+// GPU, or for every call the split engines run (tests, benchmarks).
+enum class SplitMode { Off, Auto, Force };
+const char* split_mode_name(SplitMode m);
 
 struct Settings {
   DeviceMode device = DeviceMode::Auto;
@@ -22,6 +26,7 @@ struct Settings {
   double memory_reserve = -1;    // GPU memory always left free, bytes (-1: the level's fraction)
   bool residency = true;         // keep unchanged operands on the GPU between calls
   std::string gpus = "all";      // the GPUs the process may run on (common/gpu_placement.h)
+  SplitMode split = SplitMode::Auto;  // one call over several of them
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

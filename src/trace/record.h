@@ -32,6 +32,7 @@ enum gofl_flag {
   GOFL_F_INFO_NONZERO = 1u << 3,   // LAPACK info != 0 after the call
   GOFL_F_VERIFY_MISMATCH = 1u << 4,
   GOFL_F_ILP64 = 1u << 5,
+  GOFL_F_SPLIT = 1u << 6,          // ran over several GPUs in one call (cuBLASXt / cusolverMg)
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };

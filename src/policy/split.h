@@ -1,0 +1,20 @@
+// Whether one GPU call is split over several GPUs (cuda/split.h): the cost model's answer. With G
+// GPUs each link carries 1/G of the copies and each GPU does 1/G of the work, and the first split
+// call also starts the engines on the G - 1 other GPUs:
+//
+//   T_split(G) = h2d_fixed + bytes_in / (G h2d) + flops / (G gpu_speed(flops)) + d2h_fixed
+//                + bytes_out / (G d2h) + (engines started ? 0 : (G - 1) split_startup_s)
+//
+// and a call is split when T_split(G) < T_gpu (one GPU, copies included). With one usable GPU it
+// never is: nothing is shared, and the engines only add their own start and tiling.
+#pragma once
+
+#include "policy/model.h"
+
+namespace gofl {
+
+double split_seconds(const Model& m, int op, double flops, double bytes_in, double bytes_out, int gpus,
+                     bool engines_started);
+bool split_pays(const Model& m, int op, double flops, double bytes_in, double bytes_out, int gpus, bool engines_started);
+
+}  // namespace gofl
