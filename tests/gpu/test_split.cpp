@@ -1,0 +1,328 @@
+// GPU tests of one call over several GPUs (src/cuda/split.h: cuBLASXt gemm, cusolverMg getrf getrs
+// potrf potrs). Run as part of the suite (GPU_OFFLOAD_SPLIT unset: auto) they check that with one
+// usable GPU auto never splits; run with GPU_OFFLOAD_SPLIT=force (scripts/device_run.sh tests, split)
+// they check that every split routine, on however many GPUs the process sees (one included), gives
+// the CPU library's result with LAPACK's semantics (info, pivots, the untouched triangle and ld
+// gaps), that what cusolverMg does not take (upper triangles, op T, singular matrices) is run by one
+// GPU instead, and that a failure falls back: to one GPU ("split" fault), or to the CPU ("compute",
+// with gemm's C restored for beta != 0).
+#include <cstring>  // memcmp in gpu_harness.h
+
+#include "gpu_harness.h"
+
+#include <complex>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using gpu_test::real_t;
+using gpu_test::tolerance;
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+enum class Split { Off, Auto, Force };
+Split split_setting() {
+  const char* v = std::getenv("GPU_OFFLOAD_SPLIT");
+  if (!v || !*v || !std::strcmp(v, "auto")) return Split::Auto;
+  return !std::strcmp(v, "force") ? Split::Force : Split::Off;
+}
+
+int last_split() {
+  using fn = int (*)();
+  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_split"));
+  return f ? f() : -1;
+}
+
+// GPUs the driver shows this process (the library has loaded libcuda by the time this is asked).
+int visible_gpus() {
+  static int n = [] {
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    auto init = h ? reinterpret_cast<int (*)(unsigned)>(dlsym(h, "cuInit")) : nullptr;
+    auto count = h ? reinterpret_cast<int (*)(int*)>(dlsym(h, "cuDeviceGetCount")) : nullptr;
+    int c = 0;
+    if (!init || !count || init(0) != 0 || count(&c) != 0) return 0;
+    return c;
+  }();
+  return n;
+}
+
+// The path a call the split engines run should have taken.
+void expect_split_path(const char* what) {
+  const gpu_test::LastCall lc = gpu_test::last_call();
+  EXPECT_EQ(lc.device, 1) << what << ": reason " << lc.reason << " gpu status " << lc.gpu_status;
+  const Split s = split_setting();
+  if (s == Split::Force) {
+    EXPECT_GE(last_split(), 1) << what << ": not split under GPU_OFFLOAD_SPLIT=force";
+  } else if (s == Split::Off || visible_gpus() == 1) {
+    EXPECT_EQ(last_split(), 0) << what << ": split with one GPU under auto";
+  }
+}
+// A call the split engines refuse (or give back): one GPU runs it.
+void expect_one_gpu(const char* what) {
+  const gpu_test::LastCall lc = gpu_test::last_call();
+  EXPECT_EQ(lc.device, 1) << what << ": reason " << lc.reason << " gpu status " << lc.gpu_status;
+  EXPECT_EQ(last_split(), 0) << what;
+}
+
+template <class T> constexpr char prec() {
+  if constexpr (std::is_same_v<T, float>) return 's';
+  else if constexpr (std::is_same_v<T, double>) return 'd';
+  else if constexpr (std::is_same_v<T, cf>) return 'c';
+  else return 'z';
+}
+template <class T> std::string fname(const char* r) { return std::string(1, prec<T>()) + r + "_"; }
+template <class T> T conj_(T x) {
+  if constexpr (gpu_test::is_complex_v<T>) return std::conj(x);
+  else return x;
+}
+
+using I = int32_t;
+template <class T> struct F {
+  using gemm = void (*)(const char*, const char*, const I*, const I*, const I*, const T*, const T*, const I*, const T*,
+                        const I*, const T*, T*, const I*, size_t, size_t);
+  using getrf = void (*)(const I*, const I*, T*, const I*, I*, I*);
+  using getrs = void (*)(const char*, const I*, const I*, const T*, const I*, const I*, T*, const I*, I*, size_t);
+  using potrf = void (*)(const char*, const I*, T*, const I*, I*, size_t);
+  using potrs = void (*)(const char*, const I*, const I*, const T*, const I*, T*, const I*, I*, size_t);
+};
+
+template <class T> void expect_close(const std::vector<T>& g, const std::vector<T>& c, int64_t rows, int64_t cols,
+                                     int64_t ld, const char* what) {
+  const double d = gpu_test::rel_diff(g.data(), c.data(), rows, cols, ld);
+  EXPECT_LE(d, tolerance<T>()) << what << " differs (relative " << d << ")";
+}
+template <class T> std::vector<T> spd(int64_t n, int64_t ld, uint64_t seed) {
+  auto a = gpu_test::random_matrix<T>(n, n, ld, seed);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < j; ++i) a[j + i * ld] = conj_(a[i + j * ld]);
+  for (int64_t i = 0; i < n; ++i) a[i + i * ld] = T(real_t<T>(2 * n) + std::abs(std::real(a[i + i * ld])));
+  return a;
+}
+template <class T> std::vector<T> dominant(int64_t n, int64_t ld, uint64_t seed) {
+  auto a = gpu_test::random_matrix<T>(n, n, ld, seed);
+  for (int64_t i = 0; i < n; ++i) a[i + i * ld] += T(real_t<T>(2 * n));
+  return a;
+}
+
+// max |P L U - A| / max |A| for a packed n x n LU with 1-based pivots (when the pivots differ from the
+// CPU's: a near tie decided the other way is no error).
+template <class T> double lu_residual(const std::vector<T>& lu, const std::vector<I>& piv, const std::vector<T>& a0,
+                                      int64_t n, int64_t ld) {
+  std::vector<T> p(size_t(n * n), T(0));
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      T s = T(0);
+      for (int64_t l = 0; l <= std::min(i, j); ++l) s += (l == i ? T(1) : lu[i + l * ld]) * lu[l + j * ld];
+      p[i + j * n] = s;
+    }
+  for (int64_t i = n - 1; i >= 0; --i)
+    if (piv[size_t(i)] - 1 != i)
+      for (int64_t j = 0; j < n; ++j) std::swap(p[i + j * n], p[piv[size_t(i)] - 1 + j * n]);
+  double num = 0, den = 0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) {
+      num = std::max(num, double(std::abs(p[i + j * n] - a0[i + j * ld])));
+      den = std::max(den, double(std::abs(a0[i + j * ld])));
+    }
+  return den > 0 ? num / den : num;
+}
+
+template <class T> class SplitCall : public ::testing::Test {
+ protected:
+  void TearDown() override { gpu_test::set_fault(nullptr); }
+};
+using Precisions = ::testing::Types<float, double, cf, cd>;
+TYPED_TEST_SUITE(SplitCall, Precisions);
+
+// ---- gemm (cuBLASXt) -------------------------------------------------------------------------------
+// Sizes that are not multiples of cuBLASXt's tiles; ld gaps; beta = 0 (C not read) and beta != 0.
+template <class T> void check_gemm(char ta, char tb, int m, int n, int k, T beta, uint64_t seed, bool expect_cpu = false) {
+  SCOPED_TRACE(std::string("gemm ") + ta + tb + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  const int lda = (ta == 'N' ? m : k) + 3, ldb = (tb == 'N' ? k : n) + 2, ldc = m + 5;
+  const auto a = gpu_test::random_matrix<T>(0, ta == 'N' ? k : m, lda, seed);
+  const auto b = gpu_test::random_matrix<T>(0, tb == 'N' ? n : k, ldb, seed + 1);
+  const auto c0 = gpu_test::random_matrix<T>(0, n, ldc, seed + 2);
+  const T alpha = T(real_t<T>(0.75));
+  auto cg = c0, cc = c0;
+  gpu_test::intercepted<typename F<T>::gemm>(fname<T>("gemm").c_str())(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda,
+                                                                       b.data(), &ldb, &beta, cg.data(), &ldc, 1, 1);
+  if (expect_cpu) {
+    EXPECT_EQ(gpu_test::last_call().device, 0) << "an injected failure must leave the call to the CPU";
+  } else {
+    expect_split_path("gemm");
+  }
+  gpu_test::cpu<typename F<T>::gemm>(fname<T>("gemm").c_str())(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda, b.data(),
+                                                               &ldb, &beta, cc.data(), &ldc, 1, 1);
+  expect_close(cg, cc, m, n, ldc, "C");
+  EXPECT_TRUE(gpu_test::gaps_untouched(cg, c0, m, n, ldc)) << "ld gap of C written";
+}
+
+TYPED_TEST(SplitCall, Gemm) {
+  using T = TypeParam;
+  check_gemm<T>('N', 'N', 700, 650, 600, T(0), 1);
+  check_gemm<T>('T', 'N', 513, 300, 257, T(real_t<T>(0.5)), 2);
+  check_gemm<T>('N', gpu_test::is_complex_v<T> ? 'C' : 'T', 300, 513, 400, T(real_t<T>(-1)), 3);
+}
+
+TEST(SplitCall, CblasRowMajorGemm) {
+  using fn = void (*)(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
+  const int m = 400, n = 333, k = 301, lda = k + 1, ldb = n + 2, ldc = n + 3;  // row major: ld >= columns
+  const auto a = gpu_test::random_matrix<double>(0, m, lda, 11), b = gpu_test::random_matrix<double>(0, k, ldb, 12);
+  const auto c0 = gpu_test::random_matrix<double>(0, m, ldc, 13);
+  auto cg = c0, cc = c0;
+  gpu_test::intercepted<fn>("cblas_dgemm")(101, 111, 111, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.25, cg.data(), ldc);
+  expect_split_path("cblas_dgemm row major");
+  gpu_test::cpu<fn>("cblas_dgemm")(101, 111, 111, m, n, k, 1.5, a.data(), lda, b.data(), ldb, 0.25, cc.data(), ldc);
+  expect_close(cg, cc, n, m, ldc, "C (row major)");
+}
+
+// ---- getrf / getrs (cusolverMg) ---------------------------------------------------------------------
+TYPED_TEST(SplitCall, GetrfGetrs) {
+  using T = TypeParam;
+  for (const int n : {600, 257}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    const int lda = n + 7, ldb = n + 3, nrhs = 5;
+    const auto a0 = gpu_test::random_matrix<T>(n, n, lda, 20 + n);  // general: partial pivoting exchanges rows
+    auto ag = a0, ac = a0;
+    std::vector<I> pg(n, -7), pc(n, -7);
+    I ig = -99, ic = -99;
+    gpu_test::intercepted<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ag.data(), &lda, pg.data(), &ig);
+    expect_split_path("getrf");
+    gpu_test::cpu<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ac.data(), &lda, pc.data(), &ic);
+    EXPECT_EQ(ig, ic) << "info";
+    if (pg == pc) expect_close(ag, ac, n, n, lda, "LU factors");
+    else EXPECT_LE(lu_residual(ag, pg, a0, n, lda), 50 * tolerance<T>()) << "pivots differ and P L U is not A";
+    EXPECT_TRUE(gpu_test::gaps_untouched(ag, a0, n, n, lda)) << "ld gap of A written";
+
+    // getrs 'N' on the CPU's factors: split; 'T' (cusolverMg refuses it): one GPU.
+    for (const char trans : {'N', 'T'}) {
+      const auto b0 = gpu_test::random_matrix<T>(n, nrhs, ldb, 30 + n);
+      auto bg = b0, bc = b0;
+      const auto lu0 = ac;
+      gpu_test::intercepted<typename F<T>::getrs>(fname<T>("getrs").c_str())(&trans, &n, &nrhs, ac.data(), &lda, pc.data(),
+                                                                             bg.data(), &ldb, &ig, 1);
+      if (trans == 'N') expect_split_path("getrs N");
+      else expect_one_gpu("getrs T");
+      gpu_test::cpu<typename F<T>::getrs>(fname<T>("getrs").c_str())(&trans, &n, &nrhs, ac.data(), &lda, pc.data(),
+                                                                     bc.data(), &ldb, &ic, 1);
+      EXPECT_EQ(ig, ic);
+      EXPECT_EQ(std::memcmp(ac.data(), lu0.data(), ac.size() * sizeof(T)), 0) << "A is input only";
+      expect_close(bg, bc, n, nrhs, ldb, "X");
+      EXPECT_TRUE(gpu_test::gaps_untouched(bg, b0, n, nrhs, ldb));
+    }
+  }
+}
+
+// A singular matrix: cusolverMg's info > 0 is given back, and one GPU reproduces LAPACK's partial LU.
+TYPED_TEST(SplitCall, SingularGetrfFallsBackToOneGpu) {
+  using T = TypeParam;
+  const int n = 300, lda = 300;
+  auto a0 = dominant<T>(n, lda, 40);
+  for (int i = 0; i < n; ++i) a0[i + 3 * lda] = T(0);  // column 4 zero: U(4,4) == 0 exactly
+  auto ag = a0, ac = a0;
+  std::vector<I> pg(n), pc(n);
+  I ig = -99, ic = -99;
+  gpu_test::intercepted<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ag.data(), &lda, pg.data(), &ig);
+  if (split_setting() == Split::Force) expect_one_gpu("singular getrf");
+  gpu_test::cpu<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ac.data(), &lda, pc.data(), &ic);
+  EXPECT_EQ(ig, 4);
+  EXPECT_EQ(ig, ic);
+  EXPECT_EQ(pg, pc);
+  expect_close(ag, ac, n, n, lda, "partial LU");
+}
+
+// ---- potrf / potrs (cusolverMg: the lower triangle; the upper goes to one GPU) ----------------------
+TYPED_TEST(SplitCall, PotrfPotrs) {
+  using T = TypeParam;
+  for (const char uplo : {'L', 'U'}) {
+    SCOPED_TRACE(std::string("uplo ") + uplo);
+    const int n = 600, lda = 605, ldb = 601, nrhs = 4;
+    const auto a0 = spd<T>(n, lda, 50);
+    auto ag = a0, ac = a0;
+    I ig = -99, ic = -99;
+    gpu_test::intercepted<typename F<T>::potrf>(fname<T>("potrf").c_str())(&uplo, &n, ag.data(), &lda, &ig, 1);
+    if (uplo == 'L') expect_split_path("potrf L");
+    else expect_one_gpu("potrf U");
+    gpu_test::cpu<typename F<T>::potrf>(fname<T>("potrf").c_str())(&uplo, &n, ac.data(), &lda, &ic, 1);
+    EXPECT_EQ(ig, ic);
+    expect_close(ag, ac, n, n, lda, "Cholesky factor");
+    // The other triangle and the gaps: bit for bit what they were.
+    bool other = true;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < lda; ++i) {
+        const bool untouched = i >= n || (uplo == 'L' ? i < j : i > j);
+        if (untouched && std::memcmp(&ag[i + j * lda], &a0[i + j * lda], sizeof(T)) != 0) other = false;
+      }
+    EXPECT_TRUE(other) << "potrf wrote outside its triangle";
+
+    const auto b0 = gpu_test::random_matrix<T>(n, nrhs, ldb, 51);
+    auto bg = b0, bc = b0;
+    gpu_test::intercepted<typename F<T>::potrs>(fname<T>("potrs").c_str())(&uplo, &n, &nrhs, ac.data(), &lda, bg.data(),
+                                                                           &ldb, &ig, 1);
+    if (uplo == 'L') expect_split_path("potrs L");
+    else expect_one_gpu("potrs U");
+    gpu_test::cpu<typename F<T>::potrs>(fname<T>("potrs").c_str())(&uplo, &n, &nrhs, ac.data(), &lda, bc.data(), &ldb,
+                                                                   &ic, 1);
+    EXPECT_EQ(ig, ic);
+    expect_close(bg, bc, n, nrhs, ldb, "X");
+  }
+}
+
+// Not positive definite: cusolverMg's info > 0 is given back; one GPU gives LAPACK's info.
+TEST(SplitCall, IndefinitePotrfFallsBackToOneGpu) {
+  const int n = 300, lda = 300;
+  auto a0 = spd<double>(n, lda, 60);
+  a0[10 + 10 * lda] = -1.0;
+  auto ag = a0, ac = a0;
+  I ig = -99, ic = -99;
+  const char uplo = 'L';
+  gpu_test::intercepted<F<double>::potrf>("dpotrf_")(&uplo, &n, ag.data(), &lda, &ig, 1);
+  if (split_setting() == Split::Force) expect_one_gpu("indefinite potrf");
+  gpu_test::cpu<F<double>::potrf>("dpotrf_")(&uplo, &n, ac.data(), &lda, &ic, 1);
+  EXPECT_GT(ig, 0);
+  EXPECT_EQ(ig, ic);
+}
+
+// ---- failures -----------------------------------------------------------------------------------------
+// The split engines fail: one GPU runs the call, with the CPU's result.
+TEST(SplitCall, SplitFailureFallsBackToOneGpu) {
+  gpu_test::set_fault("split");
+  const int n = 400, lda = 400;
+  const auto a0 = spd<double>(n, lda, 70);
+  auto ag = a0, ac = a0;
+  I ig = -1, ic = -1;
+  const char uplo = 'L';
+  gpu_test::intercepted<F<double>::potrf>("dpotrf_")(&uplo, &n, ag.data(), &lda, &ig, 1);
+  expect_one_gpu("potrf with the split engines failing");
+  gpu_test::cpu<F<double>::potrf>("dpotrf_")(&uplo, &n, ac.data(), &lda, &ic, 1);
+  EXPECT_EQ(ig, ic);
+  expect_close(ag, ac, n, n, lda, "Cholesky factor");
+  check_gemm<double>('N', 'N', 500, 400, 300, 0.5, 71);  // and gemm: to one GPU too
+  EXPECT_EQ(last_split(), 0);
+}
+
+// Every GPU path fails after cuBLASXt wrote C: C (beta != 0, so an input too) is put back and the
+// CPU library computes the right result from it; the same for LU through cusolverMg.
+TYPED_TEST(SplitCall, ComputeFailureFallsBackToCpu) {
+  using T = TypeParam;
+  gpu_test::set_fault("compute");
+  check_gemm<T>('N', 'N', 500, 400, 300, T(real_t<T>(0.5)), 80, /*expect_cpu=*/true);
+  check_gemm<T>('T', 'N', 300, 200, 500, T(0), 81, /*expect_cpu=*/true);
+  const int n = 300, lda = 301;
+  const auto a0 = gpu_test::random_matrix<T>(n, n, lda, 82);
+  auto ag = a0, ac = a0;
+  std::vector<I> pg(n), pc(n);
+  I ig = -1, ic = -1;
+  gpu_test::intercepted<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ag.data(), &lda, pg.data(), &ig);
+  EXPECT_EQ(gpu_test::last_call().device, 0);
+  gpu_test::cpu<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, ac.data(), &lda, pc.data(), &ic);
+  EXPECT_EQ(ig, ic);
+  EXPECT_EQ(pg, pc);
+  expect_close(ag, ac, n, n, lda, "LU factors (the CPU library's)");
+}
+
+}  // namespace
