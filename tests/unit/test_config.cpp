@@ -170,3 +170,18 @@ TEST(Config, TheGpuSettingFromTheEnvironmentOrTheFile) {
             std::string::npos)
       << msgs;
 }
+
+TEST(Config, TheSplitSettingFromTheEnvironmentOrTheFile) {
+  std::string msgs;
+  EXPECT_EQ(parse({}, &msgs).split, gofl::SplitMode::Auto);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT", "force"}}, &msgs).split, gofl::SplitMode::Force);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT", "OFF"}}, &msgs).split, gofl::SplitMode::Off);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("split = off\n");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).split, gofl::SplitMode::Off);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}, {"GPU_OFFLOAD_SPLIT", "force"}}, &msgs).split, gofl::SplitMode::Force);
+  const gofl::Settings s = parse({{"GPU_OFFLOAD_SPLIT", "always"}}, &msgs);
+  EXPECT_EQ(s.split, gofl::SplitMode::Auto);
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_SPLIT='always' is not valid (use off, auto or force); using auto"), std::string::npos)
+      << msgs;
+}

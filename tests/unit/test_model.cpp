@@ -19,6 +19,7 @@
 #include "policy/level.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "policy/split.h"
 
 using namespace gofl;
 
@@ -305,6 +306,55 @@ TEST(Model, TimesFollowTheSpecFormula) {
   const double in = 8e6, out = 3e6;
   EXPECT_NEAR(m.gpu_seconds(dgemm, f, in, out), 1e-5 + in / 4e10 + f / 1e12 + 2e-5 + out / 1e10, 1e-12);
   EXPECT_NEAR(m.gpu_compute_seconds(dgemm, f), f / 1e12, 1e-12);
+}
+
+// One call over G GPUs: copies over G links, the work shared, the other GPUs' start paid once.
+TEST(Split, SecondsFollowTheRule) {
+  Profile p = parse(
+      "gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.05\nh2d 1e-5 4e10\nd2h 2e-5 1e10\n"
+      "cpu dgemm 1e6:1e10 1e12:1e12\ngpu dgemm 1e6:1e11 1e12:1e13\n");
+  EXPECT_NEAR(p.split_startup_s, 0.05, 1e-12);
+  Model m(p);
+  const int dgemm = op("dgemm");
+  const double f = 1e9, in = 8e6, out = 3e6;
+  for (int g : {1, 2, 3, 8}) {
+    const double shared = 1e-5 + in / (g * 4e10) + f / (g * 1e12) + 2e-5 + out / (g * 1e10);
+    EXPECT_NEAR(split_seconds(m, dgemm, f, in, out, g, true), shared, 1e-12) << g;
+    EXPECT_NEAR(split_seconds(m, dgemm, f, in, out, g, false), shared + (g - 1) * 0.05, 1e-12) << g;
+  }
+  // Without split_startup_s, each extra GPU costs a context start (gpu_startup_s).
+  Profile q = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n");
+  EXPECT_LT(q.split_startup_s, 0);
+  EXPECT_NEAR(split_seconds(Model(q), dgemm, 1e12, 0, 0, 4, false), 0.25 + 3 * 0.3, 1e-9);
+}
+
+TEST(Split, PaysOnlyWithSeveralGpusAndEnoughWork) {
+  Profile p = parse(flat_profile(1e10, 1e12, 0.3, "h2d 1e-5 5e10\nd2h 1e-5 5e10\n"));
+  Model m(p);
+  const int dgemm = op("dgemm");
+  const double n = 32768, f = 2 * n * n * n, bytes = 8 * n * n;
+  // One usable GPU: never, however large the call.
+  EXPECT_FALSE(split_pays(m, dgemm, f, 2 * bytes, bytes, 1, true));
+  EXPECT_FALSE(split_pays(m, dgemm, f, 2 * bytes, bytes, 0, true));
+  // Two: a large product pays, the engines' start included; a small one does not pay their start.
+  EXPECT_TRUE(split_pays(m, dgemm, f, 2 * bytes, bytes, 2, false));
+  EXPECT_TRUE(split_pays(m, dgemm, f, 2 * bytes, bytes, 8, true));
+  const double s = 1024, fs = 2 * s * s * s, bs = 8 * s * s;
+  EXPECT_FALSE(split_pays(m, dgemm, fs, 2 * bs, bs, 2, false));
+  // Once started, only the fixed copy costs are not shared: a call needs little work to pay.
+  EXPECT_TRUE(split_pays(m, dgemm, fs, 2 * bs, bs, 2, true));
+}
+
+TEST(Split, TheProfileKeepsItsStartCostAndOldProfilesStayReadable) {
+  Profile p = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.125\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n");
+  Profile q = parse(format_profile(p));
+  EXPECT_NEAR(q.split_startup_s, 0.125, 1e-12);
+  EXPECT_EQ(format_profile(parse(flat_profile(1e10, 1e12))).find("split_startup_s"), std::string::npos);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s -2\n").find(
+                "line 3: split_startup_s takes one number of seconds >= 0"),
+            std::string::npos);
 }
 
 TEST(Model, BytesComeFromTheOperandRoles) {
