@@ -198,12 +198,13 @@ ignores every GPU_OFFLOAD_* variable and the config file.
 Exit status: 0; 1 if a variable or the config file holds something invalid (the messages say what).
 )"},
     {"estimate", "predict from a trace what offloading would gain at a level, with a profile",
-     R"(Usage: gpu-offload estimate [--profile FILE] [--level N] [--threshold FLOPS] DIR|FILE...
+     R"(Usage: gpu-offload estimate [--profile FILE] [--level N] [--threshold FLOPS] [--gpus N] DIR|FILE...
 
 Replays the application's own calls in the traces (one process per trace file) through the
 decision --device auto makes, the same code as the library, against a machine profile:
   - per operation: calls, those with enough work to be decided (at least 1e6 flops), how many
-    would run on the GPU, the predicted time on the CPU and on the GPU, the predicted time of the
+    would run on the GPU, how many of those over several GPUs in one call (--split auto's rule),
+    the predicted time on the CPU and on the GPU (split calls at their split time), the predicted time of the
     device chosen, the predicted saving, the time the trace measured (and where it ran), and
     where the model's speeds come from (a curve of the profile, or a fallback);
   - per process, the ski rental: at which call the GPU would start (the missed savings reach the
@@ -218,6 +219,8 @@ Options:
                       built-in one)
   --level N           1 to 10 (default: the level the traces were recorded with, else 5)
   --threshold FLOPS   work below which no decision is made (default 1e6)
+  --gpus N            GPUs a call may be split over (default: as each process's GPU start was
+                      traced, the GPUs CUDA showed it; else 1, and nothing is split)
   -h, --help          this text
 
 Exit status: 0; 1 if a trace or the profile named cannot be read; 2 for a wrong command line.

@@ -13,6 +13,11 @@
 
 namespace gofl {
 
+// Whether the split engines have a routine for `op` (what cuda/split.h registers: gemm on cuBLASXt;
+// getrf, getrs, potrf, potrs on cusolverMg), for `estimate`, which has no backend to ask. The
+// library asks the backend itself, which also knows the variants it refuses.
+bool split_routine(int op);
+
 double split_seconds(const Model& m, int op, double flops, double bytes_in, double bytes_out, int gpus,
                      bool engines_started);
 bool split_pays(const Model& m, int op, double flops, double bytes_in, double bytes_out, int gpus, bool engines_started);
