@@ -33,6 +33,7 @@ Options (those of 'gpu-offload run'):
   --residency on|off  keep unchanged operands on the GPU between calls (default on)
                     (GPU_OFFLOAD_RESIDENCY)
   --gpus LIST|all   the GPUs a process may run on: 1, 0,2, 0-3 (default all) (GPU_OFFLOAD_GPUS)
+  --split off|auto|force  one call over several of those GPUs (default auto) (GPU_OFFLOAD_SPLIT)
   -m MODULE         run a module instead of a script
   -h, --help        this text
   --version         the version of gpu-offload
@@ -49,7 +50,7 @@ Exit status: the script's; 2 for a wrong command line, 1 if the library is not u
 
 OPTIONS = {"--trace": "DIR", "--summary": None, "--device": "cpu|gpu|auto", "--level": "1-10",
            "--verify": None, "--profile": "FILE", "--residency": "on|off",
-           "--gpus": "LIST|all"}
+           "--gpus": "LIST|all", "--split": "off|auto|force"}
 
 
 class UsageError(Exception):
@@ -125,6 +126,10 @@ def settings(opts):
         kw["residency"] = opts["--residency"]
     if "--gpus" in opts:
         kw["gpus"] = opts["--gpus"]
+    if "--split" in opts:
+        if opts["--split"] not in ("off", "auto", "force"):
+            raise UsageError(f"--split '{opts['--split']}' is not valid; use off, auto or force")
+        kw["split"] = opts["--split"]
     return kw
 
 
