@@ -1,9 +1,10 @@
-// LU and Cholesky over several GPUs on cusolverMg (split.h): getrf getrs potrf potrs, s/d/c/z. The
+// LU, Cholesky and symmetric eigenvalues over several GPUs on cusolverMg (split.h): getrf getrs potrf
+// potrs, s/d/c/z, and syevd/heevd (s/d, c/z). The
 // matrices are spread in cusolverMg's 1-D column block-cyclic layout (column block b on device
 // b % G, as its local block b / G; each device's columns contiguous, leading dimension = the rows;
 // getrf's pivots spread like a 1 x n row of the same blocks). What cusolverMg does not take stays
 // on the one-GPU path: non-square getrf, getrs with op T or C, the upper triangle of potrf/potrs
-// (cusolverMg refuses it), sizes beyond int. Results are gathered into host scratch and written
+// (cusolverMg refuses it) and of syevd/heevd, sizes beyond int. Results are gathered into host scratch and written
 // to the program's buffers only once the engine succeeded with info = 0; a singular matrix
 // (getrf's info > 0) or one that is not positive definite (potrf's) goes to the one-GPU path,
 // which reproduces LAPACK's partial results exactly.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "cuda/lapack_common.h"
+#include "cuda/lapack_syevd.h"
 #include "cuda/split.h"
 
 namespace gofl {
@@ -287,6 +289,67 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, 0);
 }
 
+// ---- syevd / heevd ------------------------------------------------------------------------------------
+// As the one-GPU routine (lapack_syev.cpp, the checks and answers in lapack_syevd.h): the same
+// arguments declined, the triangle screened for LAPACK's unscaled range (outside it LAPACK scales, and
+// the call goes to one GPU, which sends it on to the CPU), a Hermitian diagonal's imaginary parts
+// ignored, work[0]/rwork[0]/iwork[0] the CPU library's answers, and with jobz = 'N' the lower
+// triangle, which LAPACK destroys, receiving what cusolverMg left there.
+template <class T> int syevd_supports(const CallArgs& a) {
+  using P = SyevdPos<T>;
+  const int s = supports_syevd<T>(a);
+  if (s != GOFL_GPU_OK) return s;
+  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n)) || !fits(a.i(P::lda))) return GOFL_GPU_UNSUPPORTED;
+  return GOFL_GPU_OK;
+}
+template <class T> void syevd_run(Engine& e, const CallArgs& a) {
+  using P = SyevdPos<T>;
+  using R = real_t<T>;
+  const MgApi& mg = begin(e);
+  const WorkOut<T> q = a.ilp64() ? query_syevd_as<T, int64_t>(a) : query_syevd_as<T, int32_t>(a);
+  const bool wantz = a.ch(P::jobz) == 'V';
+  const int64_t n = a.i(P::n), lda = a.i(P::lda);
+  T* A_ = a.ptr<T>(P::a);
+  // The lower triangle as LAPACK reads it, screened as the one-GPU path screens it (screen()).
+  std::vector<T> h(size_t(n * n), T(0));
+  double amax = 0, sum = 0;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = j; i < n; ++i) {
+      const T v = A_[i + j * lda];
+      h[size_t(i + j * n)] = v;
+      amax = std::max(amax, abs1(v));
+      sum += abs1(v);
+    }
+  if (!std::isfinite(sum)) fail(GOFL_GPU_UNSUPPORTED, "non-finite input");
+  const Bounds b = syev_bounds<R>();
+  if (amax > b.hi || (amax != 0 && amax < 2 * b.lo)) fail(GOFL_GPU_UNSUPPORTED, "input outside LAPACK's unscaled range");
+  if constexpr (cplx_v<T>)
+    for (int64_t j = 0; j < n; ++j) h[size_t(j + j * n)] = T(std::real(h[size_t(j + j * n)]), R(0));
+
+  Spread<T> dA(mg, n, n);
+  dA.put(h.data(), n);
+  std::vector<R> w(static_cast<size_t>(n));
+  const cusolverEigMode_t mode = wantz ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+  int64_t lwork = 0;
+  check(mg.cusolverMgSyevd_bufferSize(mg.handle, mode, CUBLAS_FILL_MODE_LOWER, int(n), dA.parts(), 1, 1, dA.desc(),
+                                      w.data(), data_type<R>(), data_type<T>(), &lwork),
+        "cusolverMgSyevd_bufferSize");
+  SpreadWork<T> work(mg, lwork);
+  int info = 0;
+  check(mg.cusolverMgSyevd(mg.handle, mode, CUBLAS_FILL_MODE_LOWER, int(n), dA.parts(), 1, 1, dA.desc(), w.data(),
+                           data_type<R>(), data_type<T>(), work.ptrs.data(), lwork, &info),
+        "cusolverMgSyevd");
+  sync_all(e);
+  require_ok(e, info, "cusolverMgSyevd info");
+  require_finite(w.data(), n, "non-finite eigenvalues");
+  dA.get(h.data());
+  // Everything is in host memory and checked: only now is the program's memory written.
+  write_back(A_, lda, h, n, n, wantz ? 0 : 'L');
+  std::copy(w.begin(), w.end(), a.ptr<R>(P::w));
+  q.write(a);
+  a.set_i(P::info, 0);
+}
+
 template <class T> void register_type(int getrf, int getrs, int potrf, int potrs) {
   SplitRoutine* r = split_routines();
   r[getrf] = SplitRoutine{getrf_supports<T>, getrf_run<T>};
@@ -297,7 +360,13 @@ template <class T> void register_type(int getrf, int getrs, int potrf, int potrs
 
 }  // namespace
 
+template <class T> void register_syevd(int op) { split_routines()[op] = SplitRoutine{syevd_supports<T>, syevd_run<T>}; }
+
 void register_split_lapack() {
+  register_syevd<float>(OP_ssyevd);
+  register_syevd<double>(OP_dsyevd);
+  register_syevd<cf>(OP_cheevd);
+  register_syevd<cd>(OP_zheevd);
   register_type<float>(OP_sgetrf, OP_sgetrs, OP_spotrf, OP_spotrs);
   register_type<double>(OP_dgetrf, OP_dgetrs, OP_dpotrf, OP_dpotrs);
   register_type<cf>(OP_cgetrf, OP_cgetrs, OP_cpotrf, OP_cpotrs);

@@ -8,7 +8,7 @@ namespace gofl {
 
 bool split_routine(int op) {
   if (op < 0 || op >= GOFL_N_OPS) return false;
-  for (const char* r : {"gemm", "getrf", "getrs", "potrf", "potrs"})
+  for (const char* r : {"gemm", "getrf", "getrs", "potrf", "potrs", "syevd", "heevd"})
     if (!strcmp(gofl_ops[op].routine, r)) return true;
   return false;
 }

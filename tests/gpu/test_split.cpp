@@ -1,5 +1,5 @@
 // GPU tests of one call over several GPUs (src/cuda/split.h: cuBLASXt gemm, cusolverMg getrf getrs
-// potrf potrs). Run as part of the suite (GPU_OFFLOAD_SPLIT unset: auto) they check that with one
+// potrf potrs syevd heevd). Run as part of the suite (GPU_OFFLOAD_SPLIT unset: auto) they check that with one
 // usable GPU auto never splits; run with GPU_OFFLOAD_SPLIT=force (scripts/device_run.sh tests, split)
 // they check that every split routine, on however many GPUs the process sees (one included), gives
 // the CPU library's result with LAPACK's semantics (info, pivots, the untouched triangle and ld
@@ -88,6 +88,10 @@ template <class T> struct F {
   using getrs = void (*)(const char*, const I*, const I*, const T*, const I*, const I*, T*, const I*, I*, size_t);
   using potrf = void (*)(const char*, const I*, T*, const I*, I*, size_t);
   using potrs = void (*)(const char*, const I*, const I*, const T*, const I*, T*, const I*, I*, size_t);
+  using syevd = void (*)(const char*, const char*, const I*, T*, const I*, real_t<T>*, T*, const I*, I*, const I*, I*,
+                         size_t, size_t);
+  using heevd = void (*)(const char*, const char*, const I*, T*, const I*, real_t<T>*, T*, const I*, real_t<T>*,
+                         const I*, I*, const I*, I*, size_t, size_t);
 };
 
 template <class T> void expect_close(const std::vector<T>& g, const std::vector<T>& c, int64_t rows, int64_t cols,
@@ -285,6 +289,93 @@ TEST(SplitCall, IndefinitePotrfFallsBackToOneGpu) {
   gpu_test::cpu<F<double>::potrf>("dpotrf_")(&uplo, &n, ac.data(), &lda, &ic, 1);
   EXPECT_GT(ig, 0);
   EXPECT_EQ(ig, ic);
+}
+
+// ---- syevd / heevd (cusolverMg: the lower triangle; the upper goes to one GPU) ---------------------
+// Eigenvalues against the CPU's; eigenvectors by A V = V diag(w) (each is defined up to sign or phase);
+// work[0], rwork[0], iwork[0] and info exactly; jobz = 'N' destroys the triangle where LAPACK does.
+template <class T> void call_eig(bool gpu, char jobz, char uplo, I n, std::vector<T>& a, I lda, std::vector<real_t<T>>& w,
+                                 T& work0, real_t<T>& rwork0, I& iwork0, I& info) {
+  using R = real_t<T>;
+  const std::string name = gpu_test::is_complex_v<T> ? std::string(1, prec<T>()) + "heevd_" : fname<T>("syevd");
+  // The CPU library's workspace sizes, then the call with them.
+  T wq{};
+  R rq{};
+  I iq = 0, m1 = -1, qinfo = 0;
+  if constexpr (gpu_test::is_complex_v<T>) {
+    gpu_test::cpu<typename F<T>::heevd>(name.c_str())(&jobz, &uplo, &n, a.data(), &lda, w.data(), &wq, &m1, &rq, &m1,
+                                                      &iq, &m1, &qinfo, 1, 1);
+  } else {
+    gpu_test::cpu<typename F<T>::syevd>(name.c_str())(&jobz, &uplo, &n, a.data(), &lda, w.data(), &wq, &m1, &iq, &m1,
+                                                      &qinfo, 1, 1);
+  }
+  const I lwork = I(std::real(wq)), lrwork = I(rq), liwork = iq;
+  std::vector<T> work(size_t(std::max<I>(lwork, 1)));
+  std::vector<R> rwork(size_t(std::max<I>(lrwork, 1)));
+  std::vector<I> iwork(size_t(std::max<I>(liwork, 1)));
+  if constexpr (gpu_test::is_complex_v<T>) {
+    auto f = gpu ? gpu_test::intercepted<typename F<T>::heevd>(name.c_str()) : gpu_test::cpu<typename F<T>::heevd>(name.c_str());
+    f(&jobz, &uplo, &n, a.data(), &lda, w.data(), work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork, &info,
+      1, 1);
+  } else {
+    auto f = gpu ? gpu_test::intercepted<typename F<T>::syevd>(name.c_str()) : gpu_test::cpu<typename F<T>::syevd>(name.c_str());
+    f(&jobz, &uplo, &n, a.data(), &lda, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
+  }
+  work0 = work[0];
+  rwork0 = rwork[0];
+  iwork0 = iwork[0];
+}
+
+TYPED_TEST(SplitCall, SyevdHeevd) {
+  using T = TypeParam;
+  using R = real_t<T>;
+  const I n = 300, lda = 304;
+  for (const char jobz : {'V', 'N'})
+    for (const char uplo : {'L', 'U'}) {
+      SCOPED_TRACE(std::string("jobz ") + jobz + " uplo " + uplo);
+      auto a0 = spd<T>(n, lda, 90);
+      for (I i = 0; i < n; ++i) a0[i + i * lda] -= T(R(2 * n));  // indefinite, eigenvalues spread around 0
+      auto ag = a0, ac = a0;
+      std::vector<R> wg(n), wc(n);
+      T g0{}, c0{};
+      R gr{}, cr{};
+      I gi = 0, ci = 0, ig = -99, ic = -99;
+      call_eig<T>(true, jobz, uplo, n, ag, lda, wg, g0, gr, gi, ig);
+      if (uplo == 'L') expect_split_path("syevd L");
+      else expect_one_gpu("syevd U");
+      call_eig<T>(false, jobz, uplo, n, ac, lda, wc, c0, cr, ci, ic);
+      EXPECT_EQ(ig, ic);
+      EXPECT_EQ(ig, 0);
+      EXPECT_LE(gpu_test::rel_diff(wg.data(), wc.data(), n, 1, n), tolerance<T>()) << "eigenvalues";
+      EXPECT_EQ(g0, c0) << "work[0]";
+      EXPECT_EQ(gr, cr) << "rwork[0]";
+      EXPECT_EQ(gi, ci) << "iwork[0]";
+      EXPECT_TRUE(gpu_test::gaps_untouched(ag, a0, n, n, lda)) << "ld gap of A written";
+      if (jobz == 'V') {
+        // A V - V diag(w), with A the full Hermitian matrix the triangle defines.
+        double r = 0, an = 0;
+        for (I j = 0; j < n; ++j)
+          for (I i = 0; i < n; ++i) {
+            T s = T(0);
+            for (I k = 0; k < n; ++k) {
+              const bool in_tri = uplo == 'L' ? i >= k : i <= k;
+              const T aik = in_tri ? a0[i + k * lda] : conj_(a0[k + i * lda]);
+              s += (i == k ? T(std::real(aik)) : aik) * ag[k + j * lda];
+            }
+            r = std::max(r, double(std::abs(s - wg[j] * ag[i + j * lda])));
+            an = std::max(an, double(std::abs(a0[i + j * lda])));
+          }
+        EXPECT_LE(r / (an * n), tolerance<T>()) << "A V != V diag(w)";
+      } else {
+        EXPECT_DESTROYED_AS_CPU(ag, ac, a0, n, n, lda);
+        bool other = true;  // the strict other triangle: never written
+        for (I j = 0; j < n; ++j)
+          for (I i = 0; i < n; ++i)
+            if ((uplo == 'L' ? i < j : i > j) && std::memcmp(&ag[i + j * lda], &a0[i + j * lda], sizeof(T)) != 0)
+              other = false;
+        EXPECT_TRUE(other) << "syevd wrote its other triangle";
+      }
+    }
 }
 
 // ---- failures -----------------------------------------------------------------------------------------
