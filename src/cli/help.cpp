@@ -236,7 +236,10 @@ call forced to the CPU, then every call forced to the GPU. From the two traces i
   - GPU compute speed curves (the traced compute time, copies taken off);
   - the copy cost each way: fixed cost + bytes / bandwidth, a straight-line fit over the GPU
     calls whose copies are known exactly (gemm with beta != 0, trsm, potrf, getrf);
-  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once.
+  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once;
+  - where more than one GPU is usable, a third pass with every call of the routines the split
+    engines run (gemm, getrf, getrs, potrf, potrs, syevd, heevd) split over all of them: the whole
+    call's speed on that many GPUs (`split` lines); with one GPU it says it skipped this.
 A canary (a small fixed job on every core) is timed before and after each point: a point
 starts only when the canary runs at its normal speed (the median of its recent runs) and is
 measured again when it slowed meanwhile. Each point uses the lower quartile of its
@@ -265,11 +268,16 @@ The profile is a text file:
   source / machine / created TEXT    where the numbers come from
   provisional yes|no                 yes: not measured on this machine
   gpu_startup_s SECONDS              GPU start-up cost
+  split_startup_s SECONDS            optional: starting the split engines on each GPU beyond the
+                                     first (default: gpu_startup_s, a context each)
   h2d FIXED_S BYTES_PER_S            copy cost to the GPU per call: FIXED_S + bytes / BYTES_PER_S
   d2h FIXED_S BYTES_PER_S            and back
   cpu OP FLOPS:RATE ...              CPU speed of OP (dgemm, zheevd, ...): points of work (flops)
                                      and speed (flops per second), work increasing
   gpu OP FLOPS:RATE ...              GPU compute speed of OP (copies not included)
+  split OP GPUS FLOPS:RATE ...       optional: speed of OP split over GPUS GPUs, copies included
+                                     (without one, the split rule shares copies and work: see
+                                     'gpu-offload help run', --split)
   efficiency cpu|gpu ROUTINE F       a routine without a curve runs at F x its precision's gemm
   precision cpu|gpu P F              precision P runs at F x double's speed (for fallbacks)
 '#' starts a comment. Speeds are interpolated in log-log space and held flat outside the points.

@@ -18,6 +18,9 @@ double split_seconds(const Model& m, int op, double flops, double bytes_in, doub
   const Profile& p = m.profile();
   const double g = gpus > 1 ? double(gpus) : 1.0;
   const double start = engines_started ? 0.0 : (g - 1) * (p.split_startup_s >= 0 ? p.split_startup_s : p.gpu_startup_s);
+  // Measured on this many GPUs (calibrate): the whole call's speed, copies included.
+  if (auto it = p.split_curves.find({op, gpus}); it != p.split_curves.end() && flops > 0)
+    return flops / it->second.at(flops) + start;
   const double copies = p.h2d.fixed_s + p.d2h.fixed_s +
                         (p.h2d.bytes_per_s > 0 ? bytes_in / (g * p.h2d.bytes_per_s) : 0.0) +
                         (p.d2h.bytes_per_s > 0 ? bytes_out / (g * p.d2h.bytes_per_s) : 0.0);

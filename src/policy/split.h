@@ -5,7 +5,9 @@
 //   T_split(G) = h2d_fixed + bytes_in / (G h2d) + flops / (G gpu_speed(flops)) + d2h_fixed
 //                + bytes_out / (G d2h) + (engines started ? 0 : (G - 1) split_startup_s)
 //
-// and a call is split when T_split(G) < T_gpu (one GPU, copies included). With one usable GPU it
+// and a call is split when T_split(G) < T_gpu (one GPU, copies included). Where the profile holds a
+// curve measured for the operation on G GPUs (`split OP G ...`, written by calibrate), the call's time
+// is its work over that curve's speed (plus the start) instead of the formula. With one usable GPU it
 // never is: nothing is shared, and the engines only add their own start and tiling.
 #pragma once
 

@@ -346,6 +346,32 @@ TEST(Split, PaysOnlyWithSeveralGpusAndEnoughWork) {
   EXPECT_TRUE(split_pays(m, dgemm, fs, 2 * bs, bs, 2, true));
 }
 
+// A curve measured on G GPUs replaces the formula for that operation and count.
+TEST(Split, AMeasuredCurveReplacesTheFormula) {
+  Profile p = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.1\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n"
+                    "split dgemm 2 1e9:5e11 1e13:1.5e12\n");
+  ASSERT_EQ(p.split_curves.size(), 1u);
+  Model m(p);
+  const int dgemm = op("dgemm"), dgetrf = op("dgetrf");
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e13, 0, 0, 2, true), 1e13 / 1.5e12, 1e-9);
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e13, 0, 0, 2, false), 1e13 / 1.5e12 + 0.1, 1e-9);
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e9, 0, 0, 2, true), 1e9 / 5e11, 1e-12);  // slower than one GPU: not split
+  EXPECT_FALSE(split_pays(m, dgemm, 1e9, 0, 0, 2, true));
+  EXPECT_TRUE(split_pays(m, dgemm, 1e13, 0, 0, 2, true));
+  // Another count, another operation: the formula.
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e12, 0, 0, 4, true), 1e12 / 4e12, 1e-9);
+  EXPECT_GT(split_seconds(m, dgetrf, 1e12, 0, 0, 2, true), 0);
+  // The writer keeps it; a malformed line is named.
+  EXPECT_EQ(parse(format_profile(p)).split_curves.at({dgemm, 2}).points.size(), 2u);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit dgemm 0 1e9:1e11\n")
+                .find("line 3: split takes an operation, a number of GPUs and at least one FLOPS:RATE point"),
+            std::string::npos);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit dgemm 2 1e9:1e11\nsplit dgemm 2 1e9:1e11\n")
+                .find("line 4: a second split curve for dgemm on 2 GPUs"),
+            std::string::npos);
+}
+
 TEST(Split, TheProfileKeepsItsStartCostAndOldProfilesStayReadable) {
   Profile p = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.125\nh2d 0 1e30\nd2h 0 1e30\n"
                     "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n");
