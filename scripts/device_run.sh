@@ -254,9 +254,9 @@ fi
 if has split; then
   # One call over several GPUs (src/cuda/split.h) forced on every call the split engines run, on however
   # many GPUs are here (one included): each split routine against the CPU library, and the fallbacks.
-  echo "== split path: GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall.*'"
+  echo "== split path: GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*'"
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_SPLIT=force timeout ${SPLIT_TIMEOUT:-300} \
-    "$B/bin/gpu_tests" --gtest_filter='SplitCall.*' > "$OUT/split_tests.log" 2>&1
+    "$B/bin/gpu_tests" --gtest_filter='SplitCall*' > "$OUT/split_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error|differs|not split" "$OUT/split_tests.log" | head -60
   echo "== --split force on NumPy (--verify: every split result compared with the CPU's), with summary"

@@ -261,6 +261,8 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
     where = "unexpected exception";
   }
   if (status != GOFL_GPU_OK) split_recover(e);
+  // The engines (and freeing their buffers) leave another split device current.
+  if (cudaSetDevice(e.device()) != cudaSuccess) (void)cudaGetLastError();
   e.end_call(status == GOFL_GPU_OK);
   // The engines copy and compute at once: the whole call counts as computation.
   r->compute_s = float(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -135,16 +135,21 @@ template <class T> double lu_residual(const std::vector<T>& lu, const std::vecto
   return den > 0 ? num / den : num;
 }
 
-template <class T> class SplitCall : public ::testing::Test {
- protected:
-  void TearDown() override { gpu_test::set_fault(nullptr); }
+// The test switch for one test: set, and cleared however the test ends.
+struct Fault {
+  explicit Fault(const char* spec) { gpu_test::set_fault(spec); }
+  ~Fault() { gpu_test::set_fault(nullptr); }
 };
+
+template <class T> class SplitCall : public ::testing::Test {};
 using Precisions = ::testing::Types<float, double, cf, cd>;
 TYPED_TEST_SUITE(SplitCall, Precisions);
 
 // ---- gemm (cuBLASXt) -------------------------------------------------------------------------------
 // Sizes that are not multiples of cuBLASXt's tiles; ld gaps; beta = 0 (C not read) and beta != 0.
-template <class T> void check_gemm(char ta, char tb, int m, int n, int k, T beta, uint64_t seed, bool expect_cpu = false) {
+enum class Expect { SplitPath, OneGpu, Cpu };  // where the call must have run
+template <class T> void check_gemm(char ta, char tb, int m, int n, int k, T beta, uint64_t seed,
+                                   Expect where = Expect::SplitPath) {
   SCOPED_TRACE(std::string("gemm ") + ta + tb + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
   const int lda = (ta == 'N' ? m : k) + 3, ldb = (tb == 'N' ? k : n) + 2, ldc = m + 5;
   const auto a = gpu_test::random_matrix<T>(0, ta == 'N' ? k : m, lda, seed);
@@ -154,11 +159,9 @@ template <class T> void check_gemm(char ta, char tb, int m, int n, int k, T beta
   auto cg = c0, cc = c0;
   gpu_test::intercepted<typename F<T>::gemm>(fname<T>("gemm").c_str())(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda,
                                                                        b.data(), &ldb, &beta, cg.data(), &ldc, 1, 1);
-  if (expect_cpu) {
-    EXPECT_EQ(gpu_test::last_call().device, 0) << "an injected failure must leave the call to the CPU";
-  } else {
-    expect_split_path("gemm");
-  }
+  if (where == Expect::Cpu) EXPECT_EQ(gpu_test::last_call().device, 0) << "an injected failure must leave the call to the CPU";
+  else if (where == Expect::OneGpu) expect_one_gpu("gemm");
+  else expect_split_path("gemm");
   gpu_test::cpu<typename F<T>::gemm>(fname<T>("gemm").c_str())(&ta, &tb, &m, &n, &k, &alpha, a.data(), &lda, b.data(),
                                                                &ldb, &beta, cc.data(), &ldc, 1, 1);
   expect_close(cg, cc, m, n, ldc, "C");
@@ -381,7 +384,7 @@ TYPED_TEST(SplitCall, SyevdHeevd) {
 // ---- failures -----------------------------------------------------------------------------------------
 // The split engines fail: one GPU runs the call, with the CPU's result.
 TEST(SplitCall, SplitFailureFallsBackToOneGpu) {
-  gpu_test::set_fault("split");
+  const Fault fault("split");
   const int n = 400, lda = 400;
   const auto a0 = spd<double>(n, lda, 70);
   auto ag = a0, ac = a0;
@@ -392,17 +395,16 @@ TEST(SplitCall, SplitFailureFallsBackToOneGpu) {
   gpu_test::cpu<F<double>::potrf>("dpotrf_")(&uplo, &n, ac.data(), &lda, &ic, 1);
   EXPECT_EQ(ig, ic);
   expect_close(ag, ac, n, n, lda, "Cholesky factor");
-  check_gemm<double>('N', 'N', 500, 400, 300, 0.5, 71);  // and gemm: to one GPU too
-  EXPECT_EQ(last_split(), 0);
+  check_gemm<double>('N', 'N', 500, 400, 300, 0.5, 71, Expect::OneGpu);  // and gemm: to one GPU too
 }
 
 // Every GPU path fails after cuBLASXt wrote C: C (beta != 0, so an input too) is put back and the
 // CPU library computes the right result from it; the same for LU through cusolverMg.
 TYPED_TEST(SplitCall, ComputeFailureFallsBackToCpu) {
   using T = TypeParam;
-  gpu_test::set_fault("compute");
-  check_gemm<T>('N', 'N', 500, 400, 300, T(real_t<T>(0.5)), 80, /*expect_cpu=*/true);
-  check_gemm<T>('T', 'N', 300, 200, 500, T(0), 81, /*expect_cpu=*/true);
+  const Fault fault("compute");
+  check_gemm<T>('N', 'N', 500, 400, 300, T(real_t<T>(0.5)), 80, Expect::Cpu);
+  check_gemm<T>('T', 'N', 300, 200, 500, T(0), 81, Expect::Cpu);
   const int n = 300, lda = 301;
   const auto a0 = gpu_test::random_matrix<T>(n, n, lda, 82);
   auto ag = a0, ac = a0;
