@@ -8,6 +8,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include "common/nvml.h"
 #include "cuda/backend_abi.h"
@@ -282,6 +283,11 @@ void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 void b_fft_forget(const void* plan) {
   // Never wait: the destroying thread may not block behind another thread's long GPU call.
   std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
+  // cuFFT's destroy runs in the engine's context, and the program's thread gets its own back: a
+  // CUDA call on a thread with no current context binds the primary context to it for good (after
+  // fftw_destroy_plan the program's thread then had a context it never made).
+  std::optional<ThreadOnGpu> on;
+  if (lk.owns_lock() && Engine::get().started()) on.emplace(Engine::get());
   fft_forget(plan, lk.owns_lock());
 }
 
