@@ -73,13 +73,20 @@ static const char* last_device(void) {
   return device == 1 ? "gpu" : device == 0 ? "cpu" : "-";
 }
 
+/* The transforms of a batch one after another (distance: one transform's elements). A distance of 0
+   would make every transform of the batch read and write the same arrays. */
 static fftw_plan make(const struct Case* c, int real_lib, void* in, fftw_complex* out, unsigned flags) {
+  int idist = 1, odist = 1;
+  for (int d = 0; d < c->rank; ++d) {
+    idist *= c->n[d];
+    odist *= c->r2c && d == c->rank - 1 ? c->n[d] / 2 + 1 : c->n[d];
+  }
   if (c->r2c) {
     many_r2c_fn f = real_lib ? (many_r2c_fn)sym("fftw_plan_many_dft_r2c") : fftw_plan_many_dft_r2c;
-    return f(c->rank, c->n, c->howmany, (double*)in, NULL, 1, 0, out, NULL, 1, 0, flags);
+    return f(c->rank, c->n, c->howmany, (double*)in, NULL, 1, idist, out, NULL, 1, odist, flags);
   }
   many_dft_fn f = real_lib ? (many_dft_fn)sym("fftw_plan_many_dft") : fftw_plan_many_dft;
-  return f(c->rank, c->n, c->howmany, (fftw_complex*)in, NULL, 1, 0, out, NULL, 1, 0, FFTW_FORWARD, flags);
+  return f(c->rank, c->n, c->howmany, (fftw_complex*)in, NULL, 1, idist, out, NULL, 1, odist, FFTW_FORWARD, flags);
 }
 
 int main(int argc, char** argv) {

@@ -2,7 +2,7 @@
 """Loops that hand the same unchanged operand to call after call, side by side in one run: the CPU
 library, gpu-offload with residency off, with residency on, and the default (--device auto, residency on).
 
-    python3 bench/residency_bench.py [--build build] [--n 8192] [--iters 20] [--only NAME]
+    python3 bench/residency_bench.py [--build build] [--n 8192] [--iters 20] [--only NAME[;NAME...]]
 
 Each loop runs in a fresh process per column; it times each iteration's library call(s) (the
 loop's own NumPy work, such as making X_i, is outside the timing) and reports the median iteration
@@ -111,7 +111,7 @@ def main():
     print(f"# {' '.join(sys.argv)}", flush=True)
     rows = []
     for name, nf, itf, goal in LOOPS:
-        if a.only and a.only != name:
+        if a.only and name not in a.only.split(";"):
             continue
         n, iters = a.n * nf, int(a.iters * itf)
         res = {}

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [pye2e] [gpus] [mpi] [split] [multigpu] [fft] [scipytests]
+#                              [pye2e] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe]
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -139,10 +139,14 @@ if has residency; then
   echo "== where one A @ X_i call's time goes with residency on (trace of the last calls)"
   T=$(mktemp -d)
   "$B/bin/gpu-offload" run --device gpu --trace "$T/res" -- "$PY" -c '
-import numpy as np
-r = np.random.default_rng(0); A = r.standard_normal((8192, 8192))
-for i in range(12): A @ r.standard_normal((8192, 256))' >/dev/null 2>&1
-  "$B/bin/gpu-offload" dump --csv "$T/res" | awk -F, 'NR == 1 || NR > 8 { print $4, $24, $29, $30, $31 }'
+import time, numpy as np
+r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); ms = []
+for i in range(12):
+    X = r.standard_normal((8192, 256)); t0 = time.perf_counter(); Y = A @ X; ms.append((time.perf_counter() - t0) * 1e3)
+print("A @ X_i as the program times it, ms:", " ".join(f"{t:.3f}" for t in ms))' 2>&1 | grep "as the program"
+  # gap_ms: the program's own time since the previous call ended (NumPy making X_i and the result).
+  "$B/bin/gpu-offload" dump --csv "$T/res" | awk -F, 'NR == 1 { print "op duration_ms gap_ms copy_in_ms compute_ms copy_out_ms operands"; next }
+    { if (prev) printf "%s %.3f %.3f %.3f %.3f %.3f %s\n", $4, $24 / 1e6, ($23 - prev) / 1e6, $29 * 1e3, $30 * 1e3, $31 * 1e3, $28; prev = $23 + $24 }'
   "$B/bin/gpu-offload" run --device gpu --trace "$T/lu" -- "$PY" -c '
 import numpy as np, scipy.linalg as sl
 r = np.random.default_rng(0); M = r.standard_normal((8192, 8192)); lu = sl.lu_factor(M @ M.T + 8192 * np.eye(8192))
@@ -158,6 +162,10 @@ lu = sl.lu_factor(S)
 for i in range(6):
     X = r.standard_normal((3000, 64)); A @ X; sl.lu_solve(lu, X); A @ r.standard_normal(3000)
     if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
+fi
+if has solveprobe; then
+  echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"
+  "$B/bin/solve_probe" 8192 16 256 1024 2>&1 | tee "$OUT/solve_probe.log"
 fi
 if has pye2e; then
   # About six minutes on the H200 (one repetition at 8192; the CPU's svd/lstsq only at 4096).

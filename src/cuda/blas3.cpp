@@ -93,9 +93,10 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
 // beta != 0 C comes back only after every panel succeeded. Returns the number of panels (1: the
 // product is too small to gain from this). No panel is ever empty: with w = ceil(n / panels) the
 // last one has n - (panels - 1) * w >= (n - (panels - 1)^2) / panels columns, and n >= 2048 is far
-// above (panels - 1)^2 <= 49.
+// above (panels - 1)^2 <= 49. A short C (m from 128) gains too: NumPy's A @ X with a thin X is,
+// column-major, m = 256 and n = k = 8192, and its 16 MB of C then come back while later panels compute.
 template <class T> int gemm_panels(const Gemm<T>& g) {
-  if (g.n < 2048 || g.m < 1024 || g.k < 256) return 1;
+  if (g.n < 2048 || g.m < 128 || g.k < 256) return 1;
   return int(std::clamp<int64_t>(g.n / 1024, 2, 8));
 }
 
@@ -103,11 +104,13 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
-  // A (and B, when a kept copy holds it) from residency; otherwise B goes up panel by panel.
+  // A, and B when residency serves or keeps it (whole, before the panels); otherwise B goes up panel
+  // by panel. A kept B (the fixed matrix of A @ X_i) is checked while A goes up.
+  if (!same) e.check_ahead(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
   const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
   Engine::Input inB;
-  const bool b_kept = !same && e.kept(g.B, g.br(), g.bc(), g.ldb, sizeof(T), &inB);
-  DevMem dB = same || b_kept ? DevMem() : e.alloc(size_t(g.br() * g.bc()) * sizeof(T));
+  DevMem dB;
+  const bool b_whole = !same && e.input_if_resident(g.B, g.br(), g.bc(), g.ldb, sizeof(T), up, &inB, &dB);
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
   const int64_t w = (g.n + panels - 1) / panels;
@@ -123,7 +126,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     P.cols = std::min(w, g.n - P.j0);  // > 0: see gemm_panels
     const T* dBp;
     int64_t ldb;
-    if (same || b_kept) {  // B is on the device already (A itself, or a kept copy)
+    if (same || b_whole) {  // B is on the device whole (A itself, or a kept copy)
       const Engine::Input& src = same ? inA : inB;
       dBp = g.tb == 'N' ? src.get<T>() + P.j0 * src.ld : src.get<T>() + P.j0;
       ldb = src.ld;
@@ -197,7 +200,8 @@ template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
   if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, a.call(), g, panels);
-  // a @ a: one copy of the shared operand.
+  // a @ a: one copy of the shared operand. A kept B is checked while A goes up.
+  if (!g.b_is_a()) e.check_ahead(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
   const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T));
   const Engine::Input inB2 = g.b_is_a() ? Engine::Input() : e.input(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
   const Engine::Input& inB = g.b_is_a() ? inA : inB2;

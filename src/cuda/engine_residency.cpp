@@ -35,20 +35,39 @@ bool Engine::kept(const void* host, int64_t rows, int64_t cols, int64_t ld, size
   return true;
 }
 
-Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
-  Input in;
-  in.ld = std::max<int64_t>(rows, 1);
-  if (rows <= 0 || cols <= 0 || elem == 0) return in;
-  if (kept(host, rows, cols, ld, elem, &in)) return in;
+void Engine::check_ahead(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
+  if (!impl_ || rows <= 0 || cols <= 0 || elem == 0) return;
+  impl_->resident->check_ahead(HostMatrix{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem});
+}
+
+bool Engine::input_if_resident(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on,
+                               Input* in, DevMem* spare) {
+  if (rows <= 0 || cols <= 0 || elem == 0) return false;
+  if (kept(host, rows, cols, ld, elem, in)) return true;
   const HostMatrix m{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem};
   DevMem d = alloc(m.packed());
   // Kept or not, the bytes are read only after watching began (resident.h).
   ResidentCache::Entry* k = fault("corrupt") ? nullptr : impl_->resident->keep_upload(m, std::move(d));
-  void* dst = k ? k->dev.get() : d.get();
-  upload(dst, host, rows, cols, ld, elem, on);
-  in.dev = dst;
+  if (!k) {
+    *spare = std::move(d);
+    return false;
+  }
+  upload(k->dev.get(), host, rows, cols, ld, elem, on);
+  in->dev = k->dev.get();
+  in->ld = rows;
+  return true;
+}
+
+Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
+  Input in;
+  in.ld = std::max<int64_t>(rows, 1);
+  if (rows <= 0 || cols <= 0 || elem == 0) return in;
+  DevMem spare;
+  if (input_if_resident(host, rows, cols, ld, elem, on, &in, &spare)) return in;
+  upload(spare.get(), host, rows, cols, ld, elem, on);
+  in.dev = spare.get();
   in.ld = rows;
-  if (!k) in.owned = std::move(d);
+  in.owned = std::move(spare);
   return in;
 }
 

@@ -543,7 +543,7 @@ TEST(Blas3Large, MultiChunkCopies) {
   }
 }
 
-// Products large enough to run in column panels with the copies overlapped (n >= 2048, m >= 1024,
+// Products large enough to run in column panels with the copies overlapped (n >= 2048, m >= 128,
 // k >= 256): op(B) by columns ('N') and by rows ('T', 'C'), beta = 0 (C streamed back panel by
 // panel) and beta != 0 (C copied in per panel, back after the last), a last panel narrower than
 // the others, row-major calls, and a @ a (one operand used twice).
@@ -555,6 +555,9 @@ TEST(Blas3Large, PanelledProducts) {
   gemm_any<cd>(f, GemmCase{'C', 'C', 1024, 2049, 300, 1, true}, 1202);
   gemm_any<float>(row, GemmCase{'N', 'T', 2050, 3001, 400, 2}, 1203);
   gemm_any<cf>(row, GemmCase{'N', 'N', 1500, 2500, 260, 0, true}, 1204);
+  // Short C: NumPy's A @ X with a thin X (row-major: m = 256 columns of C), beta 0 and beta != 0.
+  gemm_any<double>(row, GemmCase{'N', 'N', 4096, 256, 4096, 0, true}, 1205);
+  gemm_any<double>(f, GemmCase{'T', 'N', 130, 2100, 600, 2}, 1206);
   for (char tb : {'N', 'T'}) {  // C = A op(A): the same memory as both operands
     const int n = 2100, ld = 2103;
     const double alpha = 1, beta = 0;
