@@ -112,7 +112,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
       double ver = 0;
       if (!number(v, &ver) || ver != floor(ver) || ver < 1)
         return fail(line_no, "the format version '" + v + "' is not a whole number");
-      if (int(ver) != kProfileVersion)
+      if (ver != double(kProfileVersion))  // compared as doubles: a huge version does not fit an int
         return fail(line_no, "profile format version " + v + " is not the one this gpu-offload reads (" +
                                  std::to_string(kProfileVersion) + "); run 'gpu-offload calibrate' again");
       have_version = true;
