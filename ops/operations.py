@@ -257,7 +257,9 @@ OPS = [
        operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
                  ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
        query=["lwork"], calib=26.3),
-    # Octave's eig of a general matrix; measured only until the GPU path (via geev) covers balancing.
+    # Octave's eig of a general matrix (balanc 'B', or 'N' for eig(A, "nobalance"); sense 'N'). The GPU
+    # runs geev's eigen-part on the matrix the CPU library's own ?gebal balanced; sense != 'N' stays on
+    # the CPU (lapack_geevx.cpp says why). Costs borrowed from geev.
     op("geevx", "sdcz", "lapack",
        "balanc:ch jobvl:ch jobvr:ch sense:ch n:int a:inout lda:int wr:rout wi:rout vl:out ldvl:int vr:out ldvr:int"
        " ilo:iout ihi:iout scale:rout abnrm:rout rconde:rout rcondv:rout work:work lwork:int iwork:iwork info:iout",
@@ -266,7 +268,7 @@ OPS = [
        dims=("n", "n", "0"), flops="(isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
                  ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
-       query=["lwork"], gpu=False),
+       query=["lwork"], family="geev"),
 ]
 
 # FFTW transforms (src/fftw/ intercepts them, src/cuda/fft.cpp runs them on cuFFT): ids in the same space,

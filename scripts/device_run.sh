@@ -3,7 +3,9 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [residency]
-#                              [pye2e] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe]
+#                              [pye2e] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large]
+# `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
+# of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -49,7 +51,7 @@ fi
 if has tests; then
   echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" \
-    --gtest_filter="${GPU_TESTS_FILTER:-*}" > "$OUT/gpu_tests.log" 2>&1
+    --gtest_filter="${GPU_TESTS_FILTER:-*-Ilp64Large.*}" > "$OUT/gpu_tests.log" 2>&1
   echo "exit $?"
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
   grep -E "^\[       OK \]" "$OUT/gpu_tests.log" | sort -t'(' -k2 -n -r | head -5
@@ -57,6 +59,15 @@ if has tests; then
   LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
     "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
   echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
+fi
+if has large; then
+  echo "== calls of more than 2^31 elements through the 64_ names (gpu_tests --gtest_filter='Ilp64Large.*')"
+  free -g | head -2
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${LARGE_TIMEOUT:-540} "$B/bin/gpu_tests" \
+    --gtest_filter="${LARGE_FILTER:-Ilp64Large.*}" > "$OUT/gpu_large.log" 2>&1
+  echo "exit $?"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|SKIPPED|Skipped|Failure|error|Expected|Which is|GPU |CPU " "$OUT/gpu_large.log" | head -60
+  grep -E "^\[       OK \]" "$OUT/gpu_large.log"
 fi
 if has firstcall; then
   echo "== the first GPU call of each routine (bench/first_call.py)"

@@ -333,8 +333,17 @@ int calibrate_command(const std::vector<std::string>& args) {
     if (comma == std::string::npos) comma = only.size();
     const std::string r = only.substr(pos, comma - pos);
     bool known = false;
-    for (int i = 0; i < GOFL_N_OPS; ++i) known |= gofl_ops[i].gpu_capable && r == gofl_ops[i].routine;
+    std::string borrows;  // a routine measured through its family's problem (geevx through geev's)
+    for (int i = 0; i < GOFL_N_OPS; ++i) {
+      const gofl_op_info& op = gofl_ops[i];
+      if (!op.gpu_capable || r != op.routine) continue;
+      known = true;
+      if (!(op.calib_n3 > 0) && op.kind != GOFL_KIND_FFT) borrows = op.family;
+    }
     if (!known) throw UsageError("calibrate", "--only: '" + r + "' is not a GPU-capable routine (gemm, potrf, heevd, ...)");
+    if (!borrows.empty())
+      throw UsageError("calibrate", "--only: '" + r + "' is not measured on its own: it borrows " + borrows +
+                                        "'s measurements (--only " + borrows + ")");
     pos = comma + 1;
   }
   std::string output = o.has("--output") ? o.values.at("--output") : "";

@@ -234,7 +234,7 @@ int estimate_command(const std::vector<std::string>& args) {
   if (sorted.empty()) printf("  none\n");
   else table.print(stdout);
   if (other_calls)
-    printf("  and %s calls of operations that always run on the CPU (FFT, geevx): %s traced\n",
+    printf("  and %s calls of operations that always run on the CPU (measured only: ?copy): %s traced\n",
            format_count(other_calls).c_str(), format_seconds(other_s).c_str());
 
   printf("\nGPU start-up (ski rental, per process)\n");

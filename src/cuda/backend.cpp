@@ -38,6 +38,7 @@ void ensure_registered() {
     register_qr();
     register_syev();
     register_geev();
+    register_geevx();
     register_svd();
     register_gelsd();
     register_fft();

@@ -78,8 +78,9 @@ typedef struct gofl_backend {
   void (*configure)(const gofl_backend_config* config);
   uint64_t (*resident_bytes)(const gofl_call* call);
   void (*residency_info)(char* buf, size_t len);
-  // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before") or corrupt the
-  // result ("corrupt"); NULL clears it.
+  // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before"), corrupt the
+  // result ("corrupt") or take QR's 64-bit route at any size ("qr64"); a comma-separated list;
+  // NULL clears it.
   void (*set_fault)(const char* spec);
   // One call over several GPUs (cuda/split.h: cuBLASXt, cusolverMg), after start(). split_gpus: how
   // many GPUs a split call spreads over (the usable GPUs of the GPU setting, the engine's own first).

@@ -318,6 +318,7 @@ void register_lu_chol();  // lapack_lu.cpp: getrf getrs gesv getri potrf potrs p
 void register_qr();       // lapack_qr.cpp: geqrf orgqr ungqr gels
 void register_syev();     // lapack_syev.cpp: syevd heevd syev heev syevr heevr
 void register_geev();     // lapack_geev.cpp: geev
+void register_geevx();    // lapack_geevx.cpp: geevx
 void register_svd();      // lapack_svd.cpp: gesvd gesdd
 void register_gelsd();    // lapack_gelsd.cpp: gelsd
 

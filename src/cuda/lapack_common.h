@@ -71,6 +71,12 @@ template <class T> struct Blas;
                                 int64_t* r) {                                                            \
       return cublasI##I##amax_64(h, n, x, incx, r);                                                      \
     }                                                                                                    \
+    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,  \
+                               int64_t n, int64_t k, const cu_t<T>* alpha, const cu_t<T>* A, int64_t lda, \
+                               const cu_t<T>* B, int64_t ldb, const cu_t<T>* beta, cu_t<T>* C,           \
+                               int64_t ldc) {                                                            \
+      return cublas##p##gemm_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                \
+    }                                                                                                    \
   };
 GOFL_BLAS_PREC(float, S, s)
 GOFL_BLAS_PREC(double, D, d)
@@ -201,37 +207,41 @@ template <class T> int64_t first_zero_diagonal(const T* a, int64_t n, int64_t ld
 // routine has one, the crossover NX < K), else N. We ask the CPU library for LWKOPT (hence NB) and
 // for NX through its own ILAENV, and rebuild IWS exactly as the reference code does.
 
-// The CPU library's ILAENV, found next to call().real under the name the call's scheme gives it
-// ("ilaenv_", "ilaenv_64_", "scipy_ilaenv_64_", ...); `fallback` when it cannot be found.
-inline int64_t cpu_ilaenv(const CallArgs& a, int64_t ispec, const char* name, int64_t n1, int64_t n2,
-                          int64_t n3, int64_t n4, int64_t fallback) {
+// The CPU library's routine `name` ("ilaenv", "dgebal"), found next to call().real under the name the
+// call's scheme gives it ("dgebal_", "dgebal_64_", "scipy_dgebal_64_", ...): the backend links no CPU
+// LAPACK of its own, it calls the program's. Null when it cannot be found.
+inline void* cpu_routine(const CallArgs& a, const char* name) {
   const gofl_call& c = a.call();
-  if (!c.real || c.sym >= GOFL_N_SYMS || c.op >= GOFL_N_OPS) return fallback;
+  if (!c.real || c.sym >= GOFL_N_SYMS || c.op >= GOFL_N_OPS) return nullptr;
   std::string sym = gofl_syms[c.sym].name;
   const char* op = gofl_ops[c.op].name;
   const size_t at = sym.find(op);
-  if (at == std::string::npos) return fallback;
-  sym.replace(at, std::strlen(op), "ilaenv");
+  if (at == std::string::npos) return nullptr;
+  sym.replace(at, std::strlen(op), name);
   Dl_info di{};
-  if (!dladdr(c.real, &di) || !di.dli_fname) return fallback;
+  if (!dladdr(c.real, &di) || !di.dli_fname) return nullptr;
   void* lib = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-  if (!lib) return fallback;
-  int64_t r = fallback;
-  if (void* f = dlsym(lib, sym.c_str())) {
-    const size_t name_len = std::strlen(name), opts_len = 1;
-    if (a.ilp64()) {
-      using Fn = int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
-                             const int64_t*, const int64_t*, size_t, size_t);
-      r = reinterpret_cast<Fn>(f)(&ispec, name, " ", &n1, &n2, &n3, &n4, name_len, opts_len);
-    } else {
-      using Fn = int32_t (*)(const int32_t*, const char*, const char*, const int32_t*, const int32_t*,
-                             const int32_t*, const int32_t*, size_t, size_t);
-      const int32_t s = int32_t(ispec), i1 = int32_t(n1), i2 = int32_t(n2), i3 = int32_t(n3), i4 = int32_t(n4);
-      r = reinterpret_cast<Fn>(f)(&s, name, " ", &i1, &i2, &i3, &i4, name_len, opts_len);
-    }
+  if (!lib) return nullptr;
+  void* f = dlsym(lib, sym.c_str());
+  dlclose(lib);  // NOLOAD took a reference to a library the program keeps loaded: f stays valid
+  return f;
+}
+
+// The CPU library's ILAENV; `fallback` when it cannot be found.
+inline int64_t cpu_ilaenv(const CallArgs& a, int64_t ispec, const char* name, int64_t n1, int64_t n2,
+                          int64_t n3, int64_t n4, int64_t fallback) {
+  void* f = cpu_routine(a, "ilaenv");
+  if (!f) return fallback;
+  const size_t name_len = std::strlen(name), opts_len = 1;
+  if (a.ilp64()) {
+    using Fn = int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
+                           const int64_t*, const int64_t*, size_t, size_t);
+    return reinterpret_cast<Fn>(f)(&ispec, name, " ", &n1, &n2, &n3, &n4, name_len, opts_len);
   }
-  dlclose(lib);
-  return r;
+  using Fn = int32_t (*)(const int32_t*, const char*, const char*, const int32_t*, const int32_t*,
+                         const int32_t*, const int32_t*, size_t, size_t);
+  const int32_t s = int32_t(ispec), i1 = int32_t(n1), i2 = int32_t(n2), i3 = int32_t(n3), i4 = int32_t(n4);
+  return reinterpret_cast<Fn>(f)(&s, name, " ", &i1, &i2, &i3, &i4, name_len, opts_len);
 }
 
 // IWS of the blocked routines, from LWKOPT = ldwork * NB (the query) and the crossover check.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/engine.h"
+#include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
 
 namespace gofl {
@@ -75,8 +76,6 @@ template <class T> int supports_gelsd(const CallArgs& c) {
   // Quick returns, and LAPACK's special rank rule for a single singular value (rank 1 unless zero).
   if (std::min(m, n) < 2 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;
   if (std::isnan(double(c.scalar<R>(P::rcond)))) return GOFL_GPU_UNSUPPORTED;
-  // ormqr/unmqr and trttp/tpttr take int sizes.
-  if (std::max({m, n, nrhs}) > INT_MAX) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
@@ -84,7 +83,9 @@ template <class T> uint64_t bytes_gelsd(const CallArgs& c) {
   using P = GelsdPos<T>;
   const uint64_t m = uint64_t(std::max<int64_t>(c.i(P::m), 1)), n = uint64_t(std::max<int64_t>(c.i(P::n), 1));
   const uint64_t r = uint64_t(std::max<int64_t>(c.i(P::nrhs), 1)), k = std::min(m, n), mx = std::max(m, n);
-  return sizeof(T) * (2 * m * n + 4 * k * k + 2 * mx * r + 3 * k * r + 64 * (mx + r)) + sizeof(real_t<T>) * k;
+  // Beyond int sizes Q is applied in blocks of 64 reflectors made explicit (householder64.h).
+  const uint64_t panel = fits_legacy(int64_t(mx), int64_t(std::max(k, r))) ? 0 : mx * std::min<uint64_t>(k, 64);
+  return sizeof(T) * (2 * m * n + 4 * k * k + 2 * mx * r + 3 * k * r + 64 * (mx + r) + panel) + sizeof(real_t<T>) * k;
 }
 
 template <class T, class I> WorkOut<T> query_gelsd_as(const CallArgs& c) {
@@ -167,10 +168,17 @@ void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info, std:
         "cusolverDnXgeqrf");
 }
 
-// c (rows x n, leading dimension rows) := op(Q) c, Q from xgeqrf of the rows x k matrix a.
+// c (rows x n, leading dimension rows) := op(Q) c, Q from xgeqrf of the rows x k matrix a: cuSOLVER's
+// ?ormqr where every size fits an int, else the 64-bit compact-WY route (tau read back first).
 template <class T>
 void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k, const T* a, const T* tau, T* c,
              int* info, std::vector<std::unique_ptr<Work>>& keep) {
+  if (use_qr64(e, rows, std::max(n, k))) {
+    std::vector<T> h(static_cast<size_t>(k));
+    e.read_small(h.data(), tau, sizeof(T) * size_t(k));
+    apply_q64<T>(e, a, rows, h, rows, k, c, rows, n, op != CUBLAS_OP_N, false);
+    return;
+  }
   int lwork = 0;
   check(solver_ormqr_size<T>(e.solver(), op, int(rows), int(n), int(k), a, int(rows), tau, c, int(rows), &lwork),
         "cusolverDnXormqr_bufferSize");
@@ -180,13 +188,17 @@ void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k
         "cusolverDnXormqr");
 }
 
-// out (k x k, zeroed below the diagonal) = the upper triangle of a (leading dimension lda).
+// out (k x k, zeroed below the diagonal) = the upper triangle of a (leading dimension lda, which may
+// exceed an int: the k x k corner is copied out first, trttp/tpttr then work on leading dimension k).
 template <class T> void upper_triangle(Engine& e, const T* a, int64_t lda, int64_t k, T* out) {
-  DevMem packed = alloc_elems<T>(e, k * (k + 1) / 2);
+  DevMem packed = alloc_elems<T>(e, k * (k + 1) / 2), corner = alloc_elems<T>(e, k * k);
+  check(cudaMemcpy2DAsync(corner.get(), sizeof(T) * size_t(k), a, sizeof(T) * size_t(lda), sizeof(T) * size_t(k),
+                          size_t(k), cudaMemcpyDeviceToDevice, e.stream()),
+        "cudaMemcpy2DAsync(R)");
   check(cudaMemsetAsync(out, 0, size_t(k * k) * sizeof(T), e.stream()), "cudaMemsetAsync");
-  check(blas_trttp<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), a, int(lda), packed.get<T>()), "cublasXtrttp");
+  check(blas_trttp<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), corner.get<T>(), int(k), packed.get<T>()), "cublasXtrttp");
   check(blas_tpttr<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), packed.get<T>(), out, int(k)), "cublasXtpttr");
-  // `packed` returns to the pool here; the stream orders its reuse after tpttr.
+  // `packed` and `corner` return to the pool here; the stream orders their reuse after tpttr.
 }
 
 // gelsd scales A and B when their largest entries lie outside [safmin/eps, its inverse].

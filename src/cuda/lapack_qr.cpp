@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/engine.h"
+#include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
 
 namespace gofl {
@@ -105,15 +106,38 @@ template <class T> int orgqr_supports(const CallArgs& a) {
   if (m < 0 || n < 0 || n > m || k < 0 || k > n || lda < max1(m) || lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   if (k == 0) return GOFL_GPU_UNSUPPORTED;  // Q is the identity's first columns: nothing worth a GPU trip
-  if (!fits_int(m) || !fits_int(n)) return GOFL_GPU_UNSUPPORTED;  // cuSOLVER's ?orgqr takes 32-bit sizes
-  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;                // no CPU library to ask for work[0]
+  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
 template <class T> uint64_t orgqr_bytes(const CallArgs& a) {
   using P = A::orgqr_r;
   const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k);
+  // The 64-bit route: the reflectors, Q, one block of them made explicit (householder64.h).
+  if (!fits_legacy(m, n)) return mat_bytes<T>(m, k) + mat_bytes<T>(m, n) + mat_bytes<T>(m, std::min<int64_t>(k, 64)) + (64u << 20);
   return mat_bytes<T>(m, n) + mat_bytes<T>(k, 1) + panel_bytes<T>(m);
 }
+// Beyond int sizes or element offsets (cuSOLVER's ?orgqr is 32-bit): Q built from the identity by
+// the reflectors in compact WY blocks (householder64.h). Only A's reflector columns go up.
+template <class T> void orgqr_run64(Engine& e, const CallArgs& a, T work0) {
+  using P = A::orgqr_r;
+  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda);
+  T* A_ = a.ptr<T>(P::a);
+  const std::vector<T> tau(a.ptr<const T>(P::tau), a.ptr<const T>(P::tau) + k);
+  const std::vector<T> ones(static_cast<size_t>(n), T(1));
+  DevMem dV = alloc_elems<T>(e, m * k), dQ = alloc_elems<T>(e, m * n), dOnes = alloc_elems<T>(e, n);
+  e.upload(dV.get(), A_, m, k, lda, sizeof(T));
+  e.upload_vec(dOnes.get(), ones.data(), sizeof(T) * size_t(n));
+  e.begin_compute();
+  check(cudaMemsetAsync(dQ.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(Q)");
+  check(Blas<T>::copy(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), m + 1), "cublasXcopy(identity)");
+  apply_q64<T>(e, dV.get<T>(), m, tau, m, k, dQ.get<T>(), m, n, false, true);
+  e.finish_compute();
+
+  e.download(A_, dQ.get(), m, n, lda, sizeof(T));
+  a.ptr<T>(P::work)[0] = work0;
+  a.set_i(P::info, 0);
+}
+
 template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
   using P = A::orgqr_r;
   const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda);
@@ -124,6 +148,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
   const std::string name = lapack_name<T>(is_complex<T>::value ? "UNGQR" : "ORGQR");
   const int64_t nx = cpu_ilaenv(a, 3, name.c_str(), m, n, k, -1, 128);
   const T work0 = work_value<T>(blocked_iws(lwkopt, n, k, true, nx));
+  if (use_qr64(e, m, n)) return orgqr_run64<T>(e, a, work0);
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
@@ -176,8 +201,6 @@ template <class T> int gels_supports(const CallArgs& a) {
   if (m < 0 || n < 0 || nrhs < 0 || lda < max1(m) || ldb < max1(std::max(m, n))) return GOFL_GPU_INVALID_ARGS;
   if (lwork < max1(mn + std::max(mn, nrhs))) return GOFL_GPU_INVALID_ARGS;
   if (std::min(mn, nrhs) == 0) return GOFL_GPU_UNSUPPORTED;  // quick return (B := 0 on the CPU)
-  // cuSOLVER's ?ormqr takes 32-bit sizes.
-  if (!fits_int(std::max(m, n)) || !fits_int(nrhs)) return GOFL_GPU_UNSUPPORTED;
   if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
@@ -185,6 +208,10 @@ template <class T> uint64_t gels_bytes(const CallArgs& a) {
   using P = A::gels_r;
   const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), p = std::max(m, n), q = std::min(m, n);
   const uint64_t w = m < n ? mat_bytes<T>(p, q) : 0;  // A^H beside A for the wide case
+  // The 64-bit route: one block of reflectors made explicit instead of ?ormqr's workspace, and a
+  // guess of Xgeqrf's (a few dozen columns).
+  if (!fits_legacy(p, std::max(q, nrhs)))
+    return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(p, std::min<int64_t>(q, 64)) + (64u << 20);
   return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(q, 1) + panel_bytes<T>(p) +
          mat_bytes<T>(std::max<int64_t>(nrhs, 1), 256);
 }
@@ -230,11 +257,26 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
                                     data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
   Workspace wq = make_workspace(e, dbytes, hbytes);
+  // cuSOLVER's ?ormqr where every size fits an int, else the 64-bit compact-WY route.
+  const bool legacy = !use_qr64(e, p, std::max(q, nrhs));
   int lwork = 0;
-  check(Qr<T>::apply_size(e.solver(), CUBLAS_SIDE_LEFT, least_squares ? ct : CUBLAS_OP_N, int(p), int(nrhs), int(q),
-                          cu(W), int(p), cu(dtau.get<T>()), cu(dB.get<T>()), int(p), &lwork),
-        "cusolverDn?ormqr_bufferSize");
+  if (legacy)
+    check(Qr<T>::apply_size(e.solver(), CUBLAS_SIDE_LEFT, least_squares ? ct : CUBLAS_OP_N, int(p), int(nrhs), int(q),
+                            cu(W), int(p), cu(dtau.get<T>()), cu(dB.get<T>()), int(p), &lwork),
+          "cusolverDn?ormqr_bufferSize");
   DevMem dwork = alloc_elems<T>(e, lwork);
+  // B := op(Q) B; the 64-bit route needs tau on the host (read after Xgeqrf, a synchronisation).
+  auto apply_q = [&](cublasOperation_t op) {
+    if (legacy) {
+      check(Qr<T>::apply_q(e.solver(), CUBLAS_SIDE_LEFT, op, int(p), int(nrhs), int(q), cu(W), int(p),
+                           cu(dtau.get<T>()), cu(dB.get<T>()), int(p), cu(dwork.get<T>()), lwork, info.at(1)),
+            "cusolverDn?ormqr");
+      return;
+    }
+    std::vector<T> tau(static_cast<size_t>(q));
+    e.read_small(tau.data(), dtau.get(), sizeof(T) * size_t(q));
+    apply_q64<T>(e, W, p, tau, p, q, dB.get<T>(), p, nrhs, op != CUBLAS_OP_N, false);
+  };
 
   // All p rows of B go up: rows beyond the right-hand sides are read, never trusted (zeroed below).
   e.upload(dA.get(), A_, m, n, lda, sizeof(T));
@@ -270,8 +312,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
     if (diag[size_t(i)] == T(0)) zero_at = i + 1;
 
   if (least_squares) {
-    check(Qr<T>::apply_q(e.solver(), CUBLAS_SIDE_LEFT, ct, int(p), int(nrhs), int(q), cu(W), int(p), cu(dtau.get<T>()),
-                         cu(dB.get<T>()), int(p), cu(dwork.get<T>()), lwork, info.at(1)), "cusolverDn?ormqr");
+    apply_q(ct);
     if (!zero_at)
       check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, q, nrhs,
                           &one, cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
@@ -281,9 +322,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
     if (p > q)
       check(cudaMemset2DAsync(dB.get<T>() + q, sizeof(T) * size_t(p), 0, sizeof(T) * size_t(p - q), size_t(nrhs),
                               e.stream()), "cudaMemset2DAsync(B tail)");
-    check(Qr<T>::apply_q(e.solver(), CUBLAS_SIDE_LEFT, CUBLAS_OP_N, int(p), int(nrhs), int(q), cu(W), int(p),
-                         cu(dtau.get<T>()), cu(dB.get<T>()), int(p), cu(dwork.get<T>()), lwork, info.at(1)),
-          "cusolverDn?ormqr");
+    apply_q(CUBLAS_OP_N);
   }
   if (!tall) {  // A := W^H, the LQ factorization ?gelqf would have left
     check(cudaMemsetAsync(dA.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(A)");

@@ -21,7 +21,7 @@
   X(BELOW_THRESHOLD, 1, "below threshold")   /* less work than the decision threshold */               \
   X(NESTED, 2, "nested")                     /* called from inside another intercepted routine */      \
   X(QUERY, 3, "workspace query")             /* lwork = -1 */                                          \
-  X(NOT_GPU_CAPABLE, 4, "measured only")     /* geevx, FFT, or a variant the backend does not run */    \
+  X(NOT_GPU_CAPABLE, 4, "measured only")     /* ?copy, or a variant the backend does not run */        \
   X(NO_BACKEND, 5, "GPU unavailable")        /* backend, driver or GPU missing, or its start failed */ \
   X(PREDICTED_SLOWER, 6, "predicted slower") /* the cost model says the CPU is faster */               \
   X(NOT_STARTED, 7, "GPU not started yet")   /* ski rental: GPU start-up not yet justified */          \

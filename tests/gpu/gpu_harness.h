@@ -54,6 +54,14 @@ inline void set_fault(const char* spec) {
   ASSERT_NE(f, nullptr) << "libgpuoffload.so is not preloaded";
   f(spec);
 }
+// While it lives, QR's Q is applied by the 64-bit route (src/cuda/householder64.h) that sizes beyond
+// int take, at any size: the backend's test switch "qr64".
+struct Qr64Route {
+  Qr64Route() { set_fault("qr64"); }
+  ~Qr64Route() { set_fault(nullptr); }
+  Qr64Route(const Qr64Route&) = delete;
+  Qr64Route& operator=(const Qr64Route&) = delete;
+};
 #define EXPECT_RAN_ON_GPU()                                                                     \
   do {                                                                                          \
     auto lc_ = gpu_test::last_call();                                                           \

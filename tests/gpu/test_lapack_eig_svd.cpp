@@ -556,6 +556,169 @@ TYPED_TEST(EigSvd, Geev) {
 }
 
 // =====================================================================================================
+// geevx (Octave's eig): balancing and back-transform are the CPU library's own (ilo, ihi, scale and
+// abnrm must be identical), the eigen-part the GPU's (eigenvalues within tolerance, vectors as
+// LAPACK normalises them, up to sign).
+// =====================================================================================================
+template <class T, class I> struct GeevxFn {
+  using R = real_t<T>;
+  using Real = void (*)(const char*, const char*, const char*, const char*, const I*, T*, const I*, R*, R*, T*,
+                        const I*, T*, const I*, I*, I*, R*, R*, R*, R*, T*, const I*, I*, I*, L, L, L, L);
+  using Cplx = void (*)(const char*, const char*, const char*, const char*, const I*, T*, const I*, T*, T*, const I*,
+                        T*, const I*, I*, I*, R*, R*, R*, R*, T*, const I*, R*, I*, L, L, L, L);
+  using type = std::conditional_t<is_complex_v<T>, Cplx, Real>;
+};
+template <class T, class I> using geevx_fn = typename GeevxFn<T, I>::type;
+
+template <class T, class I> struct GeevxBufs : GeevBufs<T> {
+  std::vector<real_t<T>> scale, rconde, rcondv;
+  std::vector<I> iwork;
+  I ilo = -7, ihi = -7, info64 = -99;
+  real_t<T> abnrm = -1;
+};
+
+template <class T, class I>
+void call_geevx(geevx_fn<T, I> f, char balanc, char jobvl, char jobvr, char sense, I n, I lda, I ldvl, I ldvr,
+                GeevxBufs<T, I>& b, I lwork) {
+  if constexpr (!is_complex_v<T>) {
+    f(&balanc, &jobvl, &jobvr, &sense, &n, b.a.data(), &lda, b.wr.data(), b.wi.data(), b.vl.data(), &ldvl, b.vr.data(),
+      &ldvr, &b.ilo, &b.ihi, b.scale.data(), &b.abnrm, b.rconde.data(), b.rcondv.data(), b.work.data(), &lwork,
+      b.iwork.data(), &b.info64, 1, 1, 1, 1);
+  } else {
+    f(&balanc, &jobvl, &jobvr, &sense, &n, b.a.data(), &lda, b.w.data(), b.vl.data(), &ldvl, b.vr.data(), &ldvr, &b.ilo,
+      &b.ihi, b.scale.data(), &b.abnrm, b.rconde.data(), b.rcondv.data(), b.work.data(), &lwork, b.rwork.data(),
+      &b.info64, 1, 1, 1, 1);
+  }
+  b.info = int(b.info64);
+}
+
+// A matrix balancing changes: D A D^-1 of a random A with D = diag(4^((i mod 7) - 3)) (entries up to
+// 2^24 apart), column 0 zero below its diagonal and row n-1 zero left of it, so that gebal's
+// permutation isolates two eigenvalues (ilo = 2, ihi = n - 1) and its scaling has work to do.
+template <class T> std::vector<T> balancing_input(int64_t n, int64_t lda, uint64_t seed) {
+  std::vector<T> a = random_matrix<T>(lda, n, lda, seed);
+  auto e = [](int64_t i) { return int(i % 7) - 3; };
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i < n; ++i) a[size_t(i + j * lda)] *= real_t<T>(std::ldexp(1.0, 2 * (e(i) - e(j))));
+  for (int64_t i = 1; i < n; ++i) a[size_t(i)] = T(0);
+  for (int64_t j = 0; j + 1 < n; ++j) a[size_t(n - 1 + j * lda)] = T(0);
+  return a;
+}
+
+// max over the vectors of min(|g_j - c_k|, |g_j + c_k|) for the CPU vector c_k of the eigenvalue
+// nearest g's, each against the bound its eigenvalue's gap allows (eps * max|w| / gap, times 1e4).
+double vectors_vs_cpu(const Mat& vg, const std::vector<cd>& wg, const Mat& vc, const std::vector<cd>& wc, double eps) {
+  double worst = 0, scale = 0;
+  for (const cd& x : wc) scale = std::max(scale, std::abs(x));
+  for (size_t j = 0; j < wg.size(); ++j) {
+    size_t k = 0;
+    for (size_t i = 1; i < wc.size(); ++i)
+      if (std::abs(wc[i] - wg[j]) < std::abs(wc[k] - wg[j])) k = i;
+    double gap = 1e300;
+    for (size_t i = 0; i < wc.size(); ++i)
+      if (i != k) gap = std::min(gap, std::abs(wc[i] - wc[k]));
+    double plus = 0, minus = 0;
+    for (int64_t i = 0; i < vg.rows; ++i) {
+      plus = std::max(plus, std::abs(vg(i, int64_t(j)) - vc(i, int64_t(k))));
+      minus = std::max(minus, std::abs(vg(i, int64_t(j)) + vc(i, int64_t(k))));
+    }
+    worst = std::max(worst, std::min(plus, minus) / (1e4 * eps * std::max(scale, 1.0) / std::max(gap, 1e-300)));
+  }
+  return worst;  // <= 1: every vector within its bound
+}
+
+template <class T, class I>
+void check_geevx(geevx_fn<T, I> gpu_f, geevx_fn<T, I> cpu_f, char balanc, char jobvl, char jobvr, char sense, I n,
+                 I lda, I ldvr) {
+  using R = real_t<T>;
+  SCOPED_TRACE(std::string("geevx balanc=") + balanc + " jobvl=" + jobvl + " jobvr=" + jobvr + " sense=" + sense +
+               " lda=" + std::to_string(lda) + " ldvr=" + std::to_string(ldvr));
+  const std::vector<T> a0 = balancing_input<T>(n, lda, 57);
+  const I ldvl = jobvl == 'V' ? ldvr : n;
+  auto fresh = [&](GeevxBufs<T, I>& x, I lwork) {
+    x.a = a0;
+    x.vl = random_matrix<T>(ldvl, n, ldvl, 41);
+    x.vr = random_matrix<T>(ldvr, n, ldvr, 42);
+    x.w.assign(size_t(n), T(0));
+    x.wr.assign(size_t(n), R(0));
+    x.wi.assign(size_t(n), R(0));
+    x.scale.assign(size_t(n), R(-5));
+    x.rconde.assign(size_t(n), R(-6));  // not referenced with sense 'N'
+    x.rcondv.assign(size_t(n), R(-6));
+    x.work.assign(size_t(lwork), T(0));
+    x.rwork.assign(size_t(2 * n), R(0));
+    x.iwork.assign(size_t(2 * n), I(0));
+  };
+  GeevxBufs<T, I> q;
+  fresh(q, 1);
+  call_geevx<T, I>(cpu_f, balanc, jobvl, jobvr, sense, n, lda, ldvl, ldvr, q, -1);
+  const I lwork = I(size_of(q.work[0]));
+  GeevxBufs<T, I> g, c;
+  fresh(g, lwork);
+  fresh(c, lwork);
+  call_geevx<T, I>(gpu_f, balanc, jobvl, jobvr, sense, n, lda, ldvl, ldvr, g, lwork);
+  // Condition numbers stay on the CPU; left vectors in single precision may too (as geev's).
+  if (sense != 'N') expect_not_on_gpu();
+  else if (jobvl == 'N' || std::is_same_v<R, double>) EXPECT_RAN_ON_GPU();
+  call_geevx<T, I>(cpu_f, balanc, jobvl, jobvr, sense, n, lda, ldvl, ldvr, c, lwork);
+
+  EXPECT_EQ(c.info, 0);
+  EXPECT_EQ(g.info, c.info);
+  EXPECT_EQ(g.work[0], c.work[0]);
+  EXPECT_EQ(g.ilo, c.ilo);
+  EXPECT_EQ(g.ihi, c.ihi);
+  EXPECT_EQ(std::memcmp(g.scale.data(), c.scale.data(), sizeof(R) * size_t(n)), 0) << "scale differs";
+  EXPECT_EQ(g.abnrm, c.abnrm);
+  if (balanc == 'P' || balanc == 'B') {
+    EXPECT_EQ(c.ilo, 2) << "the input must exercise the permutation";
+  }
+  if (balanc == 'S' || balanc == 'B') {
+    EXPECT_TRUE(std::any_of(c.scale.begin() + 2, c.scale.end() - 1, [](R s) { return s != R(1); }))
+        << "the input must exercise the scaling";
+  }
+  if (sense == 'N') {
+    EXPECT_TRUE(std::all_of(g.rconde.begin(), g.rconde.end(), [](R s) { return s == R(-6); }));
+    EXPECT_TRUE(std::all_of(g.rcondv.begin(), g.rcondv.end(), [](R s) { return s == R(-6); }));
+  } else {
+    EXPECT_LE(rel_diff(g.rconde.data(), c.rconde.data(), n, 1, n), tolerance<T>());
+  }
+  const std::vector<cd> wg = eigenvalues(g, int(n)), wc = eigenvalues(c, int(n));
+  EXPECT_LE(match_eigenvalues(wg, wc), tolerance<T>());
+  EXPECT_TRUE(gaps_untouched(g.a, a0, n, n, lda));
+  EXPECT_DESTROYED_AS_CPU(g.a, c.a, a0, n, n, lda);
+  const double eps = std::numeric_limits<R>::epsilon();
+  const Mat full = from(a0.data(), n, n, lda);
+  if (jobvr == 'V') {
+    EXPECT_TRUE(gaps_untouched(g.vr, random_matrix<T>(ldvr, n, ldvr, 42), n, n, ldvr));
+    const Mat vg = eigenvectors(g, int(n), int(ldvr)), vc = eigenvectors(c, int(n), int(ldvr));
+    EXPECT_LE(eig_residual(full, vg, wg), std::max(tolerance<T>(), 10 * eig_residual(full, vc, wc)));
+    EXPECT_LE(vectors_vs_cpu(vg, wg, vc, wc, eps), 1.0) << "right vectors differ from the CPU's beyond sign";
+  }
+  if (jobvl == 'V') {
+    EXPECT_TRUE(gaps_untouched(g.vl, random_matrix<T>(ldvl, n, ldvl, 41), n, n, ldvl));
+    const Mat ug = eigenvectors(g, int(n), int(ldvl), true), uc = eigenvectors(c, int(n), int(ldvl), true);
+    std::vector<cd> cg, cc;
+    for (const cd& x : wg) cg.push_back(std::conj(x));
+    for (const cd& x : wc) cc.push_back(std::conj(x));
+    EXPECT_LE(eig_residual(adj(full), ug, cg), std::max(tolerance<T>(), 10 * eig_residual(adj(full), uc, cc)));
+    EXPECT_LE(vectors_vs_cpu(ug, wg, uc, wc, eps), 1.0) << "left vectors differ from the CPU's beyond sign";
+  }
+}
+
+TYPED_TEST(EigSvd, Geevx) {
+  using T = TypeParam;
+  const std::string nm = name<T>("geevx", "geevx");
+  const auto gpu_f = intercepted<geevx_fn<T, int>>(nm.c_str()), cpu_f = cpu<geevx_fn<T, int>>(nm.c_str());
+  for (char balanc : {'B', 'N', 'P', 'S'}) {
+    check_geevx<T, int>(gpu_f, cpu_f, balanc, 'N', 'V', 'N', 67, 70, 71);  // Octave's [V, D] = eig(A)
+    check_geevx<T, int>(gpu_f, cpu_f, balanc, 'N', 'N', 'N', 67, 67, 67);  // eig(A)
+  }
+  check_geevx<T, int>(gpu_f, cpu_f, 'B', 'V', 'V', 'N', 67, 67, 69);  // [V, D, W] = eig(A)
+  check_geevx<T, int>(gpu_f, cpu_f, 'B', 'V', 'N', 'N', 67, 70, 67);
+  check_geevx<T, int>(gpu_f, cpu_f, 'B', 'V', 'V', 'E', 67, 67, 67);  // condition numbers: the CPU's
+}
+
+// =====================================================================================================
 // gesvd and gesdd
 // =====================================================================================================
 template <class T> struct SvdBufs {
@@ -834,6 +997,16 @@ TYPED_TEST(EigSvd, Gelsd) {
       check_gelsd<TypeParam>(41, 90, nrhs, 17, R(1e-3), pad);
     }
 }
+// Q^H B and Q [y; 0] by the compact-WY route that sizes beyond int take (130 reflectors: three blocks).
+TYPED_TEST(EigSvd, Gelsd64BitRoute) {
+  using R = real_t<TypeParam>;
+  const gpu_test::Qr64Route route;
+  for (int nrhs : {1, 3}) {
+    check_gelsd<TypeParam>(170, 130, nrhs, 0, R(-1), 2);
+    check_gelsd<TypeParam>(130, 170, nrhs, 0, R(-1), 0);
+    check_gelsd<TypeParam>(170, 130, nrhs, 60, R(1e-3), 0);
+  }
+}
 
 // =====================================================================================================
 // ILP64 names: 64-bit info, m, rank, iwork[0] and isuppz. Needs a CPU library exporting them: an
@@ -978,4 +1151,16 @@ TEST(EigSvdIlp64, SyevdSyevrGesddGelsdGeev) {
   }
 }
 
+// dgeevx through the ILP64 names: the CPU library's dgebal_64_/dgebak_64_/dlange_64_ (or scipy_…_64_)
+// with 64-bit ilo, ihi and info.
+TEST(EigSvdIlp64, Geevx) {
+  using I = int64_t;
+  const gpu_test::Ilp64Lib lib = gpu_test::ilp64_lib({"dgeevx", "dgebal", "dgebak"});
+  if (!lib.handle) GTEST_SKIP() << "no CPU library exports ILP64 LAPACK names (dgeevx_64_, or scipy_dgeevx_64_ via GOFL_TEST_OPENBLAS64)";
+  const auto gpu_f = lib.gpu<geevx_fn<double, I>>("dgeevx"), cpu_f = lib.cpu<geevx_fn<double, I>>("dgeevx");
+  check_geevx<double, I>(gpu_f, cpu_f, 'B', 'N', 'V', 'N', 67, 70, 71);
+  check_geevx<double, I>(gpu_f, cpu_f, 'B', 'V', 'V', 'N', 67, 67, 67);
+}
+
 }  // namespace
+

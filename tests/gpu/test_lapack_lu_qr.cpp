@@ -459,6 +459,14 @@ TYPED_TEST(LuQr, Orgqr) {
   check_orgqr<T>(91, 67, 50, 91, 82);     // k < n
   check_orgqr<T>(200, 150, 150, 200, 83); // k > NX: blocked, work[0] = n*NB
 }
+// The compact-WY route that sizes beyond int take (blocks of 64 reflectors: 150 is three, the last partial).
+TYPED_TEST(LuQr, Orgqr64BitRoute) {
+  using T = TypeParam;
+  const gpu_test::Qr64Route route;
+  check_orgqr<T>(91, 67, 50, 91, 82);
+  check_orgqr<T>(200, 150, 150, 203, 83);
+  check_orgqr<T>(200, 150, 100, 200, 84);  // k < n: the identity's columns past k stay unit vectors, then change
+}
 
 // ---- gels -------------------------------------------------------------------------------------------
 // rank_deficient: a zero column of A (m >= n) or a zero row (m < n) makes the triangular factor's
@@ -519,6 +527,15 @@ TYPED_TEST(LuQr, Gels) {
     check_gels<T>(t, 67, 67, 2, 67, 67, false, 93);   // square
     check_gels<T>(t, 91, 67, 3, 91, 91, true, 94);
     check_gels<T>(t, 67, 91, 3, 67, 91, true, 95);
+  }
+}
+TYPED_TEST(LuQr, Gels64BitRoute) {
+  using T = TypeParam;
+  const gpu_test::Qr64Route route;
+  for (char t : {'N', ctrans<T>()}) {
+    check_gels<T>(t, 150, 130, 3, 151, 152, false, 96);  // tall: Q^H B (least squares) or Q B (minimum norm)
+    check_gels<T>(t, 130, 150, 70, 133, 151, false, 97); // wide
+    check_gels<T>(t, 150, 130, 3, 150, 150, true, 98);   // info > 0: B holds Q^H B or stays
   }
 }
 

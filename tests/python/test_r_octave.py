@@ -121,3 +121,15 @@ def test_octave_general_eig_in_trace(octave_runs):
     # Octave's eig of a general matrix calls dgeevx_; its inner BLAS work must count as nested.
     tops = top_level(octave_runs[2])
     assert [r for r in tops if r["op"] == "dgeevx" and dims(r)[:2] == (263, 263)]
+
+
+def test_octave_general_eig_is_offered_to_the_gpu(trace_dir):
+    """Octave's eig of a general matrix (dgeevx: balanc 'B', or 'N' for "nobalance"; sense 'N') is a
+    GPU-capable call since #16: under --device gpu it runs there, or says why not ('GPU unavailable'
+    on a machine without one), never 'measured only'."""
+    require_tool("octave-cli")
+    script = "A = rand(300); [V, D] = eig(A); e = eig(A, 'nobalance');"
+    run([*OCTAVE, "--eval", script], trace_dir=trace_dir, env={"GPU_OFFLOAD_DEVICE": "gpu"})
+    rows = top_level(dump(trace_dir), "dgeevx")
+    assert [dims(r) for r in rows] == [(300, 300, 0)] * 2, rows
+    assert all(r["reason"] != "measured only" for r in rows), [r["reason"] for r in rows]

@@ -136,7 +136,8 @@ void avoidable() {
   emit(gemm(30 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 12, 0}, {B, MB8, 22, 0}, {E, MB8, 0, 55}}, 0.004f));
   // 2: A unchanged since 1, C is 1's output unchanged -> both avoidable (16 MB, 4 ms of its 4 ms).
   emit(gemm(20 * MS, G, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {C, MB8, 33, 0}, {D, MB8, 0, 44}}, 0.004f));
-  // Not in the estimate: a nested call, a workspace query, a call the GPU cannot run (geevx).
+  // Not in the estimate: a nested call, a workspace query, a call the GPU does not run (geevx with
+  // condition numbers: "measured only").
   Call nested = gemm(31 * MS, P, GOFL_R_NESTED, {{A, MB8, 12, 0}, {B, MB8, 22, 0}});
   nested.depth = 1;
   emit(nested);
@@ -250,7 +251,7 @@ void mixed() {
     c.operands = {{B, 32000000, 801u + i, 901u + i}};
     emit(c);
   }
-  // A workspace query and four geevx calls the GPU does not run.
+  // A workspace query and four geevx calls the GPU does not run (with condition numbers).
   Call q{OP_dsyevd, S_dsyevd_};
   q.reason = GOFL_R_QUERY;
   q.flags = GOFL_F_QUERY;

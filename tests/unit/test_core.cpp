@@ -140,7 +140,8 @@ TEST(Table, EveryRoutinePrecisionAndSchemeIsExported) {
   EXPECT_STREQ(gofl_ops[OP_zgemm].routine, "gemm");
   EXPECT_TRUE(gofl_ops[OP_zgemm].complex);
   EXPECT_TRUE(gofl_ops[OP_dgemv].gpu_capable);
-  EXPECT_FALSE(gofl_ops[OP_dgeevx].gpu_capable);
+  EXPECT_TRUE(gofl_ops[OP_dgeevx].gpu_capable);
+  EXPECT_FALSE(gofl_ops[OP_dcopy].gpu_capable);  // measured only
   EXPECT_TRUE(gofl_syms[S_scipy_dgemm_64_].ilp64);
   EXPECT_FALSE(gofl_syms[S_scipy_dgemm_].ilp64);
 }
