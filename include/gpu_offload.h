@@ -16,6 +16,10 @@ void gpu_offload_last_call(int* device, int* reason, int* gpu_status);
  * an upload, 2 = left on the GPU by an earlier GPU call's result; 0 for a call that ran on the CPU. */
 unsigned gpu_offload_last_call_resident(void);
 
+/* How many GPUs this thread's last intercepted call was split over (cuBLASXt / cusolverMg; see
+ * --split), 0 when it ran on one GPU or on the CPU. */
+int gpu_offload_last_call_split(void);
+
 /* Test-only: make a step of the GPU path fail ("alloc", "h2d", "compute") or corrupt its result
  * ("corrupt"); NULL restores normal operation. Results stay correct: the CPU library runs instead
  * (or, for "corrupt", verify mode reports the mismatch). */

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
-#                              [pye2e] [copysplit] [gpus] [mpi] [multigpu] [fft] [scipytests] [solveprobe] [large]
+#                              [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -322,6 +322,21 @@ if has mpi; then
     done
   fi
 fi
+if has split; then
+  # One call over several GPUs (src/cuda/split.h) forced on every call the split engines run, on however
+  # many GPUs are here (one included): each split routine against the CPU library, and the fallbacks.
+  echo "== split path: GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*'"
+  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_SPLIT=force timeout ${SPLIT_TIMEOUT:-300} \
+    "$B/bin/gpu_tests" --gtest_filter='SplitCall*' > "$OUT/split_tests.log" 2>&1
+  echo "exit $?"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error|differs|not split" "$OUT/split_tests.log" | head -60
+  echo "== --split force on NumPy (--verify: every split result compared with the CPU's), with summary"
+  "$B/bin/gpu-offload" run --device gpu --split force --summary -- "$PY" -c '
+import numpy as np, scipy.linalg as sl
+r = np.random.default_rng(0); a = r.standard_normal((3000, 3000)); s = a @ a.T + 3000 * np.eye(3000)
+c = a @ s; lu, piv = sl.lu_factor(a); x = sl.lu_solve((lu, piv), s[:, :7]); L = sl.cholesky(s, lower=True)
+print("matmul", abs(c - np.dot(a.copy(order="F"), s)).max(), "lu_solve", abs(a @ x - s[:, :7]).max(), "chol", abs(L @ L.T - s).max())' 2>&1 | tail -16
+fi
 if has multigpu; then
   # The toolkit's multi-GPU engines in one process (bench/multigpu_probe.cpp): cuBLASXt dgemm from pageable
   # buffers on one GPU and on all, cusolverMg's set-up; against gpu-offload's own one-GPU dgemm_ (the same
@@ -336,6 +351,31 @@ if has multigpu; then
   for n in $sizes; do
     reps=3; [ "$n" -ge 16384 ] && reps=1
     echo "n $n: $("$B/bin/gpu-offload" run --device gpu -- /tmp/gofl-dgemm "$n" "$reps" 2>&1 | tail -1)"
+  done
+  # One call: the CPU, one GPU (--split off), the split path on every usable GPU (--split force) and what
+  # --split auto chooses (the same as one GPU when only one is usable). bench/multigpu_bench.c, one run each.
+  # MULTIGPU_CASES: "ROUTINE:N ..."; MULTIGPU_CPU_CASES: those the CPU runs too (its dgemm 32768 takes about a
+  # minute and its dsyevd 16384 several: left out unless named).
+  echo "== one call, seconds: CPU vs one GPU vs split over $ngpu GPU(s) (bench/multigpu_bench.c)"
+  cc -O2 bench/multigpu_bench.c -o /tmp/gofl-mgb -L/usr/lib/x86_64-linux-gnu/openblas-pthread -lopenblas -ldl \
+     -Wl,-rpath,/usr/lib/x86_64-linux-gnu/openblas-pthread || echo "FAIL: building bench/multigpu_bench.c"
+  printf "%-8s %6s %9s %9s %9s %9s %7s  %s\n" routine n CPU "1 GPU" split auto "split/1" "GPUs split over (force, auto); checksums"
+  for case in ${MULTIGPU_CASES:-dgemm:16384 dgemm:32768 dgetrf:32768 dpotrf:32768 dsyevd:16384}; do
+    r=${case%%:*}; n=${case##*:}
+    one() { timeout ${MULTIGPU_CALL_TIMEOUT:-240} "$B/bin/gpu-offload" run "$@" -- /tmp/gofl-mgb "$r" "$n" 2>>"$OUT/multigpu_bench.err" | tail -1; }
+    cpu="-"; cpu_line=""
+    case " ${MULTIGPU_CPU_CASES:-dgemm:16384 dgetrf:32768 dpotrf:32768} " in
+      *" $case "*) cpu_line=$(one --device cpu); cpu=$(echo "$cpu_line" | awk '{print $4}') ;;
+    esac
+    g1=$(one --device gpu --split off); gs=$(one --device gpu --split force); ga=$(one --device gpu --split auto)
+    echo "$g1 | $gs | $ga | $cpu_line" >> "$OUT/multigpu_bench.log"
+    t1=$(echo "$g1" | awk '{print $4}'); ts=$(echo "$gs" | awk '{print $4}'); ta=$(echo "$ga" | awk '{print $4}')
+    # The checksums of the three GPU runs (and the CPU's), as the largest difference relative to the first.
+    spread=$(printf "%s\n%s\n%s\n%s\n" "$g1" "$gs" "$ga" "$cpu_line" | awk 'NF >= 10 { x = $10 + 0; if (!n++) x0 = x;
+      d = x - x0; if (d < 0) d = -d; m = x0 < 0 ? -x0 : x0; if (m > 0) d /= m; if (d > w) w = d } END { printf "%.1e", w }')
+    ratio=$(awk -v a="$ts" -v b="$t1" 'BEGIN { if (a > 0 && b > 0) printf "%.2f", b / a; else print "-" }')
+    printf "%-8s %6s %9s %9s %9s %9s %7s  %s, %s; %s\n" "$r" "$n" "$cpu" "${t1:--}" "${ts:--}" "${ta:--}" "$ratio" \
+      "$(echo "$gs" | awk '{print $6}')" "$(echo "$ga" | awk '{print $6}')" "checksums within $spread"
   done
 fi
 if has small; then

@@ -303,7 +303,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     if split:
         L.append(f"    if (gofl::split_copy_candidate(n, sizeof({elem})) && "
                  f"gofl::split_copy({split}, reinterpret_cast<void*>(gofl_real), {split_args}))\n")
-        L.append("      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace\n")
+        L.append("      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace\n")
         L.append("    else\n  ")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
     L.append("  gofl::leave(gofl_call);\n}\n")

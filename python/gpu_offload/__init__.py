@@ -146,13 +146,14 @@ def _check(name, value, valid):
             "residency": "True or False (or 'on' / 'off')",
             "history": "True or False (or 'on' / 'off')",
             "gpus": "'all' or GPU numbers such as '1', '0,2' or '0-3'",
+            "split": "'off', 'auto' or 'force'",
         }[name])
 
 
 _GPU_LIST = re.compile(r"all|\d+(-\d+)?(,\d+(-\d+)?)*")
 
 
-def _settings_env(trace, summary, device, level, verify, profile, residency=None, gpus=None, history=None):
+def _settings_env(trace, summary, device, level, verify, profile, residency=None, gpus=None, history=None, split=None):
     """The GPU_OFFLOAD_* variables for the settings given (None: not given); ValueError for bad ones."""
     env = {}
     if device is not None:
@@ -178,6 +179,9 @@ def _settings_env(trace, summary, device, level, verify, profile, residency=None
         text = ",".join(str(g) for g in gpus) if isinstance(gpus, (list, tuple)) else str(gpus)
         _check("gpus", gpus, _GPU_LIST.fullmatch(text) is not None)
         env["GPU_OFFLOAD_GPUS"] = text
+    if split is not None:
+        _check("split", split, split in ("off", "auto", "force"))
+        env["GPU_OFFLOAD_SPLIT"] = split
     if profile is not None:
         profile = os.fspath(profile)
         if not os.access(profile, os.R_OK):
@@ -204,7 +208,7 @@ def _too_late():
 
 
 def activate(trace=None, summary=None, device=None, level=None, verify=None, profile=None, residency=None,
-             gpus=None, history=None):
+             gpus=None, history=None, split=None):
     """Load libgpuoffload.so into the global scope now; returns True if the library is active.
 
     trace: a folder for the trace files (created if missing); summary: print a table at exit;
@@ -213,12 +217,13 @@ def activate(trace=None, summary=None, device=None, level=None, verify=None, pro
     True); gpus: the GPUs the process may run on ('all', '1', '0,2', '0-3' or a list of numbers);
     history: remember what runs of the program gained from the GPU, and start it at once when the
     latest ones all gained (default True).
+    split: one call over several of them, 'off', 'auto' (default) or 'force'.
     A setting left None comes from its GPU_OFFLOAD_* variable, then the
     config file. The settings given become GPU_OFFLOAD_* variables, which child processes inherit.
     Must run before numpy or scipy is imported: otherwise it warns and leaves the library unloaded.
     """
     _disarm()
-    env = _settings_env(trace, summary, device, level, verify, profile, residency, gpus, history)
+    env = _settings_env(trace, summary, device, level, verify, profile, residency, gpus, history, split)
     if is_active():
         if env:
             _warn("libgpuoffload.so is already loaded (LD_PRELOAD, gpu-offload run or an earlier "

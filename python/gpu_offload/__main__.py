@@ -36,6 +36,7 @@ Options (those of 'gpu-offload run'):
   --history on|off  remember what runs of the script gained from the GPU; when the latest ones all
                     gained, start it at the first call predicted to gain (default on)
                     (GPU_OFFLOAD_HISTORY)
+  --split off|auto|force  one call over several of those GPUs (default auto) (GPU_OFFLOAD_SPLIT)
   -m MODULE         run a module instead of a script
   -h, --help        this text
   --version         the version of gpu-offload
@@ -52,7 +53,8 @@ Exit status: the script's; 2 for a wrong command line, 1 if the library is not u
 
 OPTIONS = {"--trace": "DIR", "--summary": None, "--device": "cpu|gpu|auto", "--level": "1-10",
            "--verify": None, "--profile": "FILE", "--residency": "on|off",
-           "--gpus": "LIST|all", "--history": "on|off"}
+           "--gpus": "LIST|all", "--history": "on|off",
+           "--split": "off|auto|force"}
 
 
 class UsageError(Exception):
@@ -132,6 +134,10 @@ def settings(opts):
         if opts["--history"] not in ("on", "off"):
             raise UsageError(f"--history '{opts['--history']}' is not valid; use on or off")
         kw["history"] = opts["--history"]
+    if "--split" in opts:
+        if opts["--split"] not in ("off", "auto", "force"):
+            raise UsageError(f"--split '{opts['--split']}' is not valid; use off, auto or force")
+        kw["split"] = opts["--split"]
     return kw
 
 

@@ -98,7 +98,7 @@ void clear_dir(const std::string& dir) {
 }
 
 void remove_tree(const std::string& dir) {
-  for (const char* sub : {"/cpu", "/gpu"}) {
+  for (const char* sub : {"/cpu", "/gpu", "/split"}) {
     clear_dir(dir + sub);
     rmdir((dir + sub).c_str());
   }
@@ -107,7 +107,7 @@ void remove_tree(const std::string& dir) {
 
 // Runs this program's workload under the library; returns its exit status.
 int run_pass(const std::string& exe, const std::string& lib, bool gpu, bool quick, const std::string& blas,
-             const std::string& only, const std::string& dir) {
+             const std::string& only, const std::string& dir, bool split = false) {
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
@@ -116,6 +116,8 @@ int run_pass(const std::string& exe, const std::string& lib, bool gpu, bool quic
   }
   env.push_back("LD_PRELOAD=" + lib);
   env.push_back(std::string("GPU_OFFLOAD_DEVICE=") + (gpu ? "gpu" : "cpu"));
+  // The GPU pass measures one GPU; the split pass every call over all of them (policy/split.h).
+  env.push_back(std::string("GPU_OFFLOAD_SPLIT=") + (split ? "force" : "off"));
   // The copy rates are fitted from every call's copies: none may be skipped by a kept device copy.
   env.push_back("GPU_OFFLOAD_RESIDENCY=off");
   env.push_back("GPU_OFFLOAD_TRACE=" + dir);
@@ -195,9 +197,32 @@ Pass read_points(const std::string& path) {
   return p;
 }
 
+// The GPUs the GPU pass's process saw (its traced GPU start), 0 when none was recorded.
+int traced_gpu_count(const std::string& dir) {
+  for (const std::string& path : trace_paths({dir})) {
+    TraceReader r;
+    r.open(path);
+    gofl_record rec;
+    while (r.next(&rec))
+      if (rec.kind == GOFL_REC_GPU_START && rec.u.start.ok && rec.u.start.gpu.recorded) return rec.u.start.gpu.count;
+  }
+  return 0;
+}
+
+// The routines the split engines run, of those calibrated (`only`; empty: all).
+std::string split_routines_of(const std::string& only) {
+  std::string out;
+  for (const char* r : {"gemm", "getrf", "getrs", "potrf", "potrs", "syevd", "heevd"}) {
+    const std::string padded = "," + only + ",";
+    if (!only.empty() && padded.find(std::string(",") + r + ",") == std::string::npos) continue;
+    out += (out.empty() ? "" : ",") + std::string(r);
+  }
+  return out;
+}
+
 // Assigns the pass's trace records to its points: the application's own calls of the point's
 // operation that started inside its window; calls with info != 0 are left out.
-void read_trace(const std::string& dir, bool gpu, Pass& pass) {
+void read_trace(const std::string& dir, bool gpu, Pass& pass, bool split = false) {
   std::sort(pass.points.begin(), pass.points.end(), [](const Point& a, const Point& b) { return a.w0 < b.w0; });
   for (const std::string& path : trace_paths({dir})) {
     TraceReader r;
@@ -212,7 +237,7 @@ void read_trace(const std::string& dir, bool gpu, Pass& pass) {
       if (it == pass.points.begin()) continue;
       Point& pt = *(it - 1);
       if (c.t_start_ns > pt.w1 || c.op != pt.op_id) continue;
-      if (c.device != (gpu ? GOFL_DEV_GPU : GOFL_DEV_CPU)) {
+      if (c.device != (gpu ? GOFL_DEV_GPU : GOFL_DEV_CPU) || (split && !(c.flags & GOFL_F_SPLIT))) {
         ++pt.elsewhere;  // e.g. a variant or a failure the GPU did not run
         pt.why_elsewhere = gofl_reason_name(c.reason);
         if (c.reason == GOFL_R_GPU_FAILED) pt.why_elsewhere += std::string(" (") + gofl_gpu_status_name(c.gpu_status) + ")";
@@ -369,6 +394,32 @@ int calibrate_command(const std::vector<std::string>& args) {
   }
   const bool gpu_measured = rc == 0;
 
+  // Calls split over every usable GPU (cuda/split.h), where there are several: the whole call's speed
+  // per operation on that many GPUs. With one GPU a call is never split, and nothing is measured.
+  Pass split;
+  const int gpus = gpu_measured ? traced_gpu_count(gpu_dir) : 0;
+  const std::string split_only = split_routines_of(only);
+  std::string split_note;
+  if (!gpu_measured) {
+    split_note = "multi-GPU curves: skipped (no usable GPU)";
+  } else if (gpus < 2) {
+    split_note = "multi-GPU curves: skipped (one usable GPU: a call is never split over several)";
+  } else if (split_only.empty()) {
+    split_note = "multi-GPU curves: skipped (--only names no routine the split engines run)";
+  } else {
+    printf("Then every call of %s split over the %d GPUs (cuBLASXt, cusolverMg).\n", split_only.c_str(), gpus);
+    const std::string split_dir = dir + "/split";
+    mkdirs(split_dir);
+    clear_dir(split_dir);
+    const int src = run_pass(exe, lib, true, quick, blas, split_only, split_dir, true);
+    if (src != 0) {
+      split_note = "multi-GPU curves: the split pass failed (exit status " + std::to_string(src) + "); none written";
+    } else {
+      split = read_points(split_dir + "/points.txt");
+      read_trace(split_dir, true, split, true);
+    }
+  }
+
   // The fit.
   const Profile& builtin = builtin_profile();
   Profile p;
@@ -406,6 +457,24 @@ int calibrate_command(const std::vector<std::string>& args) {
   }
   for (auto& [op, pts] : cpu_pts) p.curves[kCpu][op] = curve_from_points(pts);
   std::vector<std::string> notes;
+  if (!split_note.empty()) notes.push_back(split_note);
+  {
+    std::map<int, std::vector<std::pair<double, double>>> split_pts;
+    std::map<int, int> split_elsewhere;
+    for (const Point& pt : split.points) {
+      split_elsewhere[pt.op_id] += pt.elsewhere;
+      if (pt.seconds.empty() || 2 * pt.elsewhere > int(pt.seconds.size())) continue;
+      const double t = lower_quartile(pt.seconds);  // the whole call: the engines copy as they compute
+      if (t > 0 && pt.flops > 0) split_pts[pt.op_id].push_back({pt.flops, pt.flops / t});
+    }
+    for (auto& [op, pts] : split_pts) {
+      SpeedCurve c = curve_from_points(pts);
+      if (c.points.size() >= 2) p.split_curves[{op, gpus}] = c;
+    }
+    for (const auto& [op, n] : split_elsewhere)
+      if (n) notes.push_back(std::string("split ") + gofl_ops[op].name + ": " + std::to_string(n) +
+                             " calls of the split pass ran on one GPU or the CPU (a variant the engines refuse)");
+  }
   for (auto& [op, pts] : gpu_pts) {
     SpeedCurve c = curve_from_points(pts);
     // A single size says nothing about how the speed grows: such an operation falls back on its
@@ -503,6 +572,11 @@ int calibrate_command(const std::vector<std::string>& args) {
   printf("\nWrote the profile to %s", output.c_str());
   if (output == user) printf(" (every run uses it from now on).\n");
   else printf("; use it with --profile %s or GPU_OFFLOAD_PROFILE.\n", output.c_str());
+  if (!p.split_curves.empty()) {
+    printf("  split over %d GPUs (whole call, copies included):", gpus);
+    for (const auto& [key, c] : p.split_curves) printf(" %s %s GFLOP/s", gofl_ops[key.first].name, gflops(c).c_str());
+    printf("\n");
+  }
   if (keep) printf("The traces of the two passes are in %s and %s.\n", cpu_dir.c_str(), gpu_dir.c_str());
   else remove_tree(dir);
   return 0;

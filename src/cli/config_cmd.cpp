@@ -85,6 +85,7 @@ int config_command(const std::vector<std::string>& args) {
       {"history", "GPU_OFFLOAD_HISTORY", s.history ? "on" : "off"},
       {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES",
        s.split_copies > 0 ? "strided ?copy of " + number(double(s.split_copies)) + " bytes or more" : "off"},
+      {"split", "GPU_OFFLOAD_SPLIT", split_mode_name(s.split)},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());

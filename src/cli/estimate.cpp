@@ -21,16 +21,18 @@
 #include "policy/auto_policy.h"
 #include "policy/profile.h"
 #include "policy/settings.h"
+#include "policy/split.h"
 #include "report/text.h"
 #include "trace/call_record.h"
 
 namespace gofl::cli {
 namespace {
 
-const std::vector<OptionSpec> kEstimateOptions = {{"--profile", "FILE"}, {"--level", "1-10"}, {"--threshold", "FLOPS"}};
+const std::vector<OptionSpec> kEstimateOptions = {{"--profile", "FILE"}, {"--level", "1-10"}, {"--threshold", "FLOPS"},
+                                                   {"--gpus", "N"}};
 
 struct OpRow {
-  uint64_t calls = 0, decided = 0, to_gpu = 0, probes = 0, not_started = 0, traced_gpu = 0;
+  uint64_t calls = 0, decided = 0, to_gpu = 0, split = 0, probes = 0, not_started = 0, traced_gpu = 0;
   double cpu_s = 0, gpu_s = 0, chosen_s = 0, traced_s = 0;
 };
 
@@ -90,6 +92,18 @@ int estimate_command(const std::vector<std::string>& args) {
       throw UsageError("estimate", "--threshold '" + v + "' is not valid; use a number of flops >= 0");
   }
 
+  // GPUs a split call could spread over (policy/split.h): --gpus, else each process's as traced (the
+  // GPUs CUDA showed it at its GPU start), else 1 (then nothing is split).
+  int gpus_option = 0;
+  if (o.has("--gpus")) {
+    const std::string& v = o.values.at("--gpus");
+    char* end = nullptr;
+    const long g = strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || g < 1 || g > 1024)
+      throw UsageError("estimate", "--gpus '" + v + "' is not valid; use the number of GPUs, 1 or more");
+    gpus_option = int(g);
+  }
+
   std::vector<std::unique_ptr<TraceReader>> traces = open_traces(o.positionals);
   // The level: --level, else the one the traces were recorded with (5 when they differ).
   int level = 5;
@@ -122,8 +136,12 @@ int estimate_command(const std::vector<std::string>& args) {
     ProcessResult pr;
     pr.label = "pid " + std::to_string(t->header().pid) + " (" + trace_text(t->header().program, sizeof t->header().program) + ")";
     uint64_t first_ns = 0;
+    int gpus = gpus_option > 0 ? gpus_option : 1;
+    bool split_started = false;
     gofl_record rec;
     while (t->next(&rec)) {
+      if (rec.kind == GOFL_REC_GPU_START && rec.u.start.ok && rec.u.start.gpu.recorded && gpus_option == 0)
+        gpus = std::max<int>(1, rec.u.start.gpu.count);
       if (rec.kind != GOFL_REC_CALL) continue;
       const gofl_call_record& r = rec.u.call;
       if (r.depth != 0 || (r.flags & GOFL_F_QUERY) || r.op >= GOFL_N_OPS) continue;
@@ -150,6 +168,15 @@ int estimate_command(const std::vector<std::string>& args) {
       if (r.device == GOFL_DEV_GPU) ++row_s.traced_gpu;
       const bool on_gpu = c.device == GOFL_DEV_GPU;
       row_s.to_gpu += on_gpu;
+      // Over several GPUs when the model says so (--split auto), as the library decides.
+      if (on_gpu && split_routine(c.op)) {
+        const CallBytes b = call_bytes(c);
+        if (split_pays(*model_for_notes, c.op, c.flops, b.in, b.out, gpus, split_started)) {
+          c.pred_gpu_s = float(split_seconds(*model_for_notes, c.op, c.flops, b.in, b.out, gpus, split_started));
+          split_started = true;
+          ++row_s.split;
+        }
+      }
       row_s.probes += c.reason == GOFL_R_PROBE;
       row_s.not_started += c.reason == GOFL_R_NOT_STARTED;
       const double t_run = on_gpu ? c.pred_gpu_s : c.pred_cpu_s;
@@ -175,18 +202,19 @@ int estimate_command(const std::vector<std::string>& args) {
     if (a.second.cpu_s != b.second.cpu_s) return a.second.cpu_s > b.second.cpu_s;
     return strcmp(gofl_ops[a.first].name, gofl_ops[b.first].name) < 0;
   });
-  TextTable table({"operation", "calls", "decided", "to gpu", "cpu pred", "gpu pred", "chosen", "saved", "traced",
+  TextTable table({"operation", "calls", "decided", "to gpu", "split", "cpu pred", "gpu pred", "chosen", "saved", "traced",
                    "traced on", "model cpu / gpu"},
-                  {true, false, false, false, false, false, false, false, false, false, true});
+                  {true, false, false, false, false, false, false, false, false, false, false, true});
   OpRow total;
   for (const auto& [op, s] : sorted) {
     std::string on = s.decided == 0 ? "" : s.traced_gpu == 0 ? "cpu" : s.traced_gpu == s.decided ? "gpu" : "both";
     table.add_row({gofl_ops[op].name, format_count(s.calls), format_count(s.decided), format_count(s.to_gpu),
-                   secs(s.cpu_s), secs(s.gpu_s), secs(s.chosen_s), secs(s.cpu_s - s.chosen_s), secs(s.traced_s), on,
+                   format_count(s.split), secs(s.cpu_s), secs(s.gpu_s), secs(s.chosen_s), secs(s.cpu_s - s.chosen_s), secs(s.traced_s), on,
                    model_for_notes ? model_for_notes->explain(kCpu, op) + " / " + model_for_notes->explain(kGpu, op) : ""});
     total.calls += s.calls;
     total.decided += s.decided;
     total.to_gpu += s.to_gpu;
+    total.split += s.split;
     total.cpu_s += s.cpu_s;
     total.gpu_s += s.gpu_s;
     total.chosen_s += s.chosen_s;
@@ -197,7 +225,7 @@ int estimate_command(const std::vector<std::string>& args) {
   if (!sorted.empty()) {
     table.add_rule();
     table.add_row({"total", format_count(total.calls), format_count(total.decided), format_count(total.to_gpu),
-                   secs(total.cpu_s), secs(total.gpu_s), secs(total.chosen_s), secs(total.cpu_s - total.chosen_s),
+                   format_count(total.split), secs(total.cpu_s), secs(total.gpu_s), secs(total.chosen_s), secs(total.cpu_s - total.chosen_s),
                    secs(total.traced_s), "", ""});
   }
   printf("\nGPU-capable calls (the application's own; 'decided': at least %s flops; times predicted, 'traced' as"

@@ -39,6 +39,9 @@ Options:
                     ~/.cache/gpu-offload/history); when the latest runs of the same program
                     (executable, and an interpreter's script) all gained, auto starts the
                     GPU at the first call predicted to gain (default on; GPU_OFFLOAD_HISTORY)
+  --split off|auto|force  one call over several of those GPUs (cuBLASXt, cusolverMg): auto when
+                    the cost model predicts it faster than one GPU (never with one usable GPU),
+                    force for every call the split engines run (default auto; GPU_OFFLOAD_SPLIT)
   -h, --help        this text
 
 Settings not given as options come from GPU_OFFLOAD_* variables already in the environment, then
@@ -111,7 +114,8 @@ CSV columns, in this order:
   gpu, pci_bus_id
                a GPU call's GPU (the one its process started on: CUDA's number, PCI bus id);
                empty for CPU calls and in traces written before the GPU was recorded
-  split        1 for a ?copy the library ran in pieces on its own threads (split_copies)
+  copy_split   1 for a ?copy the library ran in pieces on its own threads (split_copies)
+  gpu_split    1 for a call run over several GPUs in one call (split)
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another
@@ -197,6 +201,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
   split_copies     GPU_OFFLOAD_SPLIT_COPIES     on/off, or the smallest strided ?copy to run on several
                                                 threads, in bytes (K, M, G); on: 8K (default on)
+  split            GPU_OFFLOAD_SPLIT            off/auto/force: one call over several GPUs (default auto)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):
@@ -211,12 +216,13 @@ ignores every GPU_OFFLOAD_* variable and the config file.
 Exit status: 0; 1 if a variable or the config file holds something invalid (the messages say what).
 )"},
     {"estimate", "predict from a trace what offloading would gain at a level, with a profile",
-     R"(Usage: gpu-offload estimate [--profile FILE] [--level N] [--threshold FLOPS] DIR|FILE...
+     R"(Usage: gpu-offload estimate [--profile FILE] [--level N] [--threshold FLOPS] [--gpus N] DIR|FILE...
 
 Replays the application's own calls in the traces (one process per trace file) through the
 decision --device auto makes, the same code as the library, against a machine profile:
   - per operation: calls, those with enough work to be decided (at least 1e6 flops), how many
-    would run on the GPU, the predicted time on the CPU and on the GPU, the predicted time of the
+    would run on the GPU, how many of those over several GPUs in one call (--split auto's rule),
+    the predicted time on the CPU and on the GPU (split calls at their split time), the predicted time of the
     device chosen, the predicted saving, the time the trace measured (and where it ran), and
     where the model's speeds come from (a curve of the profile, or a fallback);
   - per process, the ski rental: at which call the GPU would start (the missed savings reach the
@@ -231,6 +237,8 @@ Options:
                       built-in one)
   --level N           1 to 10 (default: the level the traces were recorded with, else 5)
   --threshold FLOPS   work below which no decision is made (default 1e6)
+  --gpus N            GPUs a call may be split over (default: as each process's GPU start was
+                      traced, the GPUs CUDA showed it; else 1, and nothing is split)
   -h, --help          this text
 
 Exit status: 0; 1 if a trace or the profile named cannot be read; 2 for a wrong command line.
@@ -246,7 +254,10 @@ call forced to the CPU, then every call forced to the GPU. From the two traces i
   - GPU compute speed curves (the traced compute time, copies taken off);
   - the copy cost each way: fixed cost + bytes / bandwidth, a straight-line fit over the GPU
     calls whose copies are known exactly (gemm with beta != 0, trsm, potrf, getrf);
-  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once.
+  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once;
+  - where more than one GPU is usable, a third pass with every call of the routines the split
+    engines run (gemm, getrf, getrs, potrf, potrs, syevd, heevd) split over all of them: the whole
+    call's speed on that many GPUs (`split` lines); with one GPU it says it skipped this.
 A canary (a small fixed job on every core) is timed before and after each point: a point
 starts only when the canary runs at its normal speed (the median of its recent runs) and is
 measured again when it slowed meanwhile. Each point uses the lower quartile of its
@@ -275,11 +286,16 @@ The profile is a text file:
   source / machine / created TEXT    where the numbers come from
   provisional yes|no                 yes: not measured on this machine
   gpu_startup_s SECONDS              GPU start-up cost
+  split_startup_s SECONDS            optional: starting the split engines on each GPU beyond the
+                                     first (default: gpu_startup_s, a context each)
   h2d FIXED_S BYTES_PER_S            copy cost to the GPU per call: FIXED_S + bytes / BYTES_PER_S
   d2h FIXED_S BYTES_PER_S            and back
   cpu OP FLOPS:RATE ...              CPU speed of OP (dgemm, zheevd, ...): points of work (flops)
                                      and speed (flops per second), work increasing
   gpu OP FLOPS:RATE ...              GPU compute speed of OP (copies not included)
+  split OP GPUS FLOPS:RATE ...       optional: speed of OP split over GPUS GPUs, copies included
+                                     (without one, the split rule shares copies and work: see
+                                     'gpu-offload help run', --split)
   efficiency cpu|gpu ROUTINE F       a routine without a curve runs at F x its precision's gemm
   precision cpu|gpu P F              precision P runs at F x double's speed (for fallbacks)
 '#' starts a comment. Speeds are interpolated in log-log space and held flat outside the points.

@@ -25,6 +25,7 @@ const std::vector<OptionSpec> kRunOptions = {
     {"--trace", "DIR"}, {"--summary", nullptr}, {"--device", "cpu|gpu|auto"},
     {"--level", "1-10"}, {"--verify", nullptr},  {"--profile", "FILE"},
     {"--residency", "on|off"}, {"--gpus", "LIST|all"}, {"--history", "on|off"},
+    {"--split", "off|auto|force"},
 };
 
 std::string absolute(const std::string& path) {
@@ -112,6 +113,12 @@ int run_command(const std::vector<std::string>& args) {
     const std::string& h = o.values.at("--history");
     if (h != "on" && h != "off") throw UsageError("run", "--history '" + h + "' is not valid; use on or off");
     env.emplace_back("GPU_OFFLOAD_HISTORY", h);
+  }
+  if (o.has("--split")) {
+    const std::string& v = o.values.at("--split");
+    if (v != "off" && v != "auto" && v != "force")
+      throw UsageError("run", "--split '" + v + "' is not valid; use off, auto or force");
+    env.emplace_back("GPU_OFFLOAD_SPLIT", v);
   }
   if (o.has("--gpus")) {
     GpuList list;

@@ -2,6 +2,7 @@
 // failure into a gofl_gpu_status, and reads the GPU's load through NVML (dlopened, not linked).
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <utility>
+#include <optional>
 
 #include "common/nvml.h"
 #include "cuda/backend_abi.h"
@@ -16,6 +18,7 @@
 #include "cuda/fft.h"
 #include "cuda/prefault.h"
 #include "cuda/resident.h"
+#include "cuda/split.h"
 
 namespace gofl {
 namespace cuda {
@@ -34,9 +37,9 @@ void ensure_registered() {
     // Each family, and the library handles its routines use (made ahead of their first call).
     const unsigned blas = Engine::kCublas, both = Engine::kCublas | Engine::kCusolver;
     const std::pair<void (*)(), unsigned> families[] = {
-        {register_blas3, blas},  {register_blas2, blas}, {register_lu_chol, both},        {register_qr, both},
-        {register_syev, both},   {register_geev, both},  {register_geevx, both}, {register_svd, both},            {register_gelsd, both},
-        {register_fft, 0},
+        {register_blas3, blas}, {register_blas2, blas}, {register_lu_chol, both}, {register_qr, both},
+        {register_syev, both},  {register_geev, both},  {register_geevx, both},   {register_svd, both},
+        {register_gelsd, both}, {register_fft, 0},
     };
     for (const auto& [register_family, libraries] : families) {
       bool before[GOFL_N_OPS];
@@ -45,6 +48,9 @@ void ensure_registered() {
       for (int op = 0; op < GOFL_N_OPS; ++op)
         if (!before[op] && routines()[op].run) routines()[op].libraries = libraries;
     }
+    // One call over several GPUs: engines of their own (cuBLASXt, cusolverMg), made at first use.
+    register_split_blas3();
+    register_split_lapack();
   });
 }
 
@@ -200,6 +206,86 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   return status;
 }
 
+// ---- one call over several GPUs (split.h) -------------------------------------------------------------
+
+const SplitRoutine* split_routine_of(const gofl_call* c) {
+  if (!c || c->op >= GOFL_N_OPS || !c->argv) return nullptr;
+  ensure_registered();
+  const SplitRoutine* r = &split_routines()[c->op];
+  return r->run ? r : nullptr;
+}
+
+int b_split_gpus() {
+  const Engine& e = Engine::get();
+  return e.started() ? int(e.split_devices().size()) : 0;
+}
+
+int b_split_supports(const gofl_call* call) {
+  const SplitRoutine* r = split_routine_of(call);
+  if (!r) return GOFL_GPU_UNSUPPORTED;
+  try {
+    return r->supports(CallArgs(*call));
+  } catch (...) {
+    return GOFL_GPU_UNSUPPORTED;
+  }
+}
+
+int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
+  gofl_gpu_result scratch;
+  gofl_gpu_result* r = result ? result : &scratch;
+  std::memset(r, 0, sizeof *r);
+  std::lock_guard<std::mutex> lk(run_m);
+  Engine& e = Engine::get();
+  const SplitRoutine* rt = split_routine_of(call);
+  if (!e.started() || e.lost() || !rt) {
+    r->status = rt ? GOFL_GPU_NO_DEVICE : GOFL_GPU_UNSUPPORTED;
+    set_where(r, rt ? "backend not started" : "no split routine");
+    return r->status;
+  }
+  const ThreadOnGpu on(e);
+  e.begin_call(*call);
+  // The engines write the program's memory without our copy-out: no kept device copy of an output
+  // may serve a later call (cuBLASXt's pinned DMA writes are invisible to page tracking).
+  if (ResidentCache* rc = e.resident())
+    for (int i = 0; i < call->n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+      const gofl_call_operand& o = call->operands[i];
+      if (o.role != GOFL_IN) rc->forget_overlapping(reinterpret_cast<uintptr_t>(o.ptr), size_t(o.elems) * o.elem_size);
+    }
+  int status = GOFL_GPU_OK, detail = 0;
+  const char* where = "";
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    CallArgs args(*call);
+    const int s = rt->supports(args);
+    if (s != GOFL_GPU_OK) {
+      status = s;
+      where = "split supports";
+    } else {
+      rt->run(e, args);
+    }
+  } catch (const Failure& f) {
+    status = f.status != GOFL_GPU_OK ? f.status : GOFL_GPU_CUDA_ERROR;
+    detail = f.detail;
+    where = f.where;
+  } catch (const std::bad_alloc&) {
+    status = GOFL_GPU_NO_MEMORY;
+    where = "host allocation";
+  } catch (...) {
+    status = GOFL_GPU_CUDA_ERROR;
+    where = "unexpected exception";
+  }
+  if (status != GOFL_GPU_OK) split_recover(e);
+  // The engines (and freeing their buffers) leave another split device current.
+  if (cudaSetDevice(e.device()) != cudaSuccess) (void)cudaGetLastError();
+  e.end_call(status == GOFL_GPU_OK);
+  // The engines copy and compute at once: the whole call counts as computation.
+  r->compute_s = float(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  r->status = status;
+  r->detail = detail;
+  set_where(r, where);
+  return status;
+}
+
 int b_utilization() {
   nvml_match_once();
   return nvml_utilization();
@@ -215,6 +301,11 @@ void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 void b_fft_forget(const void* plan) {
   // Never wait: the destroying thread may not block behind another thread's long GPU call.
   std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
+  // cuFFT's destroy runs in the engine's context, and the program's thread gets its own back: a
+  // CUDA call on a thread with no current context binds the primary context to it for good (after
+  // fftw_destroy_plan the program's thread then had a context it never made).
+  std::optional<ThreadOnGpu> on;
+  if (lk.owns_lock() && Engine::get().started()) on.emplace(Engine::get());
   fft_forget(plan, lk.owns_lock());
 }
 
@@ -272,7 +363,8 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
   static const gofl_backend b = {
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
-      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_fft_forget, b_take_setup,
+      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_split_gpus, b_split_supports, b_split_run,
+      b_fft_forget, b_take_setup,
   };
   return &b;
 }

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 6
+#define GOFL_BACKEND_ABI 7
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -82,6 +82,14 @@ typedef struct gofl_backend {
   // result ("corrupt") or take QR's 64-bit route at any size ("qr64"); a comma-separated list;
   // NULL clears it.
   void (*set_fault)(const char* spec);
+  // One call over several GPUs (cuda/split.h: cuBLASXt, cusolverMg), after start(). split_gpus: how
+  // many GPUs a split call spreads over (the usable GPUs of the GPU setting, the engine's own first).
+  // split_supports: GOFL_GPU_OK when the split engines run this call (no GPU work). split_run: as
+  // run(), on the split engines; on any status but GOFL_GPU_OK nothing the program can see changed
+  // (or, gemm with beta = 0, only outputs the CPU library overwrites without reading them).
+  int (*split_gpus)(void);
+  int (*split_supports)(const gofl_call* call);
+  int (*split_run)(const gofl_call* call, gofl_gpu_result* result);
   // The FFTW plan `plan` is being destroyed: free the cuFFT plan made for it, if any. Never waits for
   // a running call (the plan is then freed at the next one).
   void (*fft_forget)(const void* plan);

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "common/table.h"
+#include "cuda/blas3_args.h"
 #include "cuda/engine.h"
 
 namespace gofl {
 namespace cuda {
 namespace {
+using namespace blas3;  // the arguments and checks shared with split_blas3.cpp (blas3_args.h)
 
 using cf = std::complex<float>;
 using cd = std::complex<double>;
@@ -57,25 +59,6 @@ template <class T, class... A> cublasStatus_t x_her2k(A... a) {
   else return cublasZher2k_v2_64(a...);
 }
 
-// ---- helpers ------------------------------------------------------------------------------------------
-
-bool one_of(char c, const char* set) {
-  for (; *set; ++set)
-    if (c == *set) return true;
-  return false;
-}
-int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-char flip_ul(char u) { return u == 'U' ? 'L' : 'U'; }
-char flip_side(char s) { return s == 'L' ? 'R' : 'L'; }
-
-// A CBLAS layout other than row or column major: the CPU library reports it.
-bool bad_layout(const CallArgs& a) {
-  if (!a.cblas()) return false;
-  const int layout = *static_cast<const int*>(a.call().argv[0]);
-  return layout != 101 && layout != 102;
-}
-
-template <class T> bool is_zero(const T& v) { return v == T(0); }
 
 // Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal (hemm's A) and sets
 // them to zero in herk/her2k's C; cuBLAS is not documented to do either, so do it on the device.
@@ -94,48 +77,8 @@ template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
   }
 }
 
-// Real types: 'C' means 'T'.
-template <class T> char real_trans(char t) { return (!is_complex<T>::value && t == 'C') ? 'T' : t; }
 
 // ---- gemm ---------------------------------------------------------------------------------------------
-
-template <class T> struct Gemm {
-  char ta, tb;
-  int64_t m, n, k, lda, ldb, ldc;
-  T alpha, beta;
-  const T *A, *B;
-  T* C;
-  int64_t ar() const { return ta == 'N' ? m : k; }  // rows of A as stored
-  int64_t ac() const { return ta == 'N' ? k : m; }
-  int64_t br() const { return tb == 'N' ? k : n; }
-  int64_t bc() const { return tb == 'N' ? n : k; }
-  // B is A, stored alike (a @ a): one device copy serves both.
-  bool b_is_a() const { return A == B && ar() == br() && ac() == bc() && lda == ldb; }
-
-  explicit Gemm(const CallArgs& a) {
-    using P = args::gemm_r;
-    ta = a.ch(P::transa); tb = a.ch(P::transb);
-    m = a.i(P::m); n = a.i(P::n); k = a.i(P::k);
-    lda = a.i(P::lda); ldb = a.i(P::ldb); ldc = a.i(P::ldc);
-    alpha = a.scalar<T>(P::alpha); beta = a.scalar<T>(P::beta);
-    A = a.ptr<const T>(P::a); B = a.ptr<const T>(P::b); C = a.ptr<T>(P::c);
-    // Row major: C^T = op(B)^T op(A)^T, the column-major product of the same memory.
-    if (a.row_major()) { std::swap(ta, tb); std::swap(m, n); std::swap(A, B); std::swap(lda, ldb); }
-  }
-};
-
-template <class T> int gemm_supports(const CallArgs& a) {
-  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
-  const Gemm<T> g(a);
-  if (!one_of(g.ta, "NTC") || !one_of(g.tb, "NTC") || g.m < 0 || g.n < 0 || g.k < 0 || g.lda < max1(g.ar()) ||
-      g.ldb < max1(g.br()) || g.ldc < max1(g.m))
-    return GOFL_GPU_INVALID_ARGS;
-  if (g.m == 0 || g.n == 0 || g.k == 0 || is_zero(g.alpha)) return GOFL_GPU_UNSUPPORTED;
-  // Matrix-vector and outer-product shapes are bound by copying, not arithmetic, and cuBLAS 13.0's
-  // 64-bit zgemm crashed (SIGSEGV in cublasLt) on a 1x1x1 product on the H200: the CPU runs them.
-  if (g.m == 1 || g.n == 1 || g.k == 1) return GOFL_GPU_UNSUPPORTED;
-  return GOFL_GPU_OK;
-}
 
 template <class T> uint64_t gemm_bytes(const CallArgs& a) {
   const Gemm<T> g(a);

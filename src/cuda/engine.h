@@ -238,6 +238,8 @@ class Engine {
   // setting) and makes everything on it; the calling thread's own CUDA context is given back.
   int start(const char* gpus, char* msg, size_t len);
   int device() const { return device_; }  // the CUDA device number it runs on
+  // The GPUs a split call spreads over (cuda/split.h): the usable GPUs, device() first.
+  const std::vector<int>& split_devices() const { return split_devices_; }
   void* context() const { return ctx_; }  // its context (CUcontext), null if unknown
   void device_info(gofl_gpu_device* out) const;
   void trim();  // release pooled device memory beyond the cache limit
@@ -259,6 +261,7 @@ class Engine {
   cusolverDnParams_t params_ = nullptr;
   char description_[256] = "";
   int device_ = 0;
+  std::vector<int> split_devices_;
   void* ctx_ = nullptr;
   gofl_gpu_device gpu_{};
   // Picks device_ and fills gpu_ (engine_device.cpp); false with the reason when no GPU is usable.

@@ -90,6 +90,9 @@ bool Engine::place(const char* gpus, int count, std::string* why) {
     return false;
   }
   device_ = p.device;
+  split_devices_.assign(1, p.device);
+  for (int d : p.usable)
+    if (d != p.device) split_devices_.push_back(d);
   gpu_ = gofl_gpu_device{};
   gpu_.index = p.device;
   gpu_.count = count;

@@ -15362,7 +15362,7 @@ static void split_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15417,7 +15417,7 @@ static void split_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_cblas_scopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -15475,7 +15475,7 @@ static void split_scipy_scopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_scopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15530,7 +15530,7 @@ static void split_scipy_cblas_scopy(void* gofl_fn, int64_t gofl_n, const void* g
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_cblas_scopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -15588,7 +15588,7 @@ static void split_scipy_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_scopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15643,7 +15643,7 @@ static void split_scipy_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scipy_cblas_scopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -15701,7 +15701,7 @@ static void split_scopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_scopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15756,7 +15756,7 @@ static void split_cblas_scopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(float)) && gofl::split_copy(split_cblas_scopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(float)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -15814,7 +15814,7 @@ static void split_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_dcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15869,7 +15869,7 @@ static void split_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_cblas_dcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -15927,7 +15927,7 @@ static void split_scipy_dcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_dcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -15982,7 +15982,7 @@ static void split_scipy_cblas_dcopy(void* gofl_fn, int64_t gofl_n, const void* g
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_cblas_dcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16040,7 +16040,7 @@ static void split_scipy_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_dcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16095,7 +16095,7 @@ static void split_scipy_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_scipy_cblas_dcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16153,7 +16153,7 @@ static void split_dcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_dcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16208,7 +16208,7 @@ static void split_cblas_dcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(double)) && gofl::split_copy(split_cblas_dcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(double)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16266,7 +16266,7 @@ static void split_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_ccopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16321,7 +16321,7 @@ static void split_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_cblas_ccopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16379,7 +16379,7 @@ static void split_scipy_ccopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_ccopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16434,7 +16434,7 @@ static void split_scipy_cblas_ccopy(void* gofl_fn, int64_t gofl_n, const void* g
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_cblas_ccopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16492,7 +16492,7 @@ static void split_scipy_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_ccopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16547,7 +16547,7 @@ static void split_scipy_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_scipy_cblas_ccopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16605,7 +16605,7 @@ static void split_ccopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_ccopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16660,7 +16660,7 @@ static void split_cblas_ccopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<float>)) && gofl::split_copy(split_cblas_ccopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<float>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16718,7 +16718,7 @@ static void split_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, int6
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_zcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16773,7 +16773,7 @@ static void split_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* gofl_x,
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_cblas_zcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16831,7 +16831,7 @@ static void split_scipy_zcopy_(void* gofl_fn, int64_t gofl_n, const void* gofl_x
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_zcopy_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16886,7 +16886,7 @@ static void split_scipy_cblas_zcopy(void* gofl_fn, int64_t gofl_n, const void* g
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_cblas_zcopy, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -16944,7 +16944,7 @@ static void split_scipy_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gof
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_zcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -16999,7 +16999,7 @@ static void split_scipy_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_scipy_cblas_zcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }
@@ -17057,7 +17057,7 @@ static void split_zcopy_64_(void* gofl_fn, int64_t gofl_n, const void* gofl_x, i
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_zcopy_64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(p_n, x, p_incx, y, p_incy);
   }
@@ -17112,7 +17112,7 @@ static void split_cblas_zcopy64_(void* gofl_fn, int64_t gofl_n, const void* gofl
   gofl_call.real = reinterpret_cast<void*>(gofl_real);
   if (gofl::enter(gofl_call)) {
     if (gofl::split_copy_candidate(n, sizeof(std::complex<double>)) && gofl::split_copy(split_cblas_zcopy64_, reinterpret_cast<void*>(gofl_real), n, x, incx, y, incy, sizeof(std::complex<double>)))
-      gofl_call.flags |= GOFL_F_SPLIT;  // still one call in the trace
+      gofl_call.flags |= GOFL_F_COPY_SPLIT;  // still one call in the trace
     else
       gofl_real(v_n, x, v_incx, y, v_incy);
   }

@@ -30,6 +30,7 @@ const Key kKeys[] = {
     {"gpus", "GPU_OFFLOAD_GPUS", false},
     {"history", "GPU_OFFLOAD_HISTORY", false},
     {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES", false},
+    {"split", "GPU_OFFLOAD_SPLIT", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
@@ -60,7 +61,7 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, history, split_copies";
+  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, history, split_copies, split";
 }
 
 const ConfigEntry* Config::find(const char* var) const {

@@ -112,7 +112,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
       double ver = 0;
       if (!number(v, &ver) || ver != floor(ver) || ver < 1)
         return fail(line_no, "the format version '" + v + "' is not a whole number");
-      if (int(ver) != kProfileVersion)
+      if (ver != double(kProfileVersion))  // compared as doubles: a huge version does not fit an int
         return fail(line_no, "profile format version " + v + " is not the one this gpu-offload reads (" +
                                  std::to_string(kProfileVersion) + "); run 'gpu-offload calibrate' again");
       have_version = true;
@@ -133,6 +133,11 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
         return fail(line_no, "gpu_startup_s takes one number of seconds >= 0");
       p.gpu_startup_s = v;
       have_startup = true;
+    } else if (key == "split_startup_s") {
+      double v = 0;
+      if (w.size() != 2 || !number(w[1], &v) || v < 0)
+        return fail(line_no, "split_startup_s takes one number of seconds >= 0");
+      p.split_startup_s = v;
     } else if (key == "h2d" || key == "d2h") {
       double fixed = 0, bw = 0;
       if (w.size() != 3 || !number(w[1], &fixed) || !number(w[2], &bw))
@@ -164,6 +169,24 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
         c.points.emplace_back(f, r);
       }
       c.line = line_no;
+    } else if (key == "split") {
+      double g = 0;
+      const int op = w.size() >= 2 ? gofl_op_by_name(w[1].c_str()) : -1;
+      if (w.size() < 4 || op < 0 || !number(w[2], &g) || g != floor(g) || g < 1 || g > 1024)
+        return fail(line_no, "split takes an operation, a number of GPUs and at least one FLOPS:RATE point");
+      SpeedCurve& c = p.split_curves[{op, int(g)}];
+      if (!c.empty()) return fail(line_no, "a second split curve for " + w[1] + " on " + w[2] + " GPUs");
+      for (size_t i = 3; i < w.size(); ++i) {
+        const size_t colon = w[i].find(':');
+        double f = 0, r = 0;
+        if (colon == std::string::npos || !number(w[i].substr(0, colon), &f) || !number(w[i].substr(colon + 1), &r))
+          return fail(line_no, "'" + w[i] + "' is not a FLOPS:RATE point (e.g. 2.1e9:5.6e11)");
+        if (f <= 0 || r <= 0) return fail(line_no, "'" + w[i] + "': work and speed must be > 0");
+        if (!c.points.empty() && f <= c.points.back().first)
+          return fail(line_no, "'" + w[i] + "': the work must increase from point to point");
+        c.points.emplace_back(f, r);
+      }
+      c.line = line_no;
     } else if (key == "efficiency" || key == "precision") {
       int dev = 0;
       double v = 0;
@@ -182,7 +205,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
       }
     } else {
       return fail(line_no, "unknown entry '" + key +
-                               "' (valid: source, machine, created, provisional, gpu_startup_s, h2d, d2h, cpu, gpu, "
+                               "' (valid: source, machine, created, provisional, gpu_startup_s, split_startup_s, h2d, d2h, cpu, gpu, split, "
                                "efficiency, precision)");
     }
   }
@@ -211,6 +234,7 @@ std::string format_profile(const Profile& p, const std::vector<std::string>& com
   if (!p.created.empty()) s += "created " + p.created + "\n";
   s += std::string("provisional ") + (p.provisional ? "yes" : "no") + "\n\n";
   s += "gpu_startup_s " + fmt(p.gpu_startup_s) + "\n";
+  if (p.split_startup_s >= 0) s += "split_startup_s " + fmt(p.split_startup_s) + "\n";
   s += "h2d " + fmt(p.h2d.fixed_s) + " " + fmt(p.h2d.bytes_per_s) + "\n";
   s += "d2h " + fmt(p.d2h.fixed_s) + " " + fmt(p.d2h.bytes_per_s) + "\n";
   for (int d = 0; d < 2; ++d) {
@@ -222,6 +246,12 @@ std::string format_profile(const Profile& p, const std::vector<std::string>& com
       for (const auto& [f, r] : c.points) s += " " + fmt(f) + ":" + fmt(r);
       s += "\n";
     }
+  }
+  if (!p.split_curves.empty()) s += "\n# Calls split over several GPUs: OP GPUS FLOPS:FLOPS_PER_SECOND (copies included)\n";
+  for (const auto& [key, c] : p.split_curves) {
+    s += std::string("split ") + gofl_ops[key.first].name + " " + std::to_string(key.second);
+    for (const auto& [f, r] : c.points) s += " " + fmt(f) + ":" + fmt(r);
+    s += "\n";
   }
   for (int d = 0; d < 2; ++d) {
     if (!p.efficiency[d].empty()) s += "\n";

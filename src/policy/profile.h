@@ -44,6 +44,12 @@ struct Profile {
   std::string created;    // the `created` line
   bool provisional = false;  // `provisional yes`: not measured by calibrate on this machine
   double gpu_startup_s = 0;
+  // Starting the split engines on each GPU beyond the first (their contexts and handles), paid by the
+  // first split call; -1: not in the profile, gpu_startup_s serves (a context each).
+  double split_startup_s = -1;
+  // Measured speeds of calls split over G GPUs, copies included (the whole call's time):
+  // (op, G) -> curve. Written by calibrate where more than one GPU is usable; none: the rule's formula.
+  std::map<std::pair<int, int>, SpeedCurve> split_curves;
   CopyCost h2d, d2h;
   SpeedCurve curves[2][GOFL_N_OPS];            // [ProfileDevice][gofl_op_id]
   std::map<std::string, double> efficiency[2];  // routine family -> speed relative to gemm

@@ -97,6 +97,12 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     if (parse_gpu_list(v, &list, &why)) s.gpus = gpu_list_text(list);
     else complain(msgs, where("GPU_OFFLOAD_GPUS"), v, "all, or GPU numbers such as 1, 0,2 or 0-3", "all");
   }
+  if (const char* v = get("GPU_OFFLOAD_SPLIT"); v && *v) {
+    if (!strcasecmp(v, "off")) s.split = SplitMode::Off;
+    else if (!strcasecmp(v, "auto")) s.split = SplitMode::Auto;
+    else if (!strcasecmp(v, "force")) s.split = SplitMode::Force;
+    else complain(msgs, where("GPU_OFFLOAD_SPLIT"), v, "off, auto or force", "auto");
+  }
   if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
     double b;
     if (parse_size(v, &b)) s.memory_reserve = b;
@@ -110,6 +116,10 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     else complain(msgs, where("GPU_OFFLOAD_SPLIT_COPIES"), v, "on, off, or the smallest copy to split: bytes, optionally with K, M or G", "on");
   }
   return s;
+}
+
+const char* split_mode_name(SplitMode m) {
+  return m == SplitMode::Off ? "off" : m == SplitMode::Force ? "force" : "auto";
 }
 
 const Settings& settings() {

@@ -17,6 +17,10 @@ namespace gofl {
 constexpr int64_t kSplitCopiesDefaultBytes = 8 << 10;
 
 enum class DeviceMode { Cpu = GOFL_MODE_CPU, Gpu = GOFL_MODE_GPU, Auto = GOFL_MODE_AUTO };
+// One call over several GPUs (policy/split.h): never, when the cost model predicts it faster than one
+// GPU, or for every call the split engines run (tests, benchmarks).
+enum class SplitMode { Off, Auto, Force };
+const char* split_mode_name(SplitMode m);
 
 struct Settings {
   DeviceMode device = DeviceMode::Auto;
@@ -33,6 +37,7 @@ struct Settings {
   // The smallest strided ?copy (elements × element size, bytes) split over the library's threads
   // (preload/copy_split.h); 0: never.
   int64_t split_copies = kSplitCopiesDefaultBytes;
+  SplitMode split = SplitMode::Auto;  // one call over several of them
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

@@ -11,12 +11,14 @@ __thread int t_last_device __attribute__((tls_model("initial-exec"))) = -1;
 __thread int t_last_reason __attribute__((tls_model("initial-exec"))) = -1;
 __thread int t_last_gpu_status __attribute__((tls_model("initial-exec"))) = 0;
 __thread unsigned t_last_resident __attribute__((tls_model("initial-exec"))) = 0;
+__thread int t_last_split __attribute__((tls_model("initial-exec"))) = 0;
 
 void note_last_call(const gofl_call& c) {
   t_last_device = c.device;
   t_last_reason = c.reason;
   t_last_gpu_status = c.gpu_status;
   t_last_resident = c.device == GOFL_DEV_GPU ? c.resident : 0;
+  t_last_split = c.device == GOFL_DEV_GPU && (c.flags & GOFL_F_SPLIT) ? gpu_split_gpus() : 0;
 }
 }  // namespace gofl
 
@@ -29,6 +31,8 @@ GOFL_EXPORT void gpu_offload_last_call(int* device, int* reason, int* gpu_status
 }
 
 GOFL_EXPORT unsigned gpu_offload_last_call_resident(void) { return gofl::t_last_resident; }
+
+GOFL_EXPORT int gpu_offload_last_call_split(void) { return gofl::t_last_split; }
 
 GOFL_EXPORT void gpu_offload_test_fault(const char* spec) { gofl::gpu_set_fault(spec); }
 

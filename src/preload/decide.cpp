@@ -14,7 +14,9 @@
 #include "policy/auto_policy.h"
 #include "policy/level.h"
 #include "policy/profile.h"
+#include "policy/model.h"
 #include "policy/settings.h"
+#include "policy/split.h"
 #include "preload/gpu.h"
 #include "preload/run_history.h"
 
@@ -99,6 +101,21 @@ AutoPolicy& policy() {
   return *p;
 }
 
+// A call going to the GPU: over several GPUs (GOFL_F_SPLIT) when the setting forces it and the
+// split engines run it, or under `auto` when the model predicts it faster than one GPU.
+void choose_split(gofl_call& c) {
+  const Settings& s = settings();
+  if (s.split == SplitMode::Off || c.reason == GOFL_R_VERIFY || !gpu_split_supports(c)) return;
+  if (s.split == SplitMode::Auto) {
+    const int gpus = gpu_split_gpus();
+    if (gpus < 2) return;  // one GPU: a split cannot pay
+    static const Model* model = new Model(active_profile());  // never destroyed, like the profile
+    const CallBytes b = call_bytes(c);
+    if (!split_pays(*model, c.op, c.flops, b.in, b.out, gpus, gpu_split_started())) return;
+  }
+  c.flags |= GOFL_F_SPLIT;
+}
+
 }  // namespace
 
 bool auto_mode() {
@@ -116,6 +133,7 @@ void decide(gofl_call& c) {
   if (gpu_lost_by_fork()) { c.reason = GOFL_R_AFTER_FORK; return; }
   if (auto_mode()) {
     policy().decide(c, g_env);
+    if (c.device == GOFL_DEV_GPU) choose_split(c);
     return;
   }
   // --device gpu, or verify mode (which checks every GPU-capable call, whatever its size).
@@ -123,11 +141,14 @@ void decide(gofl_call& c) {
   if (!gpu_takes(c, g_env, s.memory_reserve, level_row(s.level).memory_reserve)) return;
   c.device = GOFL_DEV_GPU;
   c.reason = s.verify ? GOFL_R_VERIFY : GOFL_R_FORCED_GPU;
+  choose_split(c);
 }
 
 void decide_done(const gofl_call& c, uint64_t duration_ns) {
   if (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0) return;  // no prediction: nothing to learn
   if (!auto_mode()) return;
+  // A split call's time says nothing about one GPU's speed: it corrects no prediction.
+  if (c.flags & GOFL_F_SPLIT) return;
   policy().observe(c, double(duration_ns) * 1e-9, now_s());
 }
 

@@ -117,6 +117,20 @@ void run_on_gpu(gofl_call& c) {
   }
   gofl_gpu_result r{};
   bool busy = false;
+  if (c.flags & GOFL_F_SPLIT) {
+    // Over several GPUs; any failure left the program's memory as it was: one GPU runs it instead.
+    const int split = gpu_run_split(c, &r, &busy);
+    if (split == GOFL_GPU_OK && !busy) {
+      c.copy_in_s = r.copy_in_s;
+      c.compute_s = r.compute_s;
+      c.copy_out_s = r.copy_out_s;
+      c.resident = 0;
+      return;
+    }
+    c.flags &= ~uint32_t(GOFL_F_SPLIT);
+    r = gofl_gpu_result{};
+    busy = false;
+  }
   const int st = gpu_run(c, &r, &busy);
   if (busy) {
     c.device = GOFL_DEV_CPU;

@@ -194,6 +194,26 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   return st;
 }
 
+int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
+
+bool gpu_split_supports(const gofl_call& c) { return gpu_started() && g_backend->split_supports(&c) == GOFL_GPU_OK; }
+
+std::atomic<bool> g_split_started{false};
+bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed); }
+
+int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
+  *busy = false;
+  if (!gpu_started()) return GOFL_GPU_NO_DEVICE;
+  if (pthread_mutex_trylock(&g_run_mu) != 0) {
+    *busy = true;
+    return GOFL_GPU_OK;
+  }
+  const int st = g_backend->split_run(&c, r);
+  pthread_mutex_unlock(&g_run_mu);
+  if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
+  return st;
+}
+
 void gpu_fft_forget(const void* plan) {
   if (g_state.load(std::memory_order_acquire) == State::Started) g_backend->fft_forget(plan);
 }

@@ -20,6 +20,13 @@ const char* gpu_unavailable_reason();
 bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);
+// One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
+// the start), whether the split engines run `c`, and the run itself.
+int gpu_split_gpus();
+bool gpu_split_supports(const gofl_call& c);
+int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy);
+// Whether a split call has run (its engines are started).
+bool gpu_split_started();
 // An FFTW plan is being destroyed: the backend frees the cuFFT plan it made for it (nothing to do when
 // the GPU never started).
 void gpu_fft_forget(const void* plan);

@@ -36,6 +36,7 @@ std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
 std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operations under --verify
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
+std::atomic<uint64_t> g_split_calls{0}, g_split_ns{0};       // top-level calls split over several GPUs
 
 std::string fmt_s(double s) {
   char b[32];
@@ -250,6 +251,10 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
     g_kept_operands.fetch_add(1, std::memory_order_relaxed);
     g_kept_bytes.fetch_add(uint64_t(c.operands[i].elems) * c.operands[i].elem_size, std::memory_order_relaxed);
   }
+  if (d == 1 && (c.flags & GOFL_F_SPLIT)) {
+    g_split_calls.fetch_add(1, std::memory_order_relaxed);
+    g_split_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+  }
   s.calls[d].fetch_add(1, std::memory_order_relaxed);
   s.time_ns[d].fetch_add(duration_ns, std::memory_order_relaxed);
   add_double(s.flops[d], c.flops);
@@ -263,6 +268,8 @@ void summary_reset() {
   }
   for (auto& r : g_reasons) r = 0;
   g_verify_mismatches = 0;
+  g_split_calls = 0;
+  g_split_ns = 0;
   g_verify_due = 0;
   verify_reset();
   g_kept_operands = g_kept_bytes = 0;
@@ -316,6 +323,11 @@ void summary_print(int fd) {
   if (const gofl_gpu_device* g = gpu_device()) {
     snprintf(line, sizeof line, "  GPU: %d of %d, %s (PCI %s), chosen as %s\n", g->index, g->count, g->name, g->bus_id,
              g->chosen_by);
+    out += line;
+  }
+  if (g_split_calls) {
+    snprintf(line, sizeof line, "  split over %d GPUs in one call (--split %s): %llu calls, %.3f s\n", gpu_split_gpus(),
+             split_mode_name(st.split), (unsigned long long)g_split_calls.load(), double(g_split_ns.load()) * 1e-9);
     out += line;
   }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved

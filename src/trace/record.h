@@ -34,7 +34,8 @@ enum gofl_flag {
   GOFL_F_INFO_NONZERO = 1u << 3,   // LAPACK info != 0 after the call
   GOFL_F_VERIFY_MISMATCH = 1u << 4,
   GOFL_F_ILP64 = 1u << 5,
-  GOFL_F_SPLIT = 1u << 6,          // a ?copy run in pieces on the library's threads (preload/copy_split.h)
+  GOFL_F_SPLIT = 1u << 6,          // ran over several GPUs in one call (cuBLASXt / cusolverMg)
+  GOFL_F_COPY_SPLIT = 1u << 7,     // a ?copy run in pieces on the library's threads (preload/copy_split.h)
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };

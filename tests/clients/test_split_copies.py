@@ -68,9 +68,9 @@ def test_every_increment_gives_the_librarys_own_bytes(lib, threshold, tmp_path):
         n, incx, incy = int(n), int(incx), int(incy)
         prec = sym.replace("cblas_", "")[0]
         ok = (n * ELEM[prec] >= threshold and incy != 0 and (abs(incx) != 1 or abs(incy) != 1))
-        assert row["split"] == "0" or ok, (sym, n, incx, incy)
+        assert row["copy_split"] == "0" or ok, (sym, n, incx, incy)
         allowed += ok
-        split += row["split"] == "1"
+        split += row["copy_split"] == "1"
     assert allowed == 128 and split >= 1  # 4 types x 2 interfaces x 16 strided increment pairs with incy != 0
 
 
@@ -79,7 +79,7 @@ def test_one_thread_asked_for_means_no_pool(threshold, tmp_path):
     p = run([exe, "cases", threshold], env={"LD_LIBRARY_PATH": OPENBLAS_LIBS, "OPENBLAS_NUM_THREADS": "1",
                                              "OMP_NUM_THREADS": "1"}, trace_dir=tmp_path)
     assert pool_threads(p.stdout) == 0
-    assert {r["split"] for r in dump(tmp_path)} == {"0"}
+    assert {r["copy_split"] for r in dump(tmp_path)} == {"0"}
 
 
 def test_small_copies_start_no_thread():
@@ -138,5 +138,5 @@ def test_numpy_solve_gives_identical_results_with_split_copies(tmp_path):
     # of them on an idle machine; on a busy one, where splits stop paying, at least one in 1025.
     rows = [r for r in dump(tmp_path) if r["op"] == "dcopy" and r["m"] == "2000" and r["nested"] == "0"]
     assert len(rows) >= 3 * 2000, len(rows)
-    assert sum(r["split"] == "1" for r in rows) >= len(rows) // 1025, len(rows)
+    assert sum(r["copy_split"] == "1" for r in rows) >= len(rows) // 1025, len(rows)
     assert {r["symbol"] for r in rows} == {"scipy_dcopy_64_"}

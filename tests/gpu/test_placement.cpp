@@ -50,6 +50,12 @@ TEST(Placement, TheProgramsOwnContextStaysCurrent) {
   ASSERT_EQ(d.init(0), 0);
   int dev = -1;
   ASSERT_EQ(d.device_get(&dev, 0), 0);
+  // The suite's earlier tests made offloaded calls (and destroyed FFTW plans) on this thread, which
+  // never made a context: none may be current now. (One left current made this test depend on the
+  // order: cuCtxSetCurrent(NULL) below pops `mine` and uncovers it.)
+  void* before = reinterpret_cast<void*>(1);
+  ASSERT_EQ(d.ctx_get(&before), 0);
+  EXPECT_EQ(before, nullptr) << "an earlier call of the library left a CUDA context current on the program's thread";
   void* mine = nullptr;
   ASSERT_EQ(d.ctx_create(&mine, 0, dev), 0);  // now current on this thread
   for (int round = 0; round < 2; ++round) {   // the first may start the GPU, the second is an ordinary call

@@ -64,7 +64,7 @@ TEST(Config, MalformedLinesAreNamedAndIgnored) {
   EXPECT_EQ(c.entries[0].key, "level");
   EXPECT_NE(msgs.find("/c:1: 'level 7' is not a 'key = value' line; line ignored"), std::string::npos) << msgs;
   EXPECT_NE(msgs.find("/c:2: unknown key 'colour' (valid keys: device, level, trace, summary, verify, profile, "
-                      "memory_reserve, threshold, residency, gpus, history, split_copies); line ignored"),
+                      "memory_reserve, threshold, residency, gpus, history, split_copies, split); line ignored"),
             std::string::npos)
       << msgs;
   EXPECT_NE(msgs.find("/c:4: 'trace' has no value"), std::string::npos) << msgs;
@@ -189,4 +189,19 @@ TEST(Config, TheSplitCopiesSettingIsOnOffOrASize) {
               std::string::npos)
         << msgs;
   }
+}
+
+TEST(Config, TheSplitSettingFromTheEnvironmentOrTheFile) {
+  std::string msgs;
+  EXPECT_EQ(parse({}, &msgs).split, gofl::SplitMode::Auto);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT", "force"}}, &msgs).split, gofl::SplitMode::Force);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_SPLIT", "OFF"}}, &msgs).split, gofl::SplitMode::Off);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("split = off\n");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).split, gofl::SplitMode::Off);
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}, {"GPU_OFFLOAD_SPLIT", "force"}}, &msgs).split, gofl::SplitMode::Force);
+  const gofl::Settings s = parse({{"GPU_OFFLOAD_SPLIT", "always"}}, &msgs);
+  EXPECT_EQ(s.split, gofl::SplitMode::Auto);
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_SPLIT='always' is not valid (use off, auto or force); using auto"), std::string::npos)
+      << msgs;
 }

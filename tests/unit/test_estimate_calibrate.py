@@ -145,22 +145,35 @@ def test_estimate_replays_the_decision(numpy_trace, tmp_path):
     assert e.returncode == 0, e.stderr
     out = e.stdout
     assert f"profile {fast}, level 5 (as traced)" in out
-    row = re.search(r"^\s+dgemm\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+ \S+)\s+(\S+ \S+)", out, re.M)
+    row = re.search(r"^\s+dgemm\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+ \S+)\s+(\S+ \S+)", out, re.M)
     assert row, out
-    calls, decided, to_gpu, cpu_pred, gpu_pred = row.groups()
-    assert (calls, decided, to_gpu) == ("4", "4", "4")
+    calls, decided, to_gpu, split, cpu_pred, gpu_pred = row.groups()
+    assert (calls, decided, to_gpu, split) == ("4", "4", "4", "0")  # traced without a GPU: one, nothing split
     assert cpu_pred == "100.0 ms" and gpu_pred == "1.0 ms"
-    assert re.search(r"dgesv\s+2\s+2\s+2\s", out), out
+    assert re.search(r"dgesv\s+2\s+2\s+2\s+0\s", out), out
+    # Over two GPUs with nothing to start: each dgemm splits (the work shared, copies free), at half the
+    # time ("chosen"; "gpu pred" stays one GPU's); dgesv has no split routine.
+    e2 = cli("estimate", "--profile", profile(tmp_path, 1e10, 1e12, 0.001, "split", "split_startup_s 0\n"),
+             "--gpus", "2", trace)
+    assert e2.returncode == 0, e2.stderr
+    row2 = re.search(r"^\s+dgemm\s+4\s+4\s+4\s+4\s+100.0 ms\s+\S+ \S+\s+500.0 us\s", e2.stdout, re.M)
+    assert row2, e2.stdout
+    assert re.search(r"dgesv\s+2\s+2\s+2\s+0\s", e2.stdout), e2.stdout
+    # A start that one call cannot pay for: nothing is split.
+    e3 = cli("estimate", "--profile", profile(tmp_path, 1e10, 1e12, 0.001, "split-slow", "split_startup_s 1\n"),
+             "--gpus", "2", trace)
+    assert re.search(r"^\s+dgemm\s+4\s+4\s+4\s+0\s", e3.stdout, re.M), e3.stdout
+    assert cli("estimate", "--gpus", "0", trace).returncode == 2
     assert "starts at decided call 1 of 6" in out
     assert "0 CPU probes" in out
     # Level 1 needs 3x: a GPU only 2x faster gets nothing, and the GPU never starts.
     twice = profile(tmp_path, 1e10, 2e10, 0.001, "twice")
     e1 = cli("estimate", "--profile", twice, "--level", "1", trace)
-    assert re.search(r"dgemm\s+4\s+4\s+0\s", e1.stdout), e1.stdout
+    assert re.search(r"dgemm\s+4\s+4\s+0\s+0\s", e1.stdout), e1.stdout
     assert "never starts: no call is predicted to gain 3x" in e1.stdout
     e9 = cli("estimate", "--profile", twice, "--level", "9", trace)
     # Level 9 needs 1x: all four go to the GPU (a probe would lose 50 ms, 34 GPU calls' 3%).
-    assert re.search(r"dgemm\s+4\s+4\s+4\s", e9.stdout), e9.stdout
+    assert re.search(r"dgemm\s+4\s+4\s+4\s+0\s", e9.stdout), e9.stdout
     # Ski rental: a start-up of 0.55 s at level 5 needs 1.1 s of missed savings; each dgemm saves
     # 0.25 - 0.0025 s, the first dgesv 0.17 s more: the GPU starts at the fifth decided call.
     slow_start = profile(tmp_path, 1e9, 1e11, 0.55, "slow-start")

@@ -20,6 +20,7 @@
 #include "policy/level.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "policy/split.h"
 
 using namespace gofl;
 
@@ -306,6 +307,81 @@ TEST(Model, TimesFollowTheSpecFormula) {
   const double in = 8e6, out = 3e6;
   EXPECT_NEAR(m.gpu_seconds(dgemm, f, in, out), 1e-5 + in / 4e10 + f / 1e12 + 2e-5 + out / 1e10, 1e-12);
   EXPECT_NEAR(m.gpu_compute_seconds(dgemm, f), f / 1e12, 1e-12);
+}
+
+// One call over G GPUs: copies over G links, the work shared, the other GPUs' start paid once.
+TEST(Split, SecondsFollowTheRule) {
+  Profile p = parse(
+      "gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.05\nh2d 1e-5 4e10\nd2h 2e-5 1e10\n"
+      "cpu dgemm 1e6:1e10 1e12:1e12\ngpu dgemm 1e6:1e11 1e12:1e13\n");
+  EXPECT_NEAR(p.split_startup_s, 0.05, 1e-12);
+  Model m(p);
+  const int dgemm = op("dgemm");
+  const double f = 1e9, in = 8e6, out = 3e6;
+  for (int g : {1, 2, 3, 8}) {
+    const double shared = 1e-5 + in / (g * 4e10) + f / (g * 1e12) + 2e-5 + out / (g * 1e10);
+    EXPECT_NEAR(split_seconds(m, dgemm, f, in, out, g, true), shared, 1e-12) << g;
+    EXPECT_NEAR(split_seconds(m, dgemm, f, in, out, g, false), shared + (g - 1) * 0.05, 1e-12) << g;
+  }
+  // Without split_startup_s, each extra GPU costs a context start (gpu_startup_s).
+  Profile q = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n");
+  EXPECT_LT(q.split_startup_s, 0);
+  EXPECT_NEAR(split_seconds(Model(q), dgemm, 1e12, 0, 0, 4, false), 0.25 + 3 * 0.3, 1e-9);
+}
+
+TEST(Split, PaysOnlyWithSeveralGpusAndEnoughWork) {
+  Profile p = parse(flat_profile(1e10, 1e12, 0.3, "h2d 1e-5 5e10\nd2h 1e-5 5e10\n"));
+  Model m(p);
+  const int dgemm = op("dgemm");
+  const double n = 32768, f = 2 * n * n * n, bytes = 8 * n * n;
+  // One usable GPU: never, however large the call.
+  EXPECT_FALSE(split_pays(m, dgemm, f, 2 * bytes, bytes, 1, true));
+  EXPECT_FALSE(split_pays(m, dgemm, f, 2 * bytes, bytes, 0, true));
+  // Two: a large product pays, the engines' start included; a small one does not pay their start.
+  EXPECT_TRUE(split_pays(m, dgemm, f, 2 * bytes, bytes, 2, false));
+  EXPECT_TRUE(split_pays(m, dgemm, f, 2 * bytes, bytes, 8, true));
+  const double s = 1024, fs = 2 * s * s * s, bs = 8 * s * s;
+  EXPECT_FALSE(split_pays(m, dgemm, fs, 2 * bs, bs, 2, false));
+  // Once started, only the fixed copy costs are not shared: a call needs little work to pay.
+  EXPECT_TRUE(split_pays(m, dgemm, fs, 2 * bs, bs, 2, true));
+}
+
+// A curve measured on G GPUs replaces the formula for that operation and count.
+TEST(Split, AMeasuredCurveReplacesTheFormula) {
+  Profile p = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.1\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n"
+                    "split dgemm 2 1e9:5e11 1e13:1.5e12\n");
+  ASSERT_EQ(p.split_curves.size(), 1u);
+  Model m(p);
+  const int dgemm = op("dgemm"), dgetrf = op("dgetrf");
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e13, 0, 0, 2, true), 1e13 / 1.5e12, 1e-9);
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e13, 0, 0, 2, false), 1e13 / 1.5e12 + 0.1, 1e-9);
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e9, 0, 0, 2, true), 1e9 / 5e11, 1e-12);  // slower than one GPU: not split
+  EXPECT_FALSE(split_pays(m, dgemm, 1e9, 0, 0, 2, true));
+  EXPECT_TRUE(split_pays(m, dgemm, 1e13, 0, 0, 2, true));
+  // Another count, another operation: the formula.
+  EXPECT_NEAR(split_seconds(m, dgemm, 1e12, 0, 0, 4, true), 1e12 / 4e12, 1e-9);
+  EXPECT_GT(split_seconds(m, dgetrf, 1e12, 0, 0, 2, true), 0);
+  // The writer keeps it; a malformed line is named.
+  EXPECT_EQ(parse(format_profile(p)).split_curves.at({dgemm, 2}).points.size(), 2u);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit dgemm 0 1e9:1e11\n")
+                .find("line 3: split takes an operation, a number of GPUs and at least one FLOPS:RATE point"),
+            std::string::npos);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit dgemm 2 1e9:1e11\nsplit dgemm 2 1e9:1e11\n")
+                .find("line 4: a second split curve for dgemm on 2 GPUs"),
+            std::string::npos);
+}
+
+TEST(Split, TheProfileKeepsItsStartCostAndOldProfilesStayReadable) {
+  Profile p = parse("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s 0.125\nh2d 0 1e30\nd2h 0 1e30\n"
+                    "cpu dgemm 1e3:1e10 1e15:1e10\ngpu dgemm 1e3:1e12 1e15:1e12\n");
+  Profile q = parse(format_profile(p));
+  EXPECT_NEAR(q.split_startup_s, 0.125, 1e-12);
+  EXPECT_EQ(format_profile(parse(flat_profile(1e10, 1e12))).find("split_startup_s"), std::string::npos);
+  EXPECT_NE(parse_error("gpu-offload profile 1\ngpu_startup_s 0.3\nsplit_startup_s -2\n").find(
+                "line 3: split_startup_s takes one number of seconds >= 0"),
+            std::string::npos);
 }
 
 TEST(Model, BytesComeFromTheOperandRoles) {

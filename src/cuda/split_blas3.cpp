@@ -1,0 +1,64 @@
+// gemm over several GPUs on cuBLASXt (split.h), s/d/c/z, Fortran and CBLAS: the same arguments and
+// checks as the one-GPU gemm (blas3_args.h). cuBLASXt reads and writes the program's buffers itself,
+// C tile by tile as it goes, so C is saved first when the CPU library would need it again (beta != 0)
+// and put back if the call fails; with beta = 0 C is write-only and the CPU can simply run the call.
+#include <complex>
+#include <optional>
+
+#include "cuda/blas3_args.h"
+#include "cuda/split.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+using namespace blas3;
+using cf = std::complex<float>;
+using cd = std::complex<double>;
+
+template <class T, class... A> cublasStatus_t xt_gemm(A... a) {
+  if constexpr (std::is_same_v<T, float>) return cublasXtSgemm(a...);
+  else if constexpr (std::is_same_v<T, double>) return cublasXtDgemm(a...);
+  else if constexpr (std::is_same_v<T, cf>) return cublasXtCgemm(a...);
+  else return cublasXtZgemm(a...);
+}
+template <class T> auto xt_ptr(T* p) {
+  if constexpr (std::is_same_v<std::remove_const_t<T>, cf>)
+    return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuComplex*, cuComplex*>>(p);
+  else if constexpr (std::is_same_v<std::remove_const_t<T>, cd>)
+    return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuDoubleComplex*, cuDoubleComplex*>>(p);
+  else return p;
+}
+
+template <class T> void split_gemm_run(Engine& e, const CallArgs& a) {
+  Gemm<T> g(a);
+  g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
+  if (e.fault("split")) fail(GOFL_GPU_INJECTED, "split (injected)");
+  cublasXtHandle_t h = xt_handle(e.split_devices());
+  std::optional<SavedMatrix> saved;
+  if (!is_zero(g.beta)) saved.emplace(g.C, g.m, g.n, g.ldc, sizeof(T));
+  else e.set_rerunnable();  // C is not read: the CPU overwrites whatever part was written
+  const cublasStatus_t s = xt_gemm<T>(h, op_of(g.ta), op_of(g.tb), size_t(g.m), size_t(g.n), size_t(g.k), xt_ptr(&g.alpha),
+                                xt_ptr(g.A), size_t(g.lda), xt_ptr(g.B), size_t(g.ldb), xt_ptr(&g.beta), xt_ptr(g.C),
+                                size_t(g.ldc));
+  const bool injected = s == CUBLAS_STATUS_SUCCESS && e.fault("compute");  // test switch: fail after C was written
+  if (s != CUBLAS_STATUS_SUCCESS || injected) {
+    if (saved) saved->restore();
+    if (injected) fail(GOFL_GPU_INJECTED, "compute (injected)");
+    check(s, "cublasXtGemm");
+  }
+}
+
+template <class T> void register_gemm(int op) { split_routines()[op] = SplitRoutine{gemm_supports<T>, split_gemm_run<T>}; }
+
+}  // namespace
+
+void register_split_blas3() {
+  register_gemm<float>(OP_sgemm);
+  register_gemm<double>(OP_dgemm);
+  register_gemm<cf>(OP_cgemm);
+  register_gemm<cd>(OP_zgemm);
+}
+
+}  // namespace cuda
+}  // namespace gofl
