@@ -242,7 +242,7 @@ for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
   "$B/bin/gpu-offload" dump --csv "$T/np" | "$PY" -c '
 import csv, sys
 rows = [r for r in csv.DictReader(sys.stdin) if r["op"] == "dcopy" and r["nested"] == "0"]
-split = [r for r in rows if r["split"] == "1"]
+split = [r for r in rows if r["copy_split"] == "1"]
 seconds = sum(int(r["duration_ns"]) for r in rows) * 1e-9
 print("dcopy calls: %d, split: %d, in them: %.3f s" % (len(rows), len(split), seconds))'
 fi
