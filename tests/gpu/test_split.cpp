@@ -170,9 +170,11 @@ template <class T> void check_gemm(char ta, char tb, int m, int n, int k, T beta
 
 TYPED_TEST(SplitCall, Gemm) {
   using T = TypeParam;
-  check_gemm<T>('N', 'N', 700, 650, 600, T(0), 1);
-  check_gemm<T>('T', 'N', 513, 300, 257, T(real_t<T>(0.5)), 2);
-  check_gemm<T>('N', gpu_test::is_complex_v<T> ? 'C' : 'T', 300, 513, 400, T(real_t<T>(-1)), 3);
+  // zgemm is not split (cuBLASXt's crashed on the H200): it runs on one GPU.
+  const Expect where = std::is_same_v<T, std::complex<double>> ? Expect::OneGpu : Expect::SplitPath;
+  check_gemm<T>('N', 'N', 700, 650, 600, T(0), 1, where);
+  check_gemm<T>('T', 'N', 513, 300, 257, T(real_t<T>(0.5)), 2, where);
+  check_gemm<T>('N', gpu_test::is_complex_v<T> ? 'C' : 'T', 300, 513, 400, T(real_t<T>(-1)), 3, where);
 }
 
 TEST(SplitCall, CblasRowMajorGemm) {
