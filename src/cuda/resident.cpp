@@ -1,6 +1,8 @@
 // Device copies kept between calls: see resident.h.
 #include "cuda/resident.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 namespace gofl {
@@ -114,7 +116,12 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
 }
 
 void ResidentCache::check_ahead(const HostMatrix& m) {
-  if (!enabled_) return;
+  // GPU_OFFLOAD_CHECK_AHEAD=0: every check on the calling thread (to measure the difference).
+  static const bool ahead = [] {
+    const char* v = std::getenv("GPU_OFFLOAD_CHECK_AHEAD");
+    return !(v && v[0] == '0');
+  }();
+  if (!enabled_ || !ahead) return;
   for (auto& ep : entries_) {
     Entry& e = *ep;
     size_t off = 0;
