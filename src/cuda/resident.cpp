@@ -1,8 +1,6 @@
 // Device copies kept between calls: see resident.h.
 #include "cuda/resident.h"
 
-#include <cstdlib>
-
 #include <algorithm>
 
 namespace gofl {
@@ -116,12 +114,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
 }
 
 void ResidentCache::check_ahead(const HostMatrix& m) {
-  // GPU_OFFLOAD_CHECK_AHEAD=0: every check on the calling thread (to measure the difference).
-  static const bool ahead = [] {
-    const char* v = std::getenv("GPU_OFFLOAD_CHECK_AHEAD");
-    return !(v && v[0] == '0');
-  }();
-  if (!enabled_ || !ahead) return;
+  if (!enabled_) return;
   for (auto& ep : entries_) {
     Entry& e = *ep;
     size_t off = 0;
