@@ -10,8 +10,7 @@
 // sense != 'N' (condition numbers) stays on the CPU: rconde/rcondv come from ?trsna on LAPACK's real
 // Schur form T, which Xgeev does not return, and rcondv costs O(n^3) per eigenvalue (a Sylvester
 // solve each) on the CPU whatever the GPU did before, so the GPU's share would not pay for its
-// copies. Octave's eig asks for sense 'N' (balanc 'B', or 'N' with eig(A, "nobalance"), which stays on
-// the CPU, as 'P' does: see supports_geevx).
+// copies. Octave's eig asks for sense 'N' (balanc 'B', or 'N' with eig(A, "nobalance")).
 #include <complex>
 #include <cstdint>
 #include <cstring>
@@ -70,10 +69,6 @@ template <class T> int supports_geevx(const CallArgs& c) {
                   c.i(P::ldvl), c.i(P::ldvr), lwork))
     return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || n <= 1 || c.ch(P::sense) != 'N') return GOFL_GPU_UNSUPPORTED;
-  // Without LAPACK's scaling (balanc 'N', 'P') the eigenvalues came back from Xgeev 1-4% apart from
-  // the CPU's on a badly scaled matrix, in single and double alike (H200, this session's suite):
-  // Xgeev does not do what LAPACK's QR does on the unscaled matrix. Those stay on the CPU.
-  if (c.ch(P::balanc) != 'S' && c.ch(P::balanc) != 'B') return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
