@@ -105,8 +105,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
   // A, and B when residency serves or keeps it (whole, before the panels); otherwise B goes up panel
-  // by panel. A kept B (the fixed matrix of A @ X_i) is checked while A goes up.
-  if (!same) e.check_ahead(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
+  // by panel.
   const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
   Engine::Input inB;
   DevMem dB;
@@ -200,8 +199,7 @@ template <class T> void gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
   if (const int panels = gemm_panels(g); panels > 1) return gemm_run_panels(e, a.call(), g, panels);
-  // a @ a: one copy of the shared operand. A kept B is checked while A goes up.
-  if (!g.b_is_a()) e.check_ahead(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
+  // a @ a: one copy of the shared operand.
   const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T));
   const Engine::Input inB2 = g.b_is_a() ? Engine::Input() : e.input(g.B, g.br(), g.bc(), g.ldb, sizeof(T));
   const Engine::Input& inB = g.b_is_a() ? inA : inB2;

@@ -152,9 +152,6 @@ class Engine {
   // likes (a pipelined routine uploads it piece by piece).
   bool input_if_resident(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on,
                          Input* in, DevMem* spare);
-  // Before the call's other copies: starts checking the kept copy that will serve this input(), on
-  // another thread (ResidentCache::check_ahead).
-  void check_ahead(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem);
   // Only a kept copy, never an upload: false when there is none (the routine uploads as it likes).
   bool kept(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, Input* in);
   // After a download() that wrote every element of the host matrix from packed `dev`: the host now

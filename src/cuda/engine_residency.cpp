@@ -35,11 +35,6 @@ bool Engine::kept(const void* host, int64_t rows, int64_t cols, int64_t ld, size
   return true;
 }
 
-void Engine::check_ahead(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
-  if (!impl_ || rows <= 0 || cols <= 0 || elem == 0) return;
-  impl_->resident->check_ahead(HostMatrix{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem});
-}
-
 bool Engine::input_if_resident(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on,
                                Input* in, DevMem* spare) {
   if (rows <= 0 || cols <= 0 || elem == 0) return false;

@@ -113,14 +113,12 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
   const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
   if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getrs: pivot out of range");
 
-  // The factors are often kept: checked while B goes up.
-  e.check_ahead(a.ptr<const T>(P::a), n, n, lda, sizeof(T));
+  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factors: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   DevMem dpiv = alloc_elems<int64_t>(e, n);
   DevInfo info = make_info(e, 1);
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
-  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));
   e.begin_compute();
   check(cusolverDnXgetrs(e.solver(), e.params(), op_of(t), n, nrhs, data_type<T>(), inA.dev, inA.ld,
                          dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(0)), "cusolverDnXgetrs");

@@ -55,8 +55,7 @@ bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
 }
 
 bool ResidentCache::confirm(Entry& e) {
-  if (e.pending) return true;
-  if (e.tracked) return e.ahead.valid() ? e.ahead.get() : watch_.unchanged(e.ticket);
+  if (e.tracked || e.pending) return e.pending || watch_.unchanged(e.ticket);
   WatchTicket pages;
   const bool tracking = watch_.mechanism() == WatchMechanism::PageTracking &&
                         watch_.watch(reinterpret_cast<const void*>(e.m.host), e.m.extent(), &pages);
@@ -80,7 +79,6 @@ void ResidentCache::note(const HostMatrix& m, bool hit) {
 }
 
 void ResidentCache::drop(size_t i) {
-  if (entries_[i]->ahead.valid()) entries_[i]->ahead.wait();
   watch_.forget(&entries_[i]->ticket);
   bytes_ -= entries_[i]->dev.bytes();
   entries_.erase(entries_.begin() + std::ptrdiff_t(i));
@@ -111,22 +109,6 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     return true;
   }
   return false;
-}
-
-void ResidentCache::check_ahead(const HostMatrix& m) {
-  if (!enabled_) return;
-  for (auto& ep : entries_) {
-    Entry& e = *ep;
-    size_t off = 0;
-    int64_t ld = 0;
-    if (!inside(e.m, m, &off, &ld)) continue;
-    if (!e.tracked || e.pending || e.ahead.valid()) return;
-    try {
-      e.ahead = std::async(std::launch::async, [this, t = e.ticket] { return watch_.unchanged(t); });
-    } catch (...) {  // no thread to be had: find() checks on the calling thread
-    }
-    return;
-  }
 }
 
 bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
@@ -184,7 +166,6 @@ void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {
 void ResidentCache::end_call(bool ok) {
   for (size_t i = entries_.size(); i-- > 0;) {
     Entry& e = *entries_[i];
-    if (e.ahead.valid()) e.ahead.get();  // a check this call started but did not use: never a later call's
     if (e.pending && !ok) {
       drop(i);
       continue;

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <future>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -39,7 +38,6 @@ class ResidentCache {
     bool in_use = false;   // read by the call in progress: not evictable
     bool tracked = false;  // page tracking watches it (else the content check)
     uint64_t hits = 0;
-    std::future<bool> ahead;  // check_ahead()'s check, for this call's find()
   };
   struct Hit {
     const void* dev = nullptr;  // the sub-matrix's first element on the device
@@ -59,11 +57,6 @@ class ResidentCache {
   // A valid device copy holding `m` (the whole matrix or a sub-matrix of a kept one, same ld and
   // element size). A copy whose host bytes may have changed is dropped. Marks it in use.
   bool find(const HostMatrix& m, Hit* hit);
-  // Starts, on another thread, the check of the page-tracked copy that would serve `m` (one ioctl:
-  // 0.4-0.8 ms for 512 MB on the H200 host), so that the call copies its other inputs meanwhile;
-  // find() in this call takes the result. A copy under the content check is left to find(): its
-  // check reads every byte on the copy threads, which the other inputs' copies use.
-  void check_ahead(const HostMatrix& m);
   // Whether a kept copy of this element size holds the host bytes [p, p + n), unchecked (for the cost
   // model, which knows a call's operands as byte ranges: a sub-matrix of a kept one lies inside it).
   bool covers(uintptr_t p, size_t n, size_t elem) const;
