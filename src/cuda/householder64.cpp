@@ -59,9 +59,8 @@ void apply_q64(Engine& e, const T* dV, int64_t ldv, const std::vector<T>& tau, i
     if (nc <= 0) continue;
     T* Y = dY.get<T>();
     // Y = V(j:rows, j:j+kb) with its unit diagonal and the zeros above it made explicit.
-    check(cudaMemcpy2DAsync(Y, sizeof(T) * size_t(r), dV + j + j * ldv, sizeof(T) * size_t(ldv),
-                            sizeof(T) * size_t(r), size_t(kb), cudaMemcpyDeviceToDevice, s),
-          "cudaMemcpy2DAsync(Y)");
+    copy_matrix_d2d(Y, sizeof(T) * size_t(r), dV + j + j * ldv, sizeof(T) * size_t(ldv), sizeof(T) * size_t(r),
+                    size_t(kb), s);
     for (int64_t i = 1; i < kb; ++i)
       check(cudaMemsetAsync(Y + i * r, 0, sizeof(T) * size_t(std::min(i, r)), s), "cudaMemsetAsync(Y)");
     check(Blas<T>::copy(e.blas(), std::min(kb, r), cu(dOnes.get<T>()), 1, cu(Y), r + 1), "cublasXcopy(Y diagonal)");

@@ -142,6 +142,29 @@ struct DevInfo {
   DevMem mem;
   int* at(int i) const { return mem.get<int>() + i; }
 };
+// Device-to-device copy of a rows x cols matrix between leading dimensions (in bytes: dpitch, spitch).
+// cudaMemcpy2D takes pitches below 2^31 bytes only: beyond (a matrix of 1e9 rows), column by column.
+inline void copy_matrix_d2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t row_bytes, size_t cols,
+                            cudaStream_t s) {
+  if (std::max(dpitch, spitch) < (size_t(1) << 31)) {
+    check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, cols, cudaMemcpyDeviceToDevice, s), "cudaMemcpy2DAsync");
+    return;
+  }
+  for (size_t c = 0; c < cols; ++c)
+    check(cudaMemcpyAsync(static_cast<char*>(dst) + c * dpitch, static_cast<const char*>(src) + c * spitch, row_bytes,
+                          cudaMemcpyDeviceToDevice, s),
+          "cudaMemcpyAsync (column)");
+}
+// Zeroes row_bytes at the start of each of cols columns `pitch` bytes apart (cudaMemset2D's limit, as above).
+inline void zero_matrix(void* dst, size_t pitch, size_t row_bytes, size_t cols, cudaStream_t s) {
+  if (pitch < (size_t(1) << 31)) {
+    check(cudaMemset2DAsync(dst, pitch, 0, row_bytes, cols, s), "cudaMemset2DAsync");
+    return;
+  }
+  for (size_t c = 0; c < cols; ++c)
+    check(cudaMemsetAsync(static_cast<char*>(dst) + c * pitch, 0, row_bytes, s), "cudaMemsetAsync (column)");
+}
+
 inline DevInfo make_info(Engine& e, int count) {
   DevInfo d{e.alloc(sizeof(int) * size_t(count))};
   check(cudaMemsetAsync(d.mem.get(), 0, sizeof(int) * size_t(count), e.stream()), "cudaMemsetAsync(info)");

@@ -192,9 +192,8 @@ void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k
 // exceed an int: the k x k corner is copied out first, trttp/tpttr then work on leading dimension k).
 template <class T> void upper_triangle(Engine& e, const T* a, int64_t lda, int64_t k, T* out) {
   DevMem packed = alloc_elems<T>(e, k * (k + 1) / 2), corner = alloc_elems<T>(e, k * k);
-  check(cudaMemcpy2DAsync(corner.get(), sizeof(T) * size_t(k), a, sizeof(T) * size_t(lda), sizeof(T) * size_t(k),
-                          size_t(k), cudaMemcpyDeviceToDevice, e.stream()),
-        "cudaMemcpy2DAsync(R)");
+  copy_matrix_d2d(corner.get(), sizeof(T) * size_t(k), a, sizeof(T) * size_t(lda), sizeof(T) * size_t(k), size_t(k),
+                  e.stream());
   check(cudaMemsetAsync(out, 0, size_t(k * k) * sizeof(T), e.stream()), "cudaMemsetAsync");
   check(blas_trttp<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), corner.get<T>(), int(k), packed.get<T>()), "cublasXtrttp");
   check(blas_tpttr<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), packed.get<T>(), out, int(k)), "cublasXtpttr");

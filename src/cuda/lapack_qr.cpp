@@ -320,8 +320,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
     check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, ct, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
                         cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
     if (p > q)
-      check(cudaMemset2DAsync(dB.get<T>() + q, sizeof(T) * size_t(p), 0, sizeof(T) * size_t(p - q), size_t(nrhs),
-                              e.stream()), "cudaMemset2DAsync(B tail)");
+      zero_matrix(dB.get<T>() + q, sizeof(T) * size_t(p), sizeof(T) * size_t(p - q), size_t(nrhs), e.stream());
     apply_q(CUBLAS_OP_N);
   }
   if (!tall) {  // A := W^H, the LQ factorization ?gelqf would have left
