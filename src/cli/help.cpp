@@ -200,7 +200,7 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
                                                 the GPU and start it at once when they paid (default on)
   gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
   split_copies     GPU_OFFLOAD_SPLIT_COPIES     on/off, or the smallest strided ?copy to run on several
-                                                threads, in bytes (K, M, G); on: 8K (default on)
+                                                threads, in bytes (K, M, G); on: 32K (default on)
   split            GPU_OFFLOAD_SPLIT            off/auto/force: one call over several GPUs (default auto)
 A relative trace or profile path in the file is taken relative to the file's folder.
 

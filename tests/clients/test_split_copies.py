@@ -131,7 +131,7 @@ def test_numpy_solve_gives_identical_results_with_split_copies(tmp_path):
         assert p.returncode == 0, p.stderr.decode()[-2000:]
         return p.stdout
 
-    on, off = under("on", tmp_path), under("off")
+    on, off = under("8K", tmp_path), under("off")  # 2000-element rows (16 KB): below the 32 KB default
     assert bare.returncode == 0 and len(bare.stdout) == 8 * (2000 * 3 + 2000 * 2000)
     assert on == bare.stdout and off == bare.stdout
     # NumPy's row copies of A (stride 2000, to Fortran order, twice) and of inv(A) back were split: all
