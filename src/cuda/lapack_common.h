@@ -436,17 +436,41 @@ template <class T> double abs1(T v) {
 // `count` contiguous device elements. asum is NaN/Inf exactly when an element is (or when finite
 // values overflow the sum, which only sends a hopeless input to the CPU). amax picks the largest
 // |re|+|im|, within a factor sqrt(2) of LAPACK's largest modulus: the margins below cover it.
+// cuBLAS's reductions over `count` contiguous device elements, in pieces of at most 2^30: on the H200
+// the dgels and dgelsd calls of 2.15e9 elements ended in a CUDA error that left the GPU unusable, and
+// these reductions over the whole matrix are what they do and the dorgqr that passed does not (a
+// suspicion, not yet confirmed there). The entry of the largest |re| + |im|, and the sum of them.
+constexpr int64_t kReductionPiece = int64_t(1) << 30;
+template <class T> T largest_entry(Engine& e, const T* dev, int64_t count) {
+  T best{};
+  for (int64_t at = 0; at < count; at += kReductionPiece) {
+    const int64_t n = std::min(kReductionPiece, count - at);
+    int64_t idx = 0;
+    check(blas_iamax(e.blas(), n, dev + at, &idx), "cublasIamax");
+    if (idx < 1 || idx > n) fail(GOFL_GPU_CUBLAS_ERROR, "cublasIamax");
+    T v;
+    e.read_small(&v, dev + at + (idx - 1), sizeof(T));
+    if (at == 0 || abs1(v) > abs1(best) || std::isnan(abs1(v))) best = v;
+  }
+  return best;
+}
+template <class T> double sum_of_moduli(Engine& e, const T* dev, int64_t count) {
+  double total = 0;
+  for (int64_t at = 0; at < count; at += kReductionPiece) {
+    real_t<T> part = 0;
+    check(blas_asum(e.blas(), std::min(kReductionPiece, count - at), dev + at, &part), "cublasAsum");
+    total += double(part);
+  }
+  return total;
+}
+
+// `count` contiguous device elements. asum is NaN/Inf exactly when an element is (or when finite
+// values overflow the sum, which only sends a hopeless input to the CPU). amax picks the largest
+// |re|+|im|, within a factor sqrt(2) of LAPACK's largest modulus: the margins below cover it.
 template <class T> void screen(Engine& e, const T* dev, int64_t count, Bounds b, bool zero_ok) {
   if (count <= 0) return;
-  real_t<T> sum = 0;
-  check(blas_asum(e.blas(), count, dev, &sum), "cublasAsum");
-  if (!std::isfinite(double(sum))) fail(GOFL_GPU_UNSUPPORTED, "non-finite input");
-  int64_t idx = 0;
-  check(blas_iamax(e.blas(), count, dev, &idx), "cublasIamax");
-  if (idx < 1 || idx > count) fail(GOFL_GPU_CUBLAS_ERROR, "cublasIamax");
-  T v;
-  e.read_small(&v, dev + (idx - 1), sizeof(T));
-  const double a = abs1(v);
+  if (!std::isfinite(sum_of_moduli(e, dev, count))) fail(GOFL_GPU_UNSUPPORTED, "non-finite input");
+  const double a = abs1(largest_entry(e, dev, count));
   if (a > b.hi || (a == 0 ? !zero_ok : a < 2 * b.lo)) fail(GOFL_GPU_UNSUPPORTED, "input outside LAPACK's unscaled range");
 }
 

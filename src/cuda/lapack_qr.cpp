@@ -286,12 +286,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   const cu_t<T> one = cu_one<T>(), zero{};
 
   {  // A's largest entry: |re| + |im| (cuBLAS) is within [|a|, sqrt(2) |a|]; keep a margin of 2.
-    int64_t idx = 0;
-    check(Blas<T>::iamax(e.blas(), m * n, cu(dA.get<T>()), 1, &idx), "cublasI?amax");
-    if (idx < 1 || idx > m * n) fail(GOFL_GPU_CUBLAS_ERROR, "cublasI?amax result");
-    T big;
-    e.read_small(&big, dA.get<T>() + (idx - 1), sizeof(T));
-    const double s1 = double(std::abs(std::real(big))) + double(std::abs(std::imag(big)));
+    const double s1 = abs1(largest_entry(e, dA.get<T>(), m * n));
     if (!(s1 >= 2 * smlnum && s1 <= 0.5 * bignum)) fail(GOFL_GPU_UNSUPPORTED, "gels: A needs scaling");
   }
   if (!tall) {  // W = A^H (n x m); zeroed first so the in-place beta = 0 term never sees garbage
