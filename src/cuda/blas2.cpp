@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/table.h"
+#include "cuda/blas_args.h"
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 
@@ -47,22 +48,8 @@ GOFL_BLAS2_BY_TYPE(x_symv_hemv, cublasSsymv_v2_64, cublasDsymv_v2_64, cublasChem
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
-bool one_of(char c, const char* set) {
-  for (; *set; ++set)
-    if (c == *set) return true;
-  return false;
-}
-int64_t max1(int64_t v) { return v > 1 ? v : 1; }
-char flip_ul(char u) { return u == 'U' ? 'L' : (u == 'L' ? 'U' : u); }
+using namespace blas_args;  // one_of, max1, bad_layout, is_zero, flip_ul (blas_args.h)
 
-// A CBLAS layout other than row or column major: the CPU library reports it.
-bool bad_layout(const CallArgs& a) {
-  if (!a.cblas()) return false;
-  const int layout = *static_cast<const int*>(a.call().argv[0]);
-  return layout != 101 && layout != 102;
-}
-
-template <class T> bool is_zero(const T& v) { return v == T(0); }
 template <class T> T conj_if(const T& v, bool c) {
   if constexpr (is_complex<T>::value) return c ? std::conj(v) : v;
   else return v;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "cuda/blas_args.h"
 #include "cuda/engine.h"
 #include "generated/args.h"
 
@@ -16,23 +17,7 @@ namespace blas3 {
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
-inline bool one_of(char c, const char* set) {
-  for (; *set; ++set)
-    if (c == *set) return true;
-  return false;
-}
-inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-inline char flip_ul(char u) { return u == 'U' ? 'L' : 'U'; }
-inline char flip_side(char s) { return s == 'L' ? 'R' : 'L'; }
-
-// A CBLAS layout other than row or column major: the CPU library reports it.
-inline bool bad_layout(const CallArgs& a) {
-  if (!a.cblas()) return false;
-  const int layout = *static_cast<const int*>(a.call().argv[0]);
-  return layout != 101 && layout != 102;
-}
-
-template <class T> bool is_zero(const T& v) { return v == T(0); }
+using namespace blas_args;  // one_of, max1, bad_layout, is_zero, flip_ul, flip_side (blas_args.h)
 
 // Real types: 'C' means 'T'.
 template <class T> char real_trans(char t) { return (!is_complex<T>::value && t == 'C') ? 'T' : t; }

@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "common/table.h"
 #include "cuda/backend_abi.h"
 
@@ -43,6 +45,44 @@ TEST(Backend, RegistersExactlyTheOperationsTheTableSendsToTheGpu) {
   for (int op = 0; op < GOFL_N_OPS; ++op)
     EXPECT_EQ(b->has_routine(uint32_t(op)) != 0, gofl_ops[op].gpu_capable) << gofl_ops[op].name;
   EXPECT_EQ(b->has_routine(GOFL_N_OPS), 0);
+}
+
+// A row-major CBLAS call is mapped to the column-major call on the other triangle or side. An
+// invalid uplo or side (an enum value CBLAS does not have) must survive that mapping as invalid,
+// so that the CPU library's own error handling (cblas_xerbla) reports it; it used to become a valid
+// 'U' or 'L' and be offered to the GPU.
+int supports_row_major(gofl_sym_id sym, int side, int uplo) {
+  const gofl_backend* b = backend();
+  const int layout = 101, trans = 111;
+  const int m = 64, n = 64, k = 64, ld = 64;
+  const double alpha = 1, beta = 0;
+  static double A[64 * 64], B[64 * 64], C[64 * 64];
+  const double *pa = A, *pb = B;
+  double* pc = C;
+  gofl_call c{};
+  c.sym = uint16_t(sym);
+  c.op = gofl_syms[sym].op;
+  std::vector<void*> argv;
+  auto arg = [](const void* p) { return const_cast<void*>(p); };
+  if (sym == S_cblas_dsymm)  // layout, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc
+    argv = {arg(&layout), arg(&side), arg(&uplo), arg(&m), arg(&n), arg(&alpha), arg(pa), arg(&ld), arg(pb),
+            arg(&ld), arg(&beta), pc, arg(&ld)};
+  else  // cblas_dsyrk: layout, uplo, trans, n, k, alpha, A, lda, beta, C, ldc
+    argv = {arg(&layout), arg(&uplo), arg(&trans), arg(&n), arg(&k), arg(&alpha), arg(pa), arg(&ld), arg(&beta), pc,
+            arg(&ld)};
+  c.argv = argv.data();
+  c.argc = int32_t(argv.size());
+  return b->supports(&c);
+}
+
+TEST(Backend, RowMajorCallsWithAnInvalidUploOrSideStayInvalid) {
+  ASSERT_NE(backend(), nullptr);
+  const int left = 141, upper = 121, bogus = 999;
+  EXPECT_EQ(supports_row_major(S_cblas_dsymm, left, upper), GOFL_GPU_OK);
+  EXPECT_EQ(supports_row_major(S_cblas_dsymm, left, bogus), GOFL_GPU_INVALID_ARGS) << "uplo";
+  EXPECT_EQ(supports_row_major(S_cblas_dsymm, bogus, upper), GOFL_GPU_INVALID_ARGS) << "side";
+  EXPECT_EQ(supports_row_major(S_cblas_dsyrk, left, upper), GOFL_GPU_OK);
+  EXPECT_EQ(supports_row_major(S_cblas_dsyrk, left, bogus), GOFL_GPU_INVALID_ARGS) << "syrk uplo";
 }
 
 }  // namespace
