@@ -42,6 +42,15 @@ void judge(const PoolJobTimes& t, int64_t chunks) {
   g_unsplit_left.store(int64_t(1) << k, std::memory_order_relaxed);
 }
 
+}  // namespace
+
+void copy_split_fork_child() {
+  g_backoff.store(0, std::memory_order_relaxed);
+  g_unsplit_left.store(0, std::memory_order_relaxed);
+}
+
+namespace {
+
 struct CopyJob {
   CopyPieceFn piece;
   void* real;

@@ -33,6 +33,8 @@ bool split_copy(CopyPieceFn piece, void* real, int64_t n, const void* x, int64_t
 // increment other than 0 (where every element lands on one, the last written wins: pieces would
 // race); and source and destination spans apart (overlapping copies depend on their order).
 bool copy_split_allowed(int64_t n, const void* x, int64_t incx, const void* y, int64_t incy, size_t elem_size);
+// fork(): the child judges its own pool afresh (the parent's back-off measured the parent's pool).
+void copy_split_fork_child();
 
 // Where the sub-call for elements [begin, end) of an n-element copy with increment inc starts, in
 // elements from the argument's pointer. BLAS walks a negative increment from the far end (element i

@@ -19,6 +19,7 @@
 #include "preload/verify.h"
 #include "preload/api.h"
 #include "preload/call_depth.h"
+#include "preload/copy_split.h"
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"
 #include "preload/summary.h"
@@ -63,6 +64,7 @@ void at_fork_child() {
   summary_reset();
   decide_fork_child();
   worker_pool_fork_child();
+  copy_split_fork_child();
 }
 
 void init_once() {
