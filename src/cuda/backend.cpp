@@ -137,6 +137,23 @@ void set_where(gofl_gpu_result* r, const char* where) {
   std::snprintf(r->where, sizeof r->where, "%s", where ? where : "");
 }
 
+// Inside a catch block: the GPU status, library error number and step of the exception a call threw.
+void failure_in_flight(int* status, int* detail, const char** where) {
+  try {
+    throw;
+  } catch (const Failure& f) {
+    *status = f.status != GOFL_GPU_OK ? f.status : GOFL_GPU_CUDA_ERROR;
+    *detail = f.detail;
+    *where = f.where;
+  } catch (const std::bad_alloc&) {
+    *status = GOFL_GPU_NO_MEMORY;
+    *where = "host allocation";
+  } catch (...) {
+    *status = GOFL_GPU_CUDA_ERROR;
+    *where = "unexpected exception";
+  }
+}
+
 int b_run(const gofl_call* call, gofl_gpu_result* result) {
   gofl_gpu_result scratch;
   gofl_gpu_result* r = result ? result : &scratch;
@@ -178,16 +195,8 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
       const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
       rt->run(e, args);
     }
-  } catch (const Failure& f) {
-    status = f.status != GOFL_GPU_OK ? f.status : GOFL_GPU_CUDA_ERROR;
-    detail = f.detail;
-    where = f.where;
-  } catch (const std::bad_alloc&) {
-    status = GOFL_GPU_NO_MEMORY;
-    where = "host allocation";
   } catch (...) {
-    status = GOFL_GPU_CUDA_ERROR;
-    where = "unexpected exception";
+    failure_in_flight(&status, &detail, &where);
   }
   if (status != GOFL_GPU_OK) {
     e.recover();
@@ -263,16 +272,8 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
     } else {
       rt->run(e, args);
     }
-  } catch (const Failure& f) {
-    status = f.status != GOFL_GPU_OK ? f.status : GOFL_GPU_CUDA_ERROR;
-    detail = f.detail;
-    where = f.where;
-  } catch (const std::bad_alloc&) {
-    status = GOFL_GPU_NO_MEMORY;
-    where = "host allocation";
   } catch (...) {
-    status = GOFL_GPU_CUDA_ERROR;
-    where = "unexpected exception";
+    failure_in_flight(&status, &detail, &where);
   }
   if (status != GOFL_GPU_OK) split_recover(e);
   // The engines (and freeing their buffers) leave another split device current.
