@@ -90,6 +90,21 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
     if (error) *error = name + (line > 0 ? " line " + std::to_string(line) : std::string()) + ": " + what;
     return false;
   };
+  // A curve's FLOPS:RATE points, words[first..], into c (work increasing from point to point).
+  auto read_points = [&](const std::vector<std::string>& words, size_t first, SpeedCurve* c) {
+    for (size_t i = first; i < words.size(); ++i) {
+      const size_t colon = words[i].find(':');
+      double f = 0, r = 0;
+      if (colon == std::string::npos || !number(words[i].substr(0, colon), &f) || !number(words[i].substr(colon + 1), &r))
+        return fail(line_no, "'" + words[i] + "' is not a FLOPS:RATE point (e.g. 2.1e9:5.6e11)");
+      if (f <= 0 || r <= 0) return fail(line_no, "'" + words[i] + "': work and speed must be > 0");
+      if (!c->points.empty() && f <= c->points.back().first)
+        return fail(line_no, "'" + words[i] + "': the work must increase from point to point");
+      c->points.emplace_back(f, r);
+    }
+    c->line = line_no;
+    return true;
+  };
   std::vector<std::string> lines;
   for (size_t pos = 0; pos < text.size();) {
     size_t nl = text.find('\n', pos);
@@ -158,17 +173,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
       if (!c.empty())
         return fail(line_no, "a second " + key + " curve for " + w[1] + " (the first is on line " +
                                  std::to_string(c.line) + ")");
-      for (size_t i = 2; i < w.size(); ++i) {
-        const size_t colon = w[i].find(':');
-        double f = 0, r = 0;
-        if (colon == std::string::npos || !number(w[i].substr(0, colon), &f) || !number(w[i].substr(colon + 1), &r))
-          return fail(line_no, "'" + w[i] + "' is not a FLOPS:RATE point (e.g. 2.1e9:5.6e11)");
-        if (f <= 0 || r <= 0) return fail(line_no, "'" + w[i] + "': work and speed must be > 0");
-        if (!c.points.empty() && f <= c.points.back().first)
-          return fail(line_no, "'" + w[i] + "': the work must increase from point to point");
-        c.points.emplace_back(f, r);
-      }
-      c.line = line_no;
+      if (!read_points(w, 2, &c)) return false;
     } else if (key == "split") {
       double g = 0;
       const int op = w.size() >= 2 ? gofl_op_by_name(w[1].c_str()) : -1;
@@ -176,17 +181,7 @@ bool parse_profile(const std::string& text, const std::string& name, Profile* ou
         return fail(line_no, "split takes an operation, a number of GPUs and at least one FLOPS:RATE point");
       SpeedCurve& c = p.split_curves[{op, int(g)}];
       if (!c.empty()) return fail(line_no, "a second split curve for " + w[1] + " on " + w[2] + " GPUs");
-      for (size_t i = 3; i < w.size(); ++i) {
-        const size_t colon = w[i].find(':');
-        double f = 0, r = 0;
-        if (colon == std::string::npos || !number(w[i].substr(0, colon), &f) || !number(w[i].substr(colon + 1), &r))
-          return fail(line_no, "'" + w[i] + "' is not a FLOPS:RATE point (e.g. 2.1e9:5.6e11)");
-        if (f <= 0 || r <= 0) return fail(line_no, "'" + w[i] + "': work and speed must be > 0");
-        if (!c.points.empty() && f <= c.points.back().first)
-          return fail(line_no, "'" + w[i] + "': the work must increase from point to point");
-        c.points.emplace_back(f, r);
-      }
-      c.line = line_no;
+      if (!read_points(w, 3, &c)) return false;
     } else if (key == "efficiency" || key == "precision") {
       int dev = 0;
       double v = 0;
