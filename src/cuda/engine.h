@@ -251,6 +251,8 @@ class Engine {
 
  private:
   Engine() = default;
+  // blas() and solver(): the handle of `library` that prepare() began making, or made now.
+  void* take_handle(unsigned library);
   cudaStream_t stream_ = nullptr;
   cudaStream_t side_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;

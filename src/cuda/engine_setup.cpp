@@ -109,45 +109,36 @@ void Engine::settle() {
   for (Impl::Ahead& a : impl_->ahead) a.status = 0;
 }
 
-cublasHandle_t Engine::blas() {
-  if (blas_) return blas_;
-  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "cuBLAS before start");
-  Impl::Ahead& a = impl_->ahead[slot(kCublas)];
+void* Engine::take_handle(unsigned library) {
+  const bool cublas = library == kCublas;
+  if (!impl_) fail(GOFL_GPU_NO_DEVICE, cublas ? "cuBLAS before start" : "cuSOLVER before start");
+  Impl::Ahead& a = impl_->ahead[slot(library)];
   if (a.thread.joinable()) a.thread.join();
   if (!a.handle) {  // not made ahead, or the helper failed: made here, on the call's thread
     const auto t0 = Clock::now();
-    a.status = make_handle(kCublas, stream_, &a.handle);
+    a.status = make_handle(library, stream_, &a.handle);
     a.seconds = seconds_since(t0);
   }
   if (!a.handle) {
     const int st = a.status;
     a.status = 0;  // the next call tries again
-    fail(st == CUBLAS_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUBLAS_ERROR, "cublasCreate", st);
+    if (cublas)
+      fail(st == CUBLAS_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUBLAS_ERROR, "cublasCreate", st);
+    fail(st == CUSOLVER_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUSOLVER_ERROR, "cusolverDnCreate", st);
   }
-  blas_ = static_cast<cublasHandle_t>(a.handle);
+  void* h = a.handle;
   a.handle = nullptr;
-  note_setup(GOFL_SP_CUBLAS, a.seconds);
+  note_setup(cublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, a.seconds);
+  return h;
+}
+
+cublasHandle_t Engine::blas() {
+  if (!blas_) blas_ = static_cast<cublasHandle_t>(take_handle(kCublas));
   return blas_;
 }
 
 cusolverDnHandle_t Engine::solver() {
-  if (solver_) return solver_;
-  if (!impl_) fail(GOFL_GPU_NO_DEVICE, "cuSOLVER before start");
-  Impl::Ahead& a = impl_->ahead[slot(kCusolver)];
-  if (a.thread.joinable()) a.thread.join();
-  if (!a.handle) {  // not made ahead, or the helper failed: made here, on the call's thread
-    const auto t0 = Clock::now();
-    a.status = make_handle(kCusolver, stream_, &a.handle);
-    a.seconds = seconds_since(t0);
-  }
-  if (!a.handle) {
-    const int st = a.status;
-    a.status = 0;  // the next call tries again
-    fail(st == CUSOLVER_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUSOLVER_ERROR, "cusolverDnCreate", st);
-  }
-  solver_ = static_cast<cusolverDnHandle_t>(a.handle);
-  a.handle = nullptr;
-  note_setup(GOFL_SP_CUSOLVER, a.seconds);
+  if (!solver_) solver_ = static_cast<cusolverDnHandle_t>(take_handle(kCusolver));
   return solver_;
 }
 
