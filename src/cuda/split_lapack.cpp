@@ -143,12 +143,19 @@ template <class T> void write_back(T* host, int64_t ld, const std::vector<T>& pa
   }
 }
 
+// The one-GPU routine's answer first (the CPU library's argument checks, its quick returns: one home
+// for them), then what cusolverMg adds.
+int one_gpu_supports(const CallArgs& a) {
+  const Routine& r = routines()[a.call().op];
+  return r.supports ? r.supports(a) : GOFL_GPU_UNSUPPORTED;
+}
+
 // ---- getrf ------------------------------------------------------------------------------------------
 template <class T> int getrf_supports(const CallArgs& a) {
   using P = A::getrf_r;
+  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
   const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda);
-  if (m < 0 || n < 0 || lda < std::max<int64_t>(1, m)) return GOFL_GPU_INVALID_ARGS;
-  if (m == 0 || n == 0 || m != n || !fits(n) || !fits(lda)) return GOFL_GPU_UNSUPPORTED;
+  if (m != n || !fits(n) || !fits(lda)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 template <class T> void getrf_run(Engine& e, const CallArgs& a) {
@@ -185,12 +192,9 @@ template <class T> void getrf_run(Engine& e, const CallArgs& a) {
 // ---- getrs ------------------------------------------------------------------------------------------
 template <class T> int getrs_supports(const CallArgs& a) {
   using P = A::getrs_r;
-  const char t = a.ch(P::trans);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  if (t == 'R') return GOFL_GPU_UNSUPPORTED;
-  if (t != 'N' && t != 'T' && t != 'C') return GOFL_GPU_INVALID_ARGS;
-  if (n < 0 || nrhs < 0 || lda < std::max<int64_t>(1, n) || ldb < std::max<int64_t>(1, n)) return GOFL_GPU_INVALID_ARGS;
-  if (n == 0 || nrhs == 0 || t != 'N' || !fits(n) || !fits(nrhs)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: op N only
+  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
+  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+  if (a.ch(P::trans) != 'N' || !fits(n) || !fits(nrhs)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: op N only
   if (!pivots_in_range(read_pivots(a, P::ipiv, n), n)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
@@ -225,10 +229,8 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
 // ---- potrf ------------------------------------------------------------------------------------------
 template <class T> int potrf_supports(const CallArgs& a) {
   using P = A::potrf_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  if ((u != 'U' && u != 'L') || n < 0 || lda < std::max<int64_t>(1, n)) return GOFL_GPU_INVALID_ARGS;
-  if (n == 0 || u != 'L' || !fits(n)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: the lower triangle only
+  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
+  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n))) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: the lower triangle only
   return GOFL_GPU_OK;
 }
 template <class T> void potrf_run(Engine& e, const CallArgs& a) {
@@ -258,11 +260,8 @@ template <class T> void potrf_run(Engine& e, const CallArgs& a) {
 // ---- potrs ------------------------------------------------------------------------------------------
 template <class T> int potrs_supports(const CallArgs& a) {
   using P = A::potrs_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  if ((u != 'U' && u != 'L') || n < 0 || nrhs < 0 || lda < std::max<int64_t>(1, n) || ldb < std::max<int64_t>(1, n))
-    return GOFL_GPU_INVALID_ARGS;
-  if (n == 0 || nrhs == 0 || u != 'L' || !fits(n) || !fits(nrhs)) return GOFL_GPU_UNSUPPORTED;
+  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
+  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n)) || !fits(a.i(P::nrhs))) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 template <class T> void potrs_run(Engine& e, const CallArgs& a) {
