@@ -3,7 +3,7 @@
 and under gpu-offload --device gpu, side by side in one run.
 
     python3 bench/python_e2e.py [--build build] [--sizes 4096,8192] [--cpu-slow-max-n 4096] [--full]
-                                [--variants numpy,scipy,fast] [--split] [--budget SECONDS]
+                                [--variants numpy,scipy,fast] [--cases solve,...] [--split] [--budget SECONDS]
 
 Per size, one process per device runs every case (CPU: plain Python, no library; GPU: under
 `gpu-offload run --device gpu --trace`), after an untimed warm-up at n = 256 that pays the GPU's
@@ -158,12 +158,15 @@ def main():
     ap.add_argument("--cpu-slow-max-n", type=int, default=4096, help="largest n for the CPU's svd and lstsq")
     ap.add_argument("--full", action="store_true", help="run the CPU's svd and lstsq at every size")
     ap.add_argument("--variants", default=",".join(VARIANTS), help="of numpy, scipy, fast")
+    ap.add_argument("--cases", default=",".join(CASES), help="of " + ", ".join(CASES))
     ap.add_argument("--split", action="store_true", help="the library's split copies off and on (see above)")
     ap.add_argument("--budget", type=float, help="seconds after which no case starts")
     ap.add_argument("--json", help="also write the results here")
     a = ap.parse_args()
     variants = [v for v in a.variants.split(",") if v]
     assert variants and set(variants) <= set(VARIANTS), f"--variants takes some of {VARIANTS}"
+    cases = [c for c in CASES if c in a.cases.split(",")]
+    assert cases and set(a.cases.split(",")) <= set(CASES), f"--cases takes some of {CASES}"
     cli = os.path.join(a.build, "bin", "gpu-offload")
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
@@ -174,13 +177,13 @@ def main():
     results = {n: {"reps": 2 if n <= 4096 else 1} for n in sizes}
 
     def cases_for(n, full):
-        return [c for c in CASES if full or c not in SLOW_ON_CPU or n <= a.cpu_slow_max_n]
+        return [c for c in cases if full or c not in SLOW_ON_CPU or n <= a.cpu_slow_max_n]
 
     # The GPU runs first, the CPU's last (the largest size's svd and lstsq take minutes there).
     for n, r in results.items():
-        r["gpu"], r["in_lapack"], r["copies"] = gpu_run(cli, n, r["reps"], CASES, variants, env, left())
+        r["gpu"], r["in_lapack"], r["copies"] = gpu_run(cli, n, r["reps"], cases, variants, env, left())
         if a.split:
-            r["gpu unsplit"], _, r["copies unsplit"] = gpu_run(cli, n, r["reps"], CASES, variants,
+            r["gpu unsplit"], _, r["copies unsplit"] = gpu_run(cli, n, r["reps"], cases, variants,
                                                                dict(env, GPU_OFFLOAD_SPLIT_COPIES="off"), left())
             r["cpu split"] = run_worker([cli, "run", "--device", "cpu", "--"], n, r["reps"], cases_for(n, False),
                                         variants, env, left())
@@ -197,7 +200,7 @@ def main():
     cols += [f"{ref} in LAPACK gpu", f"{ref} gpu/cpu"] + ([f"{ref} split gain gpu"] if a.split else [])
     rows = []
     for n, r in results.items():
-        for case in CASES:
+        for case in cases:
             cells = [case, str(n)]
             for v in variants:
                 for d in runs:

@@ -20,6 +20,10 @@ unsigned gpu_offload_last_call_resident(void);
  * --split), 0 when it ran on one GPU or on the CPU. */
 int gpu_offload_last_call_split(void);
 
+/* Why the GPU attempt of this thread's last intercepted call failed, when its reason is "GPU
+ * failed": the failure and the step, as "CUDA error 700 at cusolverDnXgeqrf"; "" otherwise. */
+const char* gpu_offload_last_call_failure(void);
+
 /* Test-only: make a step of the GPU path fail ("alloc", "h2d", "compute") or corrupt its result
  * ("corrupt"); NULL restores normal operation. Results stay correct: the CPU library runs instead
  * (or, for "corrupt", verify mode reports the mismatch). */

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
-#                              [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large]
+#                              [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -69,6 +69,13 @@ if has large; then
   grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|SKIPPED|Skipped|Failure|error|Expected|Which is|GPU |CPU " "$OUT/gpu_large.log" | head -60
   grep -E "^\[       OK \]" "$OUT/gpu_large.log"
 fi
+if has qr64probe; then
+  # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/qr64_probe.cpp).
+  echo "== the steps of ?gels beyond 2^31 elements, one process each (bench/qr64_probe.cpp)"
+  for step in ${QR64_STEPS:-iamax-pieces iamax-whole asum-whole geqrf diag-copy trsm}; do
+    timeout 120 "$B/bin/qr64_probe" "$step" ${QR64_ROWS:-1075000000} ${QR64_COLS:-2} 2>&1 | tail -4; echo "exit $?"
+  done
+fi
 if has firstcall; then
   echo "== the first GPU call of each routine (bench/first_call.py)"
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
@@ -90,6 +97,10 @@ print("eigh", np.linalg.eigvalsh(s)[:2], "svd", np.linalg.svd(a[:800, :600], com
 import numpy as np
 r = np.random.default_rng(1); a = r.standard_normal((1000, 1000)); s = a @ a.T + 1000 * np.eye(1000)
 np.linalg.solve(s, a); np.linalg.eigh(s); np.linalg.svd(a); np.linalg.cholesky(s); np.linalg.qr(a); np.linalg.eig(a[:300,:300])' 2>&1 | tail -12
+  echo "== a failing GPU step: the CPU runs the call, and the summary says what failed where (GPU_OFFLOAD_FAULT=compute)"
+  GPU_OFFLOAD_FAULT=compute "$B/bin/gpu-offload" run --device gpu --summary -- "$PY" -c '
+import numpy as np
+a = np.random.default_rng(2).standard_normal((2000, 2000)); print("matmul err", abs(a @ a - np.dot(a.copy(order="F"), a)).max())' 2>&1 | grep -E "err|where calls|GPU failures"
   echo "== verify catches a corrupted GPU result (GPU_OFFLOAD_FAULT=corrupt)"
   GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$PY" -c '
 import numpy as np
@@ -204,8 +215,9 @@ fi
 if has pye2e; then
   # About six minutes on the H200 (one repetition at 8192; the CPU's svd/lstsq only at 4096).
   echo "== Python end to end: NumPy, SciPy as usually called, SciPy the fast way; CPU and GPU (bench/python_e2e.py)"
+  # PYE2E_CASES=svd,lstsq PYE2E_FULL=--full: only those, the CPU's too at every size.
   timeout ${PYE2E_TIMEOUT:-540} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYE2E_SIZES:-4096,8192} \
-    --json "$OUT/python_e2e.json" 2>&1 | tee "$OUT/python_e2e.log"
+    --cases ${PYE2E_CASES:-solve,cholesky,eigh,svd,lstsq} ${PYE2E_FULL:-} --json "$OUT/python_e2e.json" 2>&1 | tee "$OUT/python_e2e.log"
   echo "== the report and summary of numpy.linalg.solve at n = 8192 under --device gpu"
   T=$(mktemp -d)
   "$B/bin/gpu-offload" run --device gpu --summary --trace "$T/np" -- "$PY" -c '

@@ -2,6 +2,8 @@
 // include/gpu_offload.h.
 #include "preload/api.h"
 
+#include <stdio.h>
+
 #include "gpu_offload.h"  // the declarations these definitions must match
 #include "preload/gpu.h"
 #include "preload/wrapper_support.h"
@@ -12,6 +14,7 @@ __thread int t_last_reason __attribute__((tls_model("initial-exec"))) = -1;
 __thread int t_last_gpu_status __attribute__((tls_model("initial-exec"))) = 0;
 __thread unsigned t_last_resident __attribute__((tls_model("initial-exec"))) = 0;
 __thread int t_last_split __attribute__((tls_model("initial-exec"))) = 0;
+__thread char t_last_failure[128] __attribute__((tls_model("initial-exec")));
 
 void note_last_call(const gofl_call& c) {
   t_last_device = c.device;
@@ -19,7 +22,10 @@ void note_last_call(const gofl_call& c) {
   t_last_gpu_status = c.gpu_status;
   t_last_resident = c.device == GOFL_DEV_GPU ? c.resident : 0;
   t_last_split = c.device == GOFL_DEV_GPU && (c.flags & GOFL_F_SPLIT) ? gpu_split_gpus() : 0;
+  if (c.reason != GOFL_R_GPU_FAILED) t_last_failure[0] = '\0';
 }
+
+void note_last_failure(const char* text) { snprintf(t_last_failure, sizeof t_last_failure, "%s", text); }
 }  // namespace gofl
 
 extern "C" {
@@ -33,6 +39,8 @@ GOFL_EXPORT void gpu_offload_last_call(int* device, int* reason, int* gpu_status
 GOFL_EXPORT unsigned gpu_offload_last_call_resident(void) { return gofl::t_last_resident; }
 
 GOFL_EXPORT int gpu_offload_last_call_split(void) { return gofl::t_last_split; }
+
+GOFL_EXPORT const char* gpu_offload_last_call_failure(void) { return gofl::t_last_failure; }
 
 GOFL_EXPORT void gpu_offload_test_fault(const char* spec) { gofl::gpu_set_fault(spec); }
 

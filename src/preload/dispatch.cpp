@@ -154,6 +154,12 @@ void run_on_gpu(gofl_call& c) {
   c.reason = st == GOFL_GPU_INVALID_ARGS ? GOFL_R_INVALID_ARGS : GOFL_R_GPU_FAILED;
   c.gpu_status = uint16_t(st);
   c.gpu_detail = uint16_t(r.detail);
+  if (c.reason == GOFL_R_GPU_FAILED) {
+    char text[128];
+    snprintf(text, sizeof text, "%s %d at %.64s", gofl_gpu_status_name(st), r.detail, r.where[0] ? r.where : "?");
+    note_last_failure(text);
+    summary_note_gpu_failure(c.op, text);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,29 @@ std::atomic<uint64_t> g_verify_mismatches{0};
 std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operations under --verify
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
 std::atomic<uint64_t> g_split_calls{0}, g_split_ns{0};       // top-level calls split over several GPUs
+
+// GPU attempts that failed, by operation: how many, and the first one's failure (rare: a mutex is fine).
+struct Failures {
+  std::mutex m;
+  uint64_t count[GOFL_N_OPS] = {};
+  char first[GOFL_N_OPS][128] = {};
+};
+Failures& failures() {
+  static Failures* f = new Failures;  // never destroyed: the summary prints at exit
+  return *f;
+}
+
+std::string failure_line() {
+  Failures& f = failures();
+  std::lock_guard<std::mutex> lk(f.m);
+  std::string out;
+  for (int i = 0; i < GOFL_N_OPS; ++i) {
+    if (!f.count[i]) continue;
+    out += (out.empty() ? "" : "; ") + std::string(gofl_ops[i].name) + " " + std::to_string(f.count[i]) + " (" +
+           (f.count[i] > 1 ? "the first: " : "") + f.first[i] + ")";
+  }
+  return out.empty() ? out : "  GPU failures, run on the CPU instead: " + out + "\n";
+}
 
 std::string fmt_s(double s) {
   char b[32];
@@ -260,6 +285,13 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   add_double(s.flops[d], c.flops);
 }
 
+void summary_note_gpu_failure(int op, const char* text) {
+  if (op < 0 || op >= GOFL_N_OPS) return;
+  Failures& f = failures();
+  std::lock_guard<std::mutex> lk(f.m);
+  if (f.count[op]++ == 0) snprintf(f.first[op], sizeof f.first[op], "%s", text);
+}
+
 void summary_reset() {
   for (auto& s : g_ops) {
     for (int d = 0; d < 2; ++d) { s.calls[d] = 0; s.time_ns[d] = 0; s.flops[d] = 0; }
@@ -273,6 +305,11 @@ void summary_reset() {
   g_verify_due = 0;
   verify_reset();
   g_kept_operands = g_kept_bytes = 0;
+  {  // called in a fork child, where another (now gone) thread may have held the mutex: start anew
+    Failures& f = failures();
+    new (&f.m) std::mutex;
+    for (auto& n : f.count) n = 0;
+  }
   g_conv.copies = g_conv.copy_run_ns = g_conv.gap_ns = g_conv.lapack_calls = g_conv.lapack_ns = 0;
   t_last_end_ns = 0;
 }
@@ -320,6 +357,7 @@ void summary_print(int fd) {
     reasons += line;
   }
   if (!reasons.empty()) out += "  where calls ran and why: " + reasons + "\n";
+  out += failure_line();
   if (const gofl_gpu_device* g = gpu_device()) {
     snprintf(line, sizeof line, "  GPU: %d of %d, %s (PCI %s), chosen as %s\n", g->index, g->count, g->name, g->bus_id,
              g->chosen_by);

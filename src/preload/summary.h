@@ -11,6 +11,9 @@ void summary_print(int fd);
 // --verify without --summary: only the line that says what verify found (silent without calls).
 void summary_print_verify(int fd);
 void summary_reset();
+// A top-level call whose GPU attempt failed (the CPU library then ran it): `text` says how and where
+// ("CUDA error 700 at cusolverDnXgeqrf"); the summary prints each operation's count and first failure.
+void summary_note_gpu_failure(int op, const char* text);
 // Whether this process made any intercepted call (counted while tracing, summarising or verifying).
 bool summary_any_call();  // forked child: count only its own calls
 

@@ -40,12 +40,18 @@ template <class F> F intercepted(const char* name) {
 }
 
 // Where the last intercepted call on this thread ran (libgpuoffload.so's public test API).
-struct LastCall { int device = -1, reason = -1, gpu_status = -1; };
+struct LastCall {
+  int device = -1, reason = -1, gpu_status = -1;
+  std::string failure;  // how and where its GPU attempt failed, if it did
+};
 inline LastCall last_call() {
   using fn = void (*)(int*, int*, int*);
+  using text_fn = const char* (*)();
   static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call"));
+  static text_fn failure = reinterpret_cast<text_fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_failure"));
   LastCall r;
   if (f) f(&r.device, &r.reason, &r.gpu_status);
+  if (failure) r.failure = failure();
   return r;
 }
 inline void set_fault(const char* spec) {
@@ -65,7 +71,8 @@ struct Qr64Route {
 #define EXPECT_RAN_ON_GPU()                                                                     \
   do {                                                                                          \
     auto lc_ = gpu_test::last_call();                                                           \
-    EXPECT_EQ(lc_.device, 1) << "reason " << lc_.reason << " gpu status " << lc_.gpu_status;   \
+    EXPECT_EQ(lc_.device, 1) << "reason " << lc_.reason << " gpu status " << lc_.gpu_status    \
+                             << " " << lc_.failure;                                           \
   } while (0)
 
 template <class T> struct real_of { using type = T; };

@@ -354,6 +354,9 @@ TEST_P(Blas2Faults, CpuRunsTheCallAndTheGpuComesBack) {
     EXPECT_EQ(p.lc.device, 0);
     EXPECT_EQ(p.lc.reason, GOFL_R_GPU_FAILED) << "gpu status " << p.lc.gpu_status;
     EXPECT_EQ(p.lc.gpu_status, GOFL_GPU_INJECTED);
+    // The failure and its step, as gpu_offload_last_call_failure and the summary say them.
+    EXPECT_EQ(p.lc.failure.rfind("injected fault (test) 0 at ", 0), 0u) << p.lc.failure;
+    EXPECT_NE(p.lc.failure.find("(injected)"), std::string::npos) << p.lc.failure;
     EXPECT_EQ(std::memcmp(p.gpu.s.data(), p.cpu.s.data(), p.cpu.s.size() * sizeof(double)), 0) << "not the CPU's result";
     gpu_test::set_fault(nullptr);
     const DgemvPair q = dgemv_pair(3, incy);
