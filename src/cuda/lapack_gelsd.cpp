@@ -83,9 +83,14 @@ template <class T> uint64_t bytes_gelsd(const CallArgs& c) {
   using P = GelsdPos<T>;
   const uint64_t m = uint64_t(std::max<int64_t>(c.i(P::m), 1)), n = uint64_t(std::max<int64_t>(c.i(P::n), 1));
   const uint64_t r = uint64_t(std::max<int64_t>(c.i(P::nrhs), 1)), k = std::min(m, n), mx = std::max(m, n);
-  // Beyond int sizes Q is applied in blocks of 64 reflectors made explicit (householder64.h).
-  const uint64_t panel = fits_legacy(int64_t(mx), int64_t(std::max(k, r))) ? 0 : mx * std::min<uint64_t>(k, 64);
-  return sizeof(T) * (2 * m * n + 4 * k * k + 2 * mx * r + 3 * k * r + 64 * (mx + r) + panel) + sizeof(real_t<T>) * k;
+  // Within int sizes cuSOLVER's ?ormqr applies Q (a workspace of up to 64 (mx + r)); beyond them Q
+  // is applied in blocks of 64 reflectors made explicit (householder64.h) and Xgeqrf's workspace does
+  // not grow with the rows (6 MB at 1,075,000,000 x 2): 64 MB covers it.
+  const bool legacy = fits_legacy(int64_t(mx), int64_t(std::max(k, r)));
+  const uint64_t q_work = legacy ? 64 * (mx + r) : mx * std::min<uint64_t>(k, 64) + (uint64_t(8) << 20);
+  const uint64_t a_copies = m < n ? 2 : 1;  // A, and A^H for the wide case
+  return sizeof(T) * (a_copies * m * n + 4 * k * k + 2 * mx * r + 4 * k * r + 64 * (k + r) + q_work) +
+         sizeof(real_t<T>) * k;
 }
 
 template <class T, class I> WorkOut<T> query_gelsd_as(const CallArgs& c) {
@@ -269,10 +274,16 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
   e.upload_vec(dInv.get(), inv.data(), size_t(k) * sizeof(T));
   DevMem dX;
   if (m >= n) {
-    // x = V S^+ U^H c with c = (Q^H b)(1:n): into the first n rows of B; rows n+1..m keep Q^H b.
-    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dU.get<T>(), n, dB.get<T>(), m, dT.get<T>(), n), "cublasXgemm");
+    // x = V S^+ U^H c with c = (Q^H b)(1:n): into the first n rows of B; rows n+1..m keep Q^H b. c is
+    // worked on in a compact n x nrhs copy: cuBLAS fails on leading dimensions of several GB (see
+    // ?gels in lapack_qr.cpp).
+    DevMem dC = alloc_elems<T>(e, n * nrhs);
+    const size_t row = sizeof(T) * size_t(n), pitch = sizeof(T) * size_t(m);
+    copy_matrix_d2d(dC.get(), row, dB.get(), pitch, row, size_t(nrhs), e.stream());
+    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dU.get<T>(), n, dC.get<T>(), n, dT.get<T>(), n), "cublasXgemm");
     check(blas_dgmm_left<T>(e.blas(), n, nrhs, dT.get<T>(), dInv.get<T>(), dT2.get<T>()), "cublasXdgmm");
-    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dVT.get<T>(), n, dT2.get<T>(), n, dB.get<T>(), m), "cublasXgemm");
+    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dVT.get<T>(), n, dT2.get<T>(), n, dC.get<T>(), n), "cublasXgemm");
+    copy_matrix_d2d(dB.get(), pitch, dC.get(), row, row, size_t(nrhs), e.stream());
   } else {
     // A = R^H Q^H with R = U S V^H: x = Q [U S^+ V^H b; 0].
     dX = alloc_elems<T>(e, n * nrhs);

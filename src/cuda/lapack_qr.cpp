@@ -211,7 +211,8 @@ template <class T> uint64_t gels_bytes(const CallArgs& a) {
   // The 64-bit route: one block of reflectors made explicit instead of ?ormqr's workspace, and a
   // guess of Xgeqrf's (a few dozen columns).
   if (!fits_legacy(p, std::max(q, nrhs)))
-    return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(p, std::min<int64_t>(q, 64)) + (64u << 20);
+    return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(p, std::min<int64_t>(q, 64)) +
+           mat_bytes<T>(q, q) + mat_bytes<T>(q, nrhs) + (64u << 20);  // compact R and B(1:q, :) too
   return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(q, 1) + panel_bytes<T>(p) +
          mat_bytes<T>(std::max<int64_t>(nrhs, 1), 256);
 }
@@ -297,10 +298,28 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   check(cusolverDnXgeqrf(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
                          data_type<T>(), wq.d(), wq.dev_bytes, wq.h(), wq.host.size(), info.at(0)), "cusolverDnXgeqrf");
 
+  // R, for the diagonal check and the triangular solves. On the 64-bit route R is first copied out of
+  // W into a compact q x q matrix, and the solves work on a compact copy of B's first q rows: cuBLAS's
+  // trsm fails with an illegal address on a leading dimension of 1,075,000,000 (8.6 GB), through its
+  // 64-bit API too (H200, CUDA 13; bench/qr64_probe.cpp, step trsm).
+  DevMem dRc = legacy ? DevMem() : alloc_elems<T>(e, q * q);
+  if (!legacy) copy_matrix_d2d(dRc.get(), sizeof(T) * size_t(q), W, sizeof(T) * size_t(p), sizeof(T) * size_t(q), size_t(q), e.stream());
+  const T* Rf = legacy ? W : dRc.get<T>();
+  const int64_t ldr = legacy ? p : q;
+  auto solve_r = [&](cublasOperation_t op) {  // B(1:q, :) := op(R)^-1 B(1:q, :)
+    DevMem dBc = legacy ? DevMem() : alloc_elems<T>(e, q * nrhs);
+    T* x = legacy ? dB.get<T>() : dBc.get<T>();
+    const size_t row = sizeof(T) * size_t(q), pitch = sizeof(T) * size_t(p);
+    if (!legacy) copy_matrix_d2d(x, row, dB.get(), pitch, row, size_t(nrhs), e.stream());
+    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, op, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
+                        cu(Rf), ldr, cu(x), legacy ? p : q), "cublas?trsm");
+    if (!legacy) copy_matrix_d2d(dB.get(), pitch, x, row, row, size_t(nrhs), e.stream());
+  };
+
   // LAPACK's ?trtrs refuses a triangular factor with an exactly zero diagonal entry (info = its
   // index) before solving; what B holds then depends on whether Q^H was applied first.
   std::vector<T> diag(static_cast<size_t>(q));
-  check(Blas<T>::copy(e.blas(), q, cu(W), p + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
+  check(Blas<T>::copy(e.blas(), q, cu(Rf), ldr + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
   e.read_small(diag.data(), ddiag.get(), sizeof(T) * size_t(q));
   int64_t zero_at = 0;  // 1-based, as ?trtrs reports it
   for (int64_t i = 0; i < q && !zero_at; ++i)
@@ -308,12 +327,9 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
 
   if (least_squares) {
     apply_q(ct);
-    if (!zero_at)
-      check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, q, nrhs,
-                          &one, cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
+    if (!zero_at) solve_r(CUBLAS_OP_N);
   } else if (!zero_at) {
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, ct, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
-                        cu(W), p, cu(dB.get<T>()), p), "cublas?trsm");
+    solve_r(ct);
     if (p > q)
       zero_matrix(dB.get<T>() + q, sizeof(T) * size_t(p), sizeof(T) * size_t(p - q), size_t(nrhs), e.stream());
     apply_q(CUBLAS_OP_N);
