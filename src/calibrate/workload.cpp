@@ -721,7 +721,18 @@ int calibrate_workload(const WorkloadOptions& o) {
   // Per operation: the last size measured, and whether it has reached its largest size.
   struct State {
     double last_call_s = -1, last_flops = 0;
+    int last_n = 0;
     bool done = false;
+  };
+  // The time a call of size n should take, from the previous size's measured call. On the CPU: that
+  // call's time scaled by the work (speed only grows with size, so this bounds it). On the GPU a small
+  // call is mostly fixed costs (launches, the copies' latency), and scaling it by the work stopped the
+  // FFTs after their first size: there the model's time for n, scaled by what the previous size took
+  // against the model's time for it.
+  auto next_call_s = [&](const Item& it, const State& s, int n, double f) {
+    if (!o.gpu) return s.last_call_s * f / s.last_flops;
+    const double before = predicted_call(it, s.last_n);
+    return before > 0 ? predicted_call(it, n) * s.last_call_s / before : s.last_call_s * f / s.last_flops;
   };
   std::vector<State> st(items.size());
   // What is left after point (item, size index k) of the rounds: later items at size k, every
@@ -753,7 +764,7 @@ int calibrate_workload(const WorkloadOptions& o) {
       const int n = plan[i][k];
       const double f = plan_flops(it, n);
       // Grow while the previous size predicts a call within the limit (speed only grows with size).
-      if ((s.last_call_s > 0 && s.last_call_s * f / s.last_flops > lim.max_call_s) ||
+      if ((s.last_call_s > 0 && next_call_s(it, s, n, f) > lim.max_call_s) ||
           (s.last_call_s < 0 && predicted_call(it, n) * scale > 20 * lim.max_call_s)) {
         s.done = true;
         continue;
@@ -782,6 +793,12 @@ int calibrate_workload(const WorkloadOptions& o) {
       double call_s = 0;
       for (int attempt = 0;; ++attempt) {
         if (!canary.wait_quiet(lim.canary_wait_s)) ++noisy;
+        // On the GPU a size's first call also pays one-time costs (CUDA loads the kernels it uses
+        // lazily; an FFT makes its cuFFT plan): an untimed call first, outside the point's window.
+        if (o.gpu && attempt == 0) {
+          pr.restore();
+          pr.call();
+        }
         // The first call sets the number of repetitions and warms caches and threads up; a call
         // longer than the time a point should take is measured once, by itself.
         pr.restore();
@@ -821,6 +838,7 @@ int calibrate_workload(const WorkloadOptions& o) {
       if (predicted_done_s > 0) scale = std::clamp(measured_s / predicted_done_s, 0.01, 1000.0);
       s.last_call_s = call_s;
       s.last_flops = f;
+      s.last_n = n;
     }
   }
   progress.done();
