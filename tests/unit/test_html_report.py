@@ -376,6 +376,22 @@ def test_html_escapes_the_profile_name_and_empty_sections(tmp_path):
     assert 'id="chart-avoidable-copy"' in html and 'id="chart-copy-vs-compute"' in html
 
 
+def test_html_report_shows_the_copies_residency_avoided(tmp_path):
+    """The `resident` scenario (24 MB of 48 MB served by kept copies, 8 MB still avoidable): the page says
+    so in a card and in the chart, whose bars split each operation's inputs three ways."""
+    page = tmp_path / "resident.html"
+    html = html_report(make_trace(tmp_path, "resident"), page)
+    card = re.search(r'<div class="card gpu"><div class="k">Copies avoided</div><div class="v">([^<]+)</div>'
+                     r'<div class="s">([^<]+)</div>', html)
+    assert card, "no 'Copies avoided' card"
+    assert card.group(1) == "24.0 MB"
+    assert card.group(2) == "50.0% of GPU inputs kept on the GPU; 8.00 MB still avoidable"
+    chart = re.search(r'id="chart-avoidable-copy".*?</svg>', html, re.S).group(0)
+    assert "avoided: a kept copy on the GPU served it" in chart and "still avoidable" in chart
+    assert "24.0 MB avoided, 8.00 MB of 48.0 MB still avoidable (16.7%)" in chart
+    assert "Copying avoided by keeping data on the GPU, and what is still avoidable" in html
+
+
 def test_html_report_of_an_empty_trace_and_errors(tmp_path):
     tdir = make_trace(tmp_path, "mixed")
     f = next(tdir.iterdir())
