@@ -76,7 +76,7 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
 
   // Each step's time goes to the trace as a one-time cost (note_setup; the Impl that keeps them is
   // made after the context, so they wait here).
-  gofl_setup_phase early[2] = {};
+  gofl_setup_phase early[3] = {};
   auto t_phase = Clock::now();
   auto lap = [&t_phase] {
     const double s = seconds_since(t_phase);
@@ -87,14 +87,15 @@ int Engine::start(const char* gpus, char* msg, size_t len) {
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", cudaGetErrorString(e));
   if (count <= 0) return failed(GOFL_GPU_NO_DEVICE, "cudaGetDeviceCount", "no CUDA device");
+  early[0] = gofl_setup_phase{GOFL_SP_DRIVER, 0, uint64_t(lap() * 1e9)};
   std::string why_none;
   if (!place(gpus, count, &why_none)) return failed(GOFL_GPU_NO_DEVICE, "choosing a GPU", why_none.c_str());
-  early[0] = gofl_setup_phase{GOFL_SP_PLACE, 0, uint64_t(lap() * 1e9)};
+  early[1] = gofl_setup_phase{GOFL_SP_PLACE, 0, uint64_t(lap() * 1e9)};
   const KeepThreadContext keep;  // the program's thread may have a CUDA device of its own
   if ((e = cudaSetDevice(device_)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "cudaSetDevice", cudaGetErrorString(e));
   if ((e = cudaFree(nullptr)) != cudaSuccess) return failed(GOFL_GPU_NO_DEVICE, "creating the CUDA context", cudaGetErrorString(e));
   ctx_ = current_context();
-  early[1] = gofl_setup_phase{GOFL_SP_CONTEXT, 0, uint64_t(lap() * 1e9)};
+  early[2] = gofl_setup_phase{GOFL_SP_CONTEXT, 0, uint64_t(lap() * 1e9)};
 
   auto* im = new Impl();
   for (const gofl_setup_phase& p : early) im->setup.push_back(p);

@@ -57,7 +57,7 @@
 // set up beyond its own work.
 #define GOFL_SETUP_PHASES(X)                                                                                \
   X(LOAD, 1, "loading the backend and CUDA libraries") /* dlopen of libgpuoffload-cuda.so: cudart, cuBLAS, cuSOLVER, cuFFT */ \
-  X(PLACE, 2, "choosing the GPU")             /* device count, PCI ids, NVML loads */                      \
+  X(PLACE, 2, "choosing the GPU")             /* PCI ids, NVML loads (the count: DRIVER) */                     \
   X(CONTEXT, 3, "CUDA context")               /* the driver's initialisation and the primary context */    \
   X(STREAMS, 4, "streams and events")                                                                      \
   X(STAGING, 5, "pinned staging buffers")     /* allocated, or grown for a larger call */                  \
@@ -69,7 +69,8 @@
   X(DEVICE_MEMORY, 11, "device memory")       /* the pool's cudaMalloc calls during a first call */        \
   X(CUFFT_PLAN, 12, "cuFFT plans")            /* cufftPlanMany for a new FFTW plan */                      \
   X(FIRST_CALL, 13, "first call, in all")     /* the routine's whole first GPU call, the above included */ \
-  X(OTHER, 14, "the rest of the start")       /* the start's time not in a phase above */
+  X(OTHER, 14, "the rest of the start")       /* the start's time not in a phase above */                 \
+  X(DRIVER, 15, "CUDA driver initialisation") /* cudaGetDeviceCount: the driver's own start (cuInit) */
 
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
@@ -93,7 +94,7 @@ enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 18, "reason numbers are part of the trace format: append, then update this");
-static_assert(GOFL_SP_END == 15, "setup phase numbers are part of the trace format: append, then update this");
+static_assert(GOFL_SP_END == 16, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:
