@@ -729,10 +729,15 @@ int calibrate_workload(const WorkloadOptions& o) {
   // call is mostly fixed costs (launches, the copies' latency), and scaling it by the work stopped the
   // FFTs after their first size: there the model's time for n, scaled by what the previous size took
   // against the model's time for it.
+  // Where the model cannot say (no curve: an infinite time), the work-scaled time stands; and a GPU
+  // point never goes ahead when even that bound is 20 times the limit (as for a first size).
   auto next_call_s = [&](const Item& it, const State& s, int n, double f) {
-    if (!o.gpu) return s.last_call_s * f / s.last_flops;
-    const double before = predicted_call(it, s.last_n);
-    return before > 0 ? predicted_call(it, n) * s.last_call_s / before : s.last_call_s * f / s.last_flops;
+    const double by_work = s.last_call_s * f / s.last_flops;
+    if (!o.gpu) return by_work;
+    const double before = predicted_call(it, s.last_n), after = predicted_call(it, n);
+    if (!(before > 0 && after > 0 && std::isfinite(before) && std::isfinite(after))) return by_work;
+    if (by_work > 20 * lim.max_call_s) return by_work;
+    return after * s.last_call_s / before;
   };
   std::vector<State> st(items.size());
   // What is left after point (item, size index k) of the rounds: later items at size k, every
@@ -764,7 +769,7 @@ int calibrate_workload(const WorkloadOptions& o) {
       const int n = plan[i][k];
       const double f = plan_flops(it, n);
       // Grow while the previous size predicts a call within the limit (speed only grows with size).
-      if ((s.last_call_s > 0 && next_call_s(it, s, n, f) > lim.max_call_s) ||
+      if ((s.last_call_s > 0 && !(next_call_s(it, s, n, f) <= lim.max_call_s)) ||
           (s.last_call_s < 0 && predicted_call(it, n) * scale > 20 * lim.max_call_s)) {
         s.done = true;
         continue;

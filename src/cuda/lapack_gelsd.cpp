@@ -89,7 +89,8 @@ template <class T> uint64_t bytes_gelsd(const CallArgs& c) {
   const bool legacy = fits_legacy(int64_t(mx), int64_t(std::max(k, r)));
   const uint64_t q_work = legacy ? 64 * (mx + r) : mx * std::min<uint64_t>(k, 64) + (uint64_t(8) << 20);
   const uint64_t a_copies = m < n ? 2 : 1;  // A, and A^H for the wide case
-  return sizeof(T) * (a_copies * m * n + 4 * k * k + 2 * mx * r + 4 * k * r + 64 * (k + r) + q_work) +
+  // k x k: U, V^H and R, upper_triangle's corner and packed copies (1.5) beside them, gesvd's workspace.
+  return sizeof(T) * (a_copies * m * n + 7 * k * k + 2 * mx * r + 4 * k * r + 64 * (k + r) + q_work) +
          sizeof(real_t<T>) * k;
 }
 

@@ -41,18 +41,17 @@ std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept dev
 std::atomic<uint64_t> g_split_calls{0}, g_split_ns{0};       // top-level calls split over several GPUs
 
 // GPU attempts that failed, by operation: how many, and the first one's failure (rare: a mutex is fine).
+// Constant-initialised (std::mutex's constructor is constexpr, its destructor trivial): nothing runs at
+// load or exit, and a fork child's handler never meets a half-made static.
 struct Failures {
   std::mutex m;
   uint64_t count[GOFL_N_OPS] = {};
   char first[GOFL_N_OPS][128] = {};
 };
-Failures& failures() {
-  static Failures* f = new Failures;  // never destroyed: the summary prints at exit
-  return *f;
-}
+Failures g_failures;
 
 std::string failure_line() {
-  Failures& f = failures();
+  Failures& f = g_failures;
   std::lock_guard<std::mutex> lk(f.m);
   std::string out;
   for (int i = 0; i < GOFL_N_OPS; ++i) {
@@ -287,7 +286,7 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
 
 void summary_note_gpu_failure(int op, const char* text) {
   if (op < 0 || op >= GOFL_N_OPS) return;
-  Failures& f = failures();
+  Failures& f = g_failures;
   std::lock_guard<std::mutex> lk(f.m);
   if (f.count[op]++ == 0) snprintf(f.first[op], sizeof f.first[op], "%s", text);
 }
@@ -306,7 +305,7 @@ void summary_reset() {
   verify_reset();
   g_kept_operands = g_kept_bytes = 0;
   {  // called in a fork child, where another (now gone) thread may have held the mutex: start anew
-    Failures& f = failures();
+    Failures& f = g_failures;
     new (&f.m) std::mutex;
     for (auto& n : f.count) n = 0;
   }

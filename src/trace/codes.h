@@ -58,7 +58,7 @@
 #define GOFL_SETUP_PHASES(X)                                                                                \
   X(LOAD, 1, "loading the backend and CUDA libraries") /* dlopen of libgpuoffload-cuda.so: cudart, cuBLAS, cuSOLVER, cuFFT */ \
   X(PLACE, 2, "choosing the GPU")             /* PCI ids, NVML loads (the count: DRIVER) */                     \
-  X(CONTEXT, 3, "CUDA context")               /* the driver's initialisation and the primary context */    \
+  X(CONTEXT, 3, "CUDA context")               /* the primary context (the driver's start: DRIVER) */       \
   X(STREAMS, 4, "streams and events")                                                                      \
   X(STAGING, 5, "pinned staging buffers")     /* allocated, or grown for a larger call */                  \
   X(SMALL_BUFFERS, 6, "small buffers")        /* the pinned bounce buffer and cuSOLVER's device info */    \
