@@ -52,6 +52,19 @@ if warm:
 call(n); call(n)
 """
 NAMES = {"syevd": {"complex128": "zheevd"}}
+PREC = {"float32": "s", "float64": "d", "complex128": "z"}
+
+
+def routine_name(op, dt):
+    """The traced operation the worker's `op` in type `dt` calls ("dgemm", "zheevd")."""
+    return NAMES.get(op, {}).get(dt, PREC[dt] + op)
+
+
+def size_n_calls(dump_csv, name, n):
+    """The application's own calls of `name` at size n in `gpu-offload dump --csv` output, in order
+    (not nested in another routine, not workspace queries)."""
+    return [r for r in csv.DictReader(io.StringIO(dump_csv))
+            if r["op"] == name and r["nested"] == "0" and r["query"] == "0" and int(r["m"]) == n]
 
 
 def run(cli, op, dt, n, warm, env):
@@ -64,9 +77,8 @@ def run(cli, op, dt, n, warm, env):
         if p.returncode != 0:
             return None, None, p.stderr[-300:]
         d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True).stdout
-    name = NAMES.get(op, {}).get(dt, {"float32": "s", "float64": "d", "complex128": "z"}[dt] + op)
-    rows = [r for r in csv.DictReader(io.StringIO(d))
-            if r["op"] == name and r["nested"] == "0" and r["query"] == "0" and int(r["m"]) == n]
+    name = routine_name(op, dt)
+    rows = size_n_calls(d, name, n)
     start = startup_paid(p.stderr) or float("nan")
     if len(rows) < 2:
         return None, start, f"{len(rows)} traced calls of {name} n={n}"

@@ -27,10 +27,9 @@ import subprocess
 import sys
 import tempfile
 
-from first_call import NAMES, WORKER
+from first_call import WORKER, routine_name, size_n_calls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PREC = {"float32": "s", "float64": "d", "complex128": "z"}
 SETUP_COLUMNS = [("cuBLAS handle", "cublas"), ("cuSOLVER handle", "cusolver"), ("pinned staging buffers", "staging"),
                  ("device memory", "devmem")]
 LOADER = r"""
@@ -85,9 +84,8 @@ def run_row(cli, op, dt, n, env):
         calls = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True).stdout
         setup = subprocess.run([cli, "dump", "--setup", "--csv", trace], capture_output=True, text=True, check=True).stdout
         starts = subprocess.run([cli, "dump", "--starts", "--csv", trace], capture_output=True, text=True, check=True).stdout
-    name = NAMES.get(op, {}).get(dt, PREC[dt] + op)
-    rows = [r for r in csv.DictReader(io.StringIO(calls))
-            if r["op"] == name and r["nested"] == "0" and r["query"] == "0" and int(r["m"]) == n]
+    name = routine_name(op, dt)
+    rows = size_n_calls(calls, name, n)
     if len(rows) < 2:
         return f"{len(rows)} traced calls of {name} n={n}"
     first_call, start = {}, {}

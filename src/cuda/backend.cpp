@@ -154,23 +154,27 @@ void failure_in_flight(int* status, int* detail, const char** where) {
   }
 }
 
+// A call the backend cannot take at all: the status, and where it was refused, in the result.
+int refuse(gofl_gpu_result* r, int status, const char* where) {
+  r->status = status;
+  set_where(r, where);
+  return status;
+}
+// GOFL_GPU_OK while the engine has a usable context, else the refusal (never started, or lost).
+int refuse_without_context(const Engine& e, gofl_gpu_result* r) {
+  if (e.started() && !e.lost()) return GOFL_GPU_OK;
+  return refuse(r, GOFL_GPU_NO_DEVICE, e.started() ? "context lost earlier" : "backend not started");
+}
+
 int b_run(const gofl_call* call, gofl_gpu_result* result) {
   gofl_gpu_result scratch;
   gofl_gpu_result* r = result ? result : &scratch;
   std::memset(r, 0, sizeof *r);
   std::lock_guard<std::mutex> lk(run_m);
   Engine& e = Engine::get();
-  if (!e.started() || e.lost()) {
-    r->status = GOFL_GPU_NO_DEVICE;
-    set_where(r, e.started() ? "context lost earlier" : "backend not started");
-    return r->status;
-  }
+  if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
   const Routine* rt = routine_of(call);
-  if (!rt) {
-    r->status = GOFL_GPU_UNSUPPORTED;
-    set_where(r, "no GPU routine");
-    return r->status;
-  }
+  if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no GPU routine");
 
   const ThreadOnGpu on(e);
   const auto t_call = std::chrono::steady_clock::now();
@@ -246,11 +250,8 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   std::lock_guard<std::mutex> lk(run_m);
   Engine& e = Engine::get();
   const SplitRoutine* rt = split_routine_of(call);
-  if (!e.started() || e.lost() || !rt) {
-    r->status = rt ? GOFL_GPU_NO_DEVICE : GOFL_GPU_UNSUPPORTED;
-    set_where(r, rt ? "backend not started" : "no split routine");
-    return r->status;
-  }
+  if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no split routine");
+  if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
   const ThreadOnGpu on(e);
   e.begin_call(*call);
   // The engines write the program's memory without our copy-out: no kept device copy of an output
