@@ -220,10 +220,30 @@ bool HostWatch::watch(const void* p, size_t bytes, WatchTicket* t, const char** 
       }
     }
   }
-  return watch_content(p, bytes, t, why);
+  return watch_by_digest(p, bytes, t, why);
 }
 
 bool HostWatch::watch_content(const void* p, size_t bytes, WatchTicket* t, const char** why) {
+  const char* ignored;
+  if (!why) why = &ignored;
+  *why = "";
+  *t = WatchTicket{};
+  if (!p || bytes == 0) {
+    *why = "empty range";
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    check_process_locked();
+    if (!probed_) probe_locked();  // the digest's check of the pages reads /proc/self/pagemap
+    t->p = p;
+    t->bytes = bytes;
+    t->epoch = epoch_;
+  }
+  return watch_by_digest(p, bytes, t, why);
+}
+
+bool HostWatch::watch_by_digest(const void* p, size_t bytes, WatchTicket* t, const char** why) {
   // Digest first: reading the range brings every page in, so that the check below sees present
   // pages and can tell private memory from shared memory.
   const ContentDigest digest = content_digest(p, bytes, pf_);

@@ -65,6 +65,9 @@ class HostWatch {
   // when the range cannot be watched: empty, not private anonymous memory (file-backed, shared,
   // device), not mapped.
   bool watch(const void* p, size_t bytes, WatchTicket* t, const char** why = nullptr);
+  // watch() by the content check, whatever mechanism() says (residency's first, fault-free stage).
+  // It leaves mechanism() alone: a check that another thread runs meanwhile keeps its answer.
+  bool watch_content(const void* p, size_t bytes, WatchTicket* t, const char** why = nullptr);
   // False when any byte of the range may have changed since watch()/rearm(), and for a ticket of
   // another process incarnation, a forgotten one, or a page-tracking ticket after the process
   // switched to the content check. Page tracking: one ioctl. Content check: reads every byte, so
@@ -99,7 +102,7 @@ class HostWatch {
   bool dma_library_loaded_locked();
   bool protect_locked(uintptr_t start, uintptr_t end, uint64_t self);
   bool watch_pages_locked(uintptr_t start, uintptr_t end, uint64_t id, const char** why);
-  bool watch_content(const void* p, size_t bytes, WatchTicket* t, const char** why);
+  bool watch_by_digest(const void* p, size_t bytes, WatchTicket* t, const char** why);
 
   ParallelFor pf_;
   std::mutex mu_;

@@ -460,6 +460,53 @@ TEST_F(PageTrackingTest, TransparentHugePages) {
   EXPECT_FALSE(watch_.unchanged(t));
 }
 
+TEST(HostWatchContent, AContentWatchAsTheFirstCallOfAll) {
+  // Residency's first watch of a process is a content watch: nothing else has opened the pagemap.
+  HostWatch watch;
+  Mapping m(1 << 20);
+  WatchTicket t;
+  const char* why = "";
+  ASSERT_TRUE(watch.watch_content(m.p, m.bytes, &t, &why)) << why;
+  EXPECT_EQ(t.mechanism, WatchMechanism::ContentHash);
+  EXPECT_TRUE(watch.unchanged(t));
+  m.p[m.bytes / 3] ^= 1;
+  EXPECT_FALSE(watch.unchanged(t));
+}
+
+TEST_F(PageTrackingTest, AContentWatchOnAnotherThreadLeavesPageChecksAlone) {
+  // Residency starts new ranges under the content check (watch_content) while a check of a
+  // page-tracked range may run on another thread: the one must not change what the other sees.
+  // (Starting content watches by switching the mechanism for a moment made concurrent page checks
+  // answer "changed" for an unchanged range.)
+  Mapping tracked(4 << 20), other(4 << 20);
+  WatchTicket t;
+  ASSERT_TRUE(watch_.watch(tracked.p, tracked.bytes, &t));
+  ASSERT_EQ(t.mechanism, WatchMechanism::PageTracking);
+  std::atomic<bool> stop{false};
+  std::atomic<int> content_watches{0};
+  std::thread content([&] {
+    while (!stop.load()) {
+      WatchTicket c;
+      EXPECT_TRUE(watch_.watch_content(other.p, other.bytes, &c));
+      EXPECT_EQ(c.mechanism, WatchMechanism::ContentHash);
+      watch_.forget(&c);
+      ++content_watches;
+    }
+  });
+  int changed = 0, checks = 0;
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  while (std::chrono::steady_clock::now() < until || content_watches.load() < 20) {
+    changed += !watch_.unchanged(t);
+    ++checks;
+  }
+  stop = true;
+  content.join();
+  EXPECT_EQ(changed, 0) << "of " << checks << " checks during " << content_watches.load() << " content watches";
+  EXPECT_EQ(watch_.mechanism(), WatchMechanism::PageTracking);
+  tracked.p[7] ^= 1;
+  EXPECT_FALSE(watch_.unchanged(t));
+}
+
 TEST_P(HostWatchTest, AnotherMappingMovedInWithTheSameBytes) {
   Mapping m(1 << 20), other(1 << 20);  // the same pattern
   WatchTicket t = watched(m.p, m.bytes);
