@@ -259,7 +259,7 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   if (ResidentCache* rc = e.resident())
     for (int i = 0; i < call->n_operands && i < GOFL_MAX_OPERANDS; ++i) {
       const gofl_call_operand& o = call->operands[i];
-      if (o.role != GOFL_IN) rc->forget_overlapping(reinterpret_cast<uintptr_t>(o.ptr), size_t(o.elems) * o.elem_size);
+      if (o.role != GOFL_IN) rc->overwritten(reinterpret_cast<uintptr_t>(o.ptr), size_t(o.elems) * o.elem_size);
     }
   int status = GOFL_GPU_OK, detail = 0;
   const char* where = "";

@@ -194,7 +194,7 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
     const OutPart& p = parts[i];
     if (p.rows <= 0 || p.cols <= 0 || p.elem == 0) continue;
     char* const base = static_cast<char*>(p.host);
-    impl_->resident->forget_overlapping(reinterpret_cast<uintptr_t>(base),
+    impl_->resident->overwritten(reinterpret_cast<uintptr_t>(base),
                                         (size_t(p.cols - 1) * size_t(std::max(p.ld, p.rows)) + size_t(p.rows)) * p.elem);
     const HostView v = p.uplo ? HostView{base, p.rows, p.cols, std::max(p.ld, p.rows), p.elem, p.uplo}
                               : HostView::matrix(base, p.rows, p.cols, p.ld, p.elem);

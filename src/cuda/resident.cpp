@@ -48,10 +48,7 @@ bool ResidentCache::churning(const HostMatrix& m) const {
 }
 
 bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
-  watch_.force_mechanism(WatchMechanism::ContentHash);
-  const bool ok = watch_.watch(reinterpret_cast<const void*>(m.host), m.extent(), t);
-  watch_.force_mechanism(WatchMechanism::None);
-  return ok;
+  return watch_.watch_content(reinterpret_cast<const void*>(m.host), m.extent(), t);
 }
 
 bool ResidentCache::confirm(Entry& e) {
@@ -160,6 +157,16 @@ void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {
   for (size_t i = entries_.size(); i-- > 0;) {
     const HostMatrix& k = entries_[i]->m;
     if (k.host < p + n && p < k.host + k.extent()) drop(i);
+  }
+}
+
+void ResidentCache::overwritten(uintptr_t p, size_t n) {
+  for (size_t i = entries_.size(); i-- > 0;) {
+    const Entry& e = *entries_[i];
+    if (!(e.m.host < p + n && p < e.m.host + e.m.extent())) continue;
+    // An upload changed before it served: its range's history learns that it churns.
+    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) note(e.m, false);
+    drop(i);
   }
 }
 

@@ -66,8 +66,11 @@ class ResidentCache {
   Entry* keep_upload(const HostMatrix& m, DevMem&& dev);
   // A GPU result copied out to `m` in full (the host now holds exactly `dev`): keep it.
   void keep_output(const HostMatrix& m, DevMem&& dev);
-  // The program's bytes [p, p + n) are about to be written by a copy-out: no copy of them stays.
-  void forget_overlapping(uintptr_t p, size_t n);
+  // The program's bytes [p, p + n) are about to be written (a copy-out, or an engine that writes
+  // them itself): no copy of them stays. An uploaded copy that never served counts as found
+  // changed, as a failed check would: a buffer the program alternates between inputs and outputs
+  // (NumPy's results land where an earlier input was) is then no longer kept at each upload.
+  void overwritten(uintptr_t p, size_t n);
 
   // The call ended: on success its new copies become valid, on failure they are dropped.
   void end_call(bool ok);
@@ -97,6 +100,8 @@ class ResidentCache {
   bool confirm(Entry& e);
   bool watch_content(const HostMatrix& m, WatchTicket* t);
   void drop(size_t i);
+  // No copy overlapping [p, p + n) stays (a new copy of those bytes supersedes them).
+  void forget_overlapping(uintptr_t p, size_t n);
 
   HostWatch watch_;
   std::vector<std::unique_ptr<Entry>> entries_;

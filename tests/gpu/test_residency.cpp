@@ -280,6 +280,29 @@ TEST(Residency, GpuResultServesTheNextCall) {
   EXPECT_LE(gpu_test::rel_diff(d.data(), ref.data(), n, n, n), 1e-10);
 }
 
+TEST(Residency, AnUploadOverwrittenByAGpuResultBeforeItServedIsNotKeptAgain) {
+  // NumPy's results land where an earlier input was: a buffer alternating between inputs and
+  // outputs would otherwise be kept, at the cost of a digest of every byte, at each of its uploads.
+  // As with a change the check finds, its range is not kept again after such an overwrite.
+  const int m = kN - 8;  // an extent of its own: no other test's history of the range applies
+  Anon a(kBytes), w(kBytes);
+  fill(a.p, kElems, 31);
+  fill(w.p, kElems, 32);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 33);
+  gemm_checked(a.p, b.data(), m, kN);  // A's first upload: not kept
+  gemm_checked(a.p, b.data(), m, kN);  // its second: kept under the content check
+  // A GPU result written over A before the kept copy served a call.
+  const int n = kN, k = kN, lda = kN;
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, w.p, &lda, b.data(), &k, &zero, a.p, &lda);
+  EXPECT_RAN_ON_GPU();
+  gemm_checked(a.p, b.data(), m, kN);
+  gemm_checked(a.p, b.data(), m, kN);
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data(), m, kN), 0), GOFL_RES_COPIED)
+      << "a range overwritten before it served was kept again";
+}
+
 TEST(Residency, SubMatrixOfAKeptMatrix) {
   Anon a(kBytes);
   fill(a.p, kElems, 19);
