@@ -77,18 +77,21 @@ class DevMem {
 
 class ResidentCache;
 
-// A CUDA event owned by a routine (timing: usable with cudaEventElapsedTime).
+// A CUDA event owned by a routine (timing: usable with cudaEventElapsedTime). Events are reused
+// across calls (the engine keeps the spare ones): making one is a driver call of several
+// microseconds, and a product in column panels takes three per panel.
 class Event {
  public:
   explicit Event(bool timing = false);
   ~Event();
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
-  Event(Event&& o) noexcept : e_(o.e_) { o.e_ = nullptr; }
+  Event(Event&& o) noexcept : e_(o.e_), timing_(o.timing_) { o.e_ = nullptr; }
   cudaEvent_t get() const { return e_; }
 
  private:
   cudaEvent_t e_ = nullptr;
+  bool timing_ = false;
 };
 
 // A GPU_OFFLOAD_* whole-number setting: its value when the variable holds a whole number of at
@@ -267,6 +270,10 @@ class Engine {
   bool place(const char* gpus, int count, std::string* why);
   char fault_[32] = "";
   friend class DevMem;
+  friend class Event;
+  // Event's spares (engine_phases.cpp): a reused event, or a new one; an event given back.
+  cudaEvent_t take_event(bool timing);
+  void keep_event(cudaEvent_t e, bool timing);
   void release(void* p, size_t bytes);
   // The pinned staging ring, big enough for transfers of `bytes` (engine_setup.cpp): allocated at
   // the first transfer, grown between calls; a failed growth keeps the smaller ring.

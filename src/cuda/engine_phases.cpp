@@ -67,12 +67,36 @@ bool Engine::rerunnable() const { return impl_ && impl_->rerunnable; }
 
 // ---- pipelines ----------------------------------------------------------------------------------------
 
-Event::Event(bool timing) {
-  check(cudaEventCreateWithFlags(&e_, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
-}
+Event::Event(bool timing) : e_(Engine::get().take_event(timing)), timing_(timing) {}
 
 Event::~Event() {
-  if (e_) cudaEventDestroy(e_);
+  if (e_) Engine::get().keep_event(e_, timing_);
+}
+
+cudaEvent_t Engine::take_event(bool timing) {
+  if (impl_) {
+    std::lock_guard<std::mutex> lk(impl_->event_m);
+    std::vector<cudaEvent_t>& spare = impl_->spare_events[timing ? 1 : 0];
+    if (!spare.empty()) {
+      cudaEvent_t e = spare.back();
+      spare.pop_back();
+      return e;
+    }
+  }
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreateWithFlags(&e, timing ? cudaEventDefault : cudaEventDisableTiming), "cudaEventCreate");
+  return e;
+}
+
+void Engine::keep_event(cudaEvent_t e, bool timing) {
+  // A recorded event is reused as it is: its next record replaces the last, and nothing waits on a
+  // record of an earlier call (a failed call's queued work is waited for by recover()).
+  if (impl_ && !impl_->lost) {
+    std::lock_guard<std::mutex> lk(impl_->event_m);
+    std::vector<cudaEvent_t>& spare = impl_->spare_events[timing ? 1 : 0];
+    if (spare.size() < 64) return spare.push_back(e);
+  }
+  if (cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
 }
 
 cudaStream_t Engine::copy_stream(int i) const { return side_[i & 1]; }

@@ -105,6 +105,10 @@ struct Engine::Impl {
   double malloc_s = 0;
   std::vector<bool> op_seen;
 
+  // Events given back by routines, for reuse (timing ones at [1]).
+  std::mutex event_m;
+  std::vector<cudaEvent_t> spare_events[2];
+
   char* small_pinned = nullptr;  // read_small's bounce buffer
   static constexpr size_t kSmall = 4096;
   int* info = nullptr;           // dev_info()
