@@ -2,6 +2,7 @@
 // freshly allocated: without this, the copy-out pays a page fault per 4 KiB page and runs at about
 // 10 GB/s instead of the link's 50. MADV_POPULATE_WRITE changes no byte the program can see (an
 // untouched page reads as zeros either way), so it may run before the GPU work has succeeded.
+// Outputs whose pages are all in memory already (a reused buffer) start no thread.
 #pragma once
 
 #include "common/call.h"
