@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -18,7 +19,11 @@ namespace cuda {
 class CopyPool {
  public:
   // `on_thread` runs first in each worker (the engine's GPU made the thread's current device).
-  void start(int threads, const std::function<void()>& on_thread) {
+  // An idle worker spins `spin_us` before it sleeps: a call's copies come in jobs tens of
+  // microseconds apart (a chunk's DMA, a panel's kernel), and waking sleeping threads for each took
+  // longer than that.
+  void start(int threads, long spin_us, const std::function<void()>& on_thread) {
+    spin_ = std::chrono::microseconds(spin_us);
     for (int i = 1; i < threads; ++i)
       workers_.emplace_back([this, on_thread] {
         on_thread();
@@ -42,7 +47,7 @@ class CopyPool {
     {
       std::lock_guard<std::mutex> lk(m_);
       job_ = &job;
-      ++gen_;
+      gen_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_all();
     work(job);
@@ -64,8 +69,14 @@ class CopyPool {
     uint64_t seen = 0;
     std::unique_lock<std::mutex> lk(m_);
     for (;;) {
-      cv_.wait(lk, [&] { return job_ != nullptr && gen_ != seen; });
-      seen = gen_;
+      if (spin_.count() > 0 && gen_.load(std::memory_order_acquire) == seen) {
+        lk.unlock();
+        const auto until = std::chrono::steady_clock::now() + spin_;
+        while (gen_.load(std::memory_order_acquire) == seen && std::chrono::steady_clock::now() < until) pause();
+        lk.lock();
+      }
+      cv_.wait(lk, [&] { return job_ != nullptr && gen_.load(std::memory_order_relaxed) != seen; });
+      seen = gen_.load(std::memory_order_relaxed);
       Job* j = job_;
       ++in_job_;
       lk.unlock();
@@ -74,11 +85,17 @@ class CopyPool {
       if (--in_job_ == 0) done_.notify_all();
     }
   }
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+  std::chrono::microseconds spin_{0};
   std::vector<std::thread> workers_;
   std::mutex m_;
   std::condition_variable cv_, done_;
   Job* job_ = nullptr;
-  uint64_t gen_ = 0;
+  std::atomic<uint64_t> gen_{0};  // bumped under m_ for each job; spinning workers read it without
   int in_job_ = 0;
 };
 
