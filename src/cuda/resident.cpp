@@ -2,6 +2,8 @@
 #include "cuda/resident.h"
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 namespace gofl {
 namespace cuda {
@@ -33,7 +35,7 @@ bool inside(const HostMatrix& k, const HostMatrix& m, size_t* dev_off, int64_t* 
   return true;
 }
 
-uint64_t range_key(const HostMatrix& m) { return uint64_t(m.host) * 1000003u ^ uint64_t(m.extent()); }
+uint64_t range_key(uintptr_t host, size_t extent) { return uint64_t(host) * 1000003u ^ uint64_t(extent); }
 
 }  // namespace
 
@@ -42,17 +44,39 @@ void ResidentCache::set_enabled(bool on) {
   if (!on) clear();
 }
 
-bool ResidentCache::churning(const HostMatrix& m) const {
-  const auto it = history_.find(range_key(m));
-  return it == history_.end() || it->second.uploads < 2 || (it->second.misses > 0 && it->second.hits == 0);
+ResidentCache::History& ResidentCache::history(uintptr_t host, size_t extent) {
+  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
+  return history_[range_key(host, extent)];
+}
+
+void ResidentCache::wasted(History& h) {
+  h.wasted = std::min(h.wasted + 1, kMaxWastedDoublings);
+  h.uploads = 0;
+  h.served = false;
+}
+
+bool ResidentCache::churning(const HostMatrix& m) {
+  const History& h = history(m.host, m.extent());
+  return h.uploads < (2u << h.wasted);
 }
 
 bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
   return watch_.watch_content(reinterpret_cast<const void*>(m.host), m.extent(), t);
 }
 
+ContentDigest ResidentCache::sample(const HostMatrix& m) {
+  const auto* base = reinterpret_cast<const unsigned char*>(m.host);
+  const size_t n = m.extent();
+  if (n <= kSampleBlocks * kSampleBlock) return content_digest(base, n);
+  std::vector<unsigned char> blocks(kSampleBlocks * kSampleBlock);
+  for (size_t i = 0; i < kSampleBlocks; ++i)
+    std::memcpy(blocks.data() + i * kSampleBlock, base + (n - kSampleBlock) / (kSampleBlocks - 1) * i, kSampleBlock);
+  return content_digest(blocks.data(), blocks.size());
+}
+
 bool ResidentCache::confirm(Entry& e) {
   if (e.tracked || e.pending) return e.pending || watch_.unchanged(e.ticket);
+  if (sample(e.m) != e.sample) return false;
   WatchTicket pages;
   const bool tracking = watch_.mechanism() == WatchMechanism::PageTracking &&
                         watch_.watch(reinterpret_cast<const void*>(e.m.host), e.m.extent(), &pages);
@@ -69,11 +93,6 @@ bool ResidentCache::confirm(Entry& e) {
   return true;
 }
 
-void ResidentCache::note(const HostMatrix& m, bool hit) {
-  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
-  History& h = history_[range_key(m)];
-  (hit ? h.hits : h.misses)++;
-}
 
 void ResidentCache::drop(size_t i) {
   watch_.forget(&entries_[i]->ticket);
@@ -89,7 +108,8 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     int64_t ld = 0;
     if (!inside(e.m, m, &off, &ld)) continue;
     if (!confirm(e)) {
-      note(e.m, false);
+      // A copy that served before is simply out of date: the range is kept again at its next upload.
+      if (e.origin == GOFL_RES_KEPT && e.hits == 0) wasted(history(e.m.host, e.m.extent()));
       drop(i);
       return false;
     }
@@ -97,7 +117,9 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     e.in_use = true;
     if (!e.pending) {
       ++e.hits;
-      note(e.m, true);
+      History& h = history(e.m.host, e.m.extent());
+      h.wasted = 0;
+      h.served = true;
     }
     hit->dev = e.dev.get<char>() + off * e.m.elem;
     hit->ld = ld;
@@ -121,14 +143,14 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
 
 ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
   if (!enabled_ || m.packed() < min_bytes_) return nullptr;
-  if (history_.size() > 4096) history_.clear();
-  ++history_[range_key(m)].uploads;
+  ++history(m.host, m.extent()).uploads;
   if (churning(m)) return nullptr;
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
   e->m = m;
   // Watching starts before the caller reads the bytes: a write racing with the copy is seen.
   if (!watch_content(m, &e->ticket)) return nullptr;
+  e->sample = sample(m);
   e->dev = std::move(dev);
   e->origin = GOFL_RES_KEPT;
   e->pending = e->in_use = true;
@@ -145,6 +167,7 @@ void ResidentCache::keep_output(const HostMatrix& m, DevMem&& dev) {
   e->m = m;
   // The copy-out is complete: the host holds exactly dev, and any later write is seen.
   if (!watch_content(m, &e->ticket)) return;
+  e->sample = sample(m);
   e->dev = std::move(dev);
   e->origin = GOFL_RES_OUTPUT;
   e->pending = e->in_use = true;
@@ -165,9 +188,14 @@ void ResidentCache::overwritten(uintptr_t p, size_t n) {
     const Entry& e = *entries_[i];
     if (!(e.m.host < p + n && p < e.m.host + e.m.extent())) continue;
     // An upload changed before it served: its range's history learns that it churns.
-    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) note(e.m, false);
+    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) wasted(history(e.m.host, e.m.extent()));
     drop(i);
   }
+}
+
+void ResidentCache::output_written(uintptr_t p, size_t n) {
+  const auto it = history_.find(range_key(p, n));
+  if (it != history_.end() && it->second.uploads > 0 && !it->second.served) wasted(it->second);
 }
 
 void ResidentCache::end_call(bool ok) {

@@ -280,27 +280,79 @@ TEST(Residency, GpuResultServesTheNextCall) {
   EXPECT_LE(gpu_test::rel_diff(d.data(), ref.data(), n, n, n), 1e-10);
 }
 
-TEST(Residency, AnUploadOverwrittenByAGpuResultBeforeItServedIsNotKeptAgain) {
+// C = W B (k = kN) written by the GPU into `c` (m x kN, ldc = kN): a result landing on a buffer.
+void gpu_result_into(double* c, const double* w, const double* b, int m) {
+  const int n = kN, k = kN, ld = kN;
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, w, &ld, b, &k, &zero, c, &ld);
+  EXPECT_RAN_ON_GPU();
+}
+
+TEST(Residency, AKeptUploadOverwrittenByAGpuResultBeforeItServedWaitsLongerToBeKept) {
   // NumPy's results land where an earlier input was: a buffer alternating between inputs and
-  // outputs would otherwise be kept, at the cost of a digest of every byte, at each of its uploads.
-  // As with a change the check finds, its range is not kept again after such an overwrite.
-  const int m = kN - 8;  // an extent of its own: no other test's history of the range applies
+  // outputs would otherwise be kept, at the cost of a digest of every byte, at each second upload.
+  const int m = kN - 24;  // an extent of its own: no other test's history of the range applies
   Anon a(kBytes), w(kBytes);
   fill(a.p, kElems, 31);
   fill(w.p, kElems, 32);
   std::vector<double> b(kElems);
   fill(b.data(), kElems, 33);
+  {  // The control: the same steps without the overwrite reuse the kept copy.
+    Anon ctl(kBytes);
+    fill(ctl.p, kElems, 34);
+    gemm_checked(ctl.p, b.data(), m, kN);
+    gemm_checked(ctl.p, b.data(), m, kN);
+    ASSERT_EQ(res_of(gemm_checked(ctl.p, b.data(), m, kN), 0), GOFL_RES_KEPT) << "the control must reuse A";
+  }
   gemm_checked(a.p, b.data(), m, kN);  // A's first upload: not kept
   gemm_checked(a.p, b.data(), m, kN);  // its second: kept under the content check
-  // A GPU result written over A before the kept copy served a call.
-  const int n = kN, k = kN, lda = kN;
-  const double one = 1, zero = 0;
-  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, w.p, &lda, b.data(), &k, &zero, a.p, &lda);
-  EXPECT_RAN_ON_GPU();
+  gpu_result_into(a.p, w.p, b.data(), m);  // before the kept copy served a call
+  // Now kept from the fourth upload (served from the fifth), not the second.
   gemm_checked(a.p, b.data(), m, kN);
   gemm_checked(a.p, b.data(), m, kN);
-  EXPECT_EQ(res_of(gemm_checked(a.p, b.data(), m, kN), 0), GOFL_RES_COPIED)
-      << "a range overwritten before it served was kept again";
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data(), m, kN), 0), GOFL_RES_COPIED) << "kept again at its second upload";
+  gemm_checked(a.p, b.data(), m, kN);
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data(), m, kN), 0), GOFL_RES_KEPT) << "never kept again";
+}
+
+TEST(Residency, AnUploadThatAGpuResultOverwroteWaitsLongerToBeKept) {
+  // The same without a kept copy in between: an input uploaded once, then a result written over it.
+  const int m = kN - 40;  // an extent of its own
+  Anon a(kBytes), w(kBytes);
+  fill(a.p, kElems, 35);
+  fill(w.p, kElems, 36);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 37);
+  gemm_checked(a.p, b.data(), m, kN);  // A's first upload: not kept
+  gpu_result_into(a.p, w.p, b.data(), m);
+  gemm_checked(a.p, b.data(), m, kN);
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data(), m, kN), 0), GOFL_RES_COPIED) << "kept at its second upload";
+}
+
+TEST(Residency, ARangeFoundChangedIsNotLeftWriteProtected) {
+  // A kept copy found changed at its first reuse: the sampled check sees it before page tracking
+  // would protect the range, so the program's next writes to it take no fault. The kernel reports a
+  // page's write protection in bit 57 of its /proc/self/pagemap entry.
+  Anon a(kBytes);
+  fill(a.p, kElems, 38);
+  std::vector<double> b(kElems);
+  fill(b.data(), kElems, 39);
+  gemm_checked(a.p, b.data());
+  gemm_checked(a.p, b.data());                   // kept under the content check
+  for (size_t i = 0; i < kElems; ++i) a.p[i] *= 1.5;  // the program rewrites all of A
+  EXPECT_EQ(res_of(gemm_checked(a.p, b.data()), 0), GOFL_RES_COPIED);
+  const int fd = open("/proc/self/pagemap", O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  int protected_pages = 0, pages = 0;
+  for (size_t off = 0; off < kBytes; off += 64 * page, ++pages) {
+    uint64_t entry = 0;
+    ASSERT_EQ(pread(fd, &entry, sizeof entry, off_t((reinterpret_cast<uintptr_t>(a.p) + off) / page * sizeof entry)),
+              ssize_t(sizeof entry));
+    protected_pages += int((entry >> 57) & 1);
+  }
+  close(fd);
+  EXPECT_EQ(protected_pages, 0) << "of " << pages << " pages sampled";
 }
 
 TEST(Residency, SubMatrixOfAKeptMatrix) {
