@@ -100,12 +100,6 @@ void Engine::make_room(uint64_t need) {
 
 void Engine::end_call(bool ok) {
   if (!impl_) return;
-  // Its outputs are written now, by the copy-out or (after a failure) by the CPU library.
-  if (const gofl_call* c = impl_->call)
-    for (int i = 0; i < c->n_operands && i < GOFL_MAX_OPERANDS; ++i)
-      if (c->operands[i].role != GOFL_IN && c->operands[i].ptr)
-        impl_->resident->output_written(reinterpret_cast<uintptr_t>(c->operands[i].ptr),
-                                        size_t(c->operands[i].elems) * c->operands[i].elem_size);
   impl_->resident->end_call(ok);
   impl_->call = nullptr;
 }

@@ -35,7 +35,7 @@ bool inside(const HostMatrix& k, const HostMatrix& m, size_t* dev_off, int64_t* 
   return true;
 }
 
-uint64_t range_key(uintptr_t host, size_t extent) { return uint64_t(host) * 1000003u ^ uint64_t(extent); }
+uint64_t range_key(const HostMatrix& m) { return uint64_t(m.host) * 1000003u ^ uint64_t(m.extent()); }
 
 }  // namespace
 
@@ -44,20 +44,9 @@ void ResidentCache::set_enabled(bool on) {
   if (!on) clear();
 }
 
-ResidentCache::History& ResidentCache::history(uintptr_t host, size_t extent) {
-  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
-  return history_[range_key(host, extent)];
-}
-
-void ResidentCache::wasted(History& h) {
-  h.wasted = std::min(h.wasted + 1, kMaxWastedDoublings);
-  h.uploads = 0;
-  h.served = false;
-}
-
-bool ResidentCache::churning(const HostMatrix& m) {
-  const History& h = history(m.host, m.extent());
-  return h.uploads < (2u << h.wasted);
+bool ResidentCache::churning(const HostMatrix& m) const {
+  const auto it = history_.find(range_key(m));
+  return it == history_.end() || it->second.uploads < 2 || (it->second.misses > 0 && it->second.hits == 0);
 }
 
 bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
@@ -93,6 +82,11 @@ bool ResidentCache::confirm(Entry& e) {
   return true;
 }
 
+void ResidentCache::note(const HostMatrix& m, bool hit) {
+  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
+  History& h = history_[range_key(m)];
+  (hit ? h.hits : h.misses)++;
+}
 
 void ResidentCache::drop(size_t i) {
   watch_.forget(&entries_[i]->ticket);
@@ -108,8 +102,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     int64_t ld = 0;
     if (!inside(e.m, m, &off, &ld)) continue;
     if (!confirm(e)) {
-      // A copy that served before is simply out of date: the range is kept again at its next upload.
-      if (e.origin == GOFL_RES_KEPT && e.hits == 0) wasted(history(e.m.host, e.m.extent()));
+      note(e.m, false);
       drop(i);
       return false;
     }
@@ -117,9 +110,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     e.in_use = true;
     if (!e.pending) {
       ++e.hits;
-      History& h = history(e.m.host, e.m.extent());
-      h.wasted = 0;
-      h.served = true;
+      note(e.m, true);
     }
     hit->dev = e.dev.get<char>() + off * e.m.elem;
     hit->ld = ld;
@@ -143,7 +134,8 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
 
 ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
   if (!enabled_ || m.packed() < min_bytes_) return nullptr;
-  ++history(m.host, m.extent()).uploads;
+  if (history_.size() > 4096) history_.clear();
+  ++history_[range_key(m)].uploads;
   if (churning(m)) return nullptr;
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
@@ -188,14 +180,9 @@ void ResidentCache::overwritten(uintptr_t p, size_t n) {
     const Entry& e = *entries_[i];
     if (!(e.m.host < p + n && p < e.m.host + e.m.extent())) continue;
     // An upload changed before it served: its range's history learns that it churns.
-    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) wasted(history(e.m.host, e.m.extent()));
+    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) note(e.m, false);
     drop(i);
   }
-}
-
-void ResidentCache::output_written(uintptr_t p, size_t n) {
-  const auto it = history_.find(range_key(p, n));
-  if (it != history_.end() && it->second.uploads > 0 && !it->second.served) wasted(it->second);
 }
 
 void ResidentCache::end_call(bool ok) {

@@ -72,11 +72,6 @@ class ResidentCache {
   // changed, as a failed check would: a buffer the program alternates between inputs and outputs
   // (NumPy's results land where an earlier input was) is then no longer kept at each upload.
   void overwritten(uintptr_t p, size_t n);
-  // A call wrote [p, p + n) as one of its outputs (the operand's whole extent): a range uploaded
-  // before that never served is not kept again, as if a check had found it changed. A buffer that
-  // NumPy hands out as an input, then as a result, then as an input again would otherwise be kept
-  // (and digested) at its second upload.
-  void output_written(uintptr_t p, size_t n);
 
   // The call ended: on success its new copies become valid, on failure they are dropped.
   void end_call(bool ok);
@@ -90,26 +85,17 @@ class ResidentCache {
  private:
   // Per host range (address, extent): how its uploads went. Watching is not free: the program pays
   // 1.2 us a page (H200 host; 3-5 us on the 2-core development VM) more on its next write to a
-  // write-protected page, and the content check reads every byte, so a range is watched in steps:
+  // write-protected page, so a range is watched in steps:
   //   - its first upload is not kept (most operands are never passed again);
   //   - its second is kept under the content check (a digest of every byte: no fault for anyone);
   //   - at its first reuse, page tracking starts, then the digest confirms the bytes: from then on a
-  //     check is one ioctl.
-  // A kept copy that goes without ever serving (found changed, or overwritten by a GPU result) was
-  // a wasted digest, and so was an upload that a call's output overwrote before a copy of it
-  // served: each doubles the uploads of the range needed before it is kept again (4, 8, ... 64).
-  // So a buffer the program rewrites before every call, or one that NumPy hands out as an input,
-  // then as a result, then as an input again, is rarely digested, and a range whose address a
-  // fixed operand takes over later is kept after a few more uploads. One that serves resets it.
+  //     check is one ioctl. A range found changed before it was ever reused is not kept again, so
+  //     a buffer rewritten before every call pays one digest comparison, never a fault per page.
   struct History {
-    uint32_t uploads = 0;  // since it was last wasted
-    uint32_t wasted = 0;   // since a copy of it last served
-    bool served = false;   // a copy served since it was last wasted
+    uint32_t uploads = 0, hits = 0, misses = 0;
   };
-  static constexpr uint32_t kMaxWastedDoublings = 5;
-  History& history(uintptr_t host, size_t extent);
-  void wasted(History& h);
-  bool churning(const HostMatrix& m);
+  bool churning(const HostMatrix& m) const;
+  void note(const HostMatrix& m, bool hit);
   // A kept copy under the content check that is about to serve: page tracking takes over, and the
   // digest confirms nothing changed before it did. False: the bytes changed. A range whose sampled
   // blocks changed is found changed first, without being write-protected: a protection outlives
