@@ -63,9 +63,10 @@ ContentDigest ResidentCache::sample(const HostMatrix& m) {
   return content_digest(blocks.data(), blocks.size());
 }
 
-bool ResidentCache::confirm(Entry& e) {
+bool ResidentCache::confirm(Entry& e, const HostMatrix& m) {
   if (e.tracked || e.pending) return e.pending || watch_.unchanged(e.ticket);
-  if (sample(e.m) != e.sample) return false;
+  const bool spans = m.host == e.m.host && m.extent() >= e.m.extent();
+  if (spans && sample(e.m) != e.sample) return false;
   WatchTicket pages;
   const bool tracking = watch_.mechanism() == WatchMechanism::PageTracking &&
                         watch_.watch(reinterpret_cast<const void*>(e.m.host), e.m.extent(), &pages);
@@ -101,7 +102,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     size_t off = 0;
     int64_t ld = 0;
     if (!inside(e.m, m, &off, &ld)) continue;
-    if (!confirm(e)) {
+    if (!confirm(e, m)) {
       note(e.m, false);
       drop(i);
       return false;

@@ -97,10 +97,12 @@ class ResidentCache {
   bool churning(const HostMatrix& m) const;
   void note(const HostMatrix& m, bool hit);
   // A kept copy under the content check that is about to serve: page tracking takes over, and the
-  // digest confirms nothing changed before it did. False: the bytes changed. A range whose sampled
-  // blocks changed is found changed first, without being write-protected: a protection outlives
-  // the watch (HostWatch::forget), and the program's next write to each page then faults.
-  bool confirm(Entry& e);
+  // digest confirms nothing changed before it did. False: the bytes changed. When the call's operand
+  // `m` spans the whole kept range (so the program's own call reads every byte: it is mapped), a
+  // range whose sampled blocks changed is found changed first, without being write-protected: a
+  // protection outlives the watch (HostWatch::forget), and the program's next write to each page
+  // then faults. (A sub-matrix's call says nothing of the rest: the digest checks that it is mapped.)
+  bool confirm(Entry& e, const HostMatrix& m);
   // A digest of kSampleBlocks blocks of 4 KiB spread evenly over the range (all of a small one).
   static ContentDigest sample(const HostMatrix& m);
   static constexpr size_t kSampleBlocks = 64, kSampleBlock = 4096;
