@@ -96,7 +96,8 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
 // above (panels - 1)^2 <= 49. A short C (m from 128) gains too: NumPy's A @ X with a thin X is,
 // column-major, m = 256 and n = k = 8192, and its 16 MB of C then come back while later panels compute.
 // Each panel costs launches and waits (20-30 us on the H200 host) whatever its size, so a panel is
-// at least kMinPanelFlops (about 80 us of float64 on an H200): A @ X_i above runs in 6 panels, not
+// at least kMinPanelFlops (about 80 us of float64 on an H200) where the product still makes two
+// panels of that size (smaller ones keep two, as before): A @ X_i above runs in 6 panels, not
 // 8 (2.17 ms a call against 2.26; 4 panels: 2.28, the last panel's copy-out then twice as long).
 template <class T> int gemm_panels(const Gemm<T>& g) {
   if (g.n < 2048 || g.m < 128 || g.k < 256) return 1;

@@ -92,9 +92,12 @@ void Engine::keep_event(cudaEvent_t e, bool timing) {
   // A recorded event is reused as it is: its next record replaces the last, and nothing waits on a
   // record of an earlier call (a failed call's queued work is waited for by recover()).
   if (impl_ && !impl_->lost) {
-    std::lock_guard<std::mutex> lk(impl_->event_m);
-    std::vector<cudaEvent_t>& spare = impl_->spare_events[timing ? 1 : 0];
-    if (spare.size() < 64) return spare.push_back(e);
+    try {  // runs in a destructor: a failed push_back destroys the event instead
+      std::lock_guard<std::mutex> lk(impl_->event_m);
+      std::vector<cudaEvent_t>& spare = impl_->spare_events[timing ? 1 : 0];
+      if (spare.size() < 64) return spare.push_back(e);
+    } catch (...) {
+    }
   }
   if (cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
 }

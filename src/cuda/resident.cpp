@@ -55,9 +55,17 @@ bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
 
 ContentDigest ResidentCache::sample(const HostMatrix& m) {
   const auto* base = reinterpret_cast<const unsigned char*>(m.host);
-  const size_t n = m.extent();
-  if (n <= kSampleBlocks * kSampleBlock) return content_digest(base, n);
   std::vector<unsigned char> blocks(kSampleBlocks * kSampleBlock);
+  if (m.cols > 1 && m.ld > m.rows) {
+    // Strided: the first bytes of evenly spread columns, never the gaps between them (a routine never
+    // reads those, so the program may have unmapped them).
+    const size_t col = size_t(m.rows) * m.elem, pitch = size_t(m.ld) * m.elem, take = std::min(col, kSampleBlock);
+    for (size_t i = 0; i < kSampleBlocks; ++i)
+      std::memcpy(blocks.data() + i * kSampleBlock, base + size_t(m.cols - 1) * i / (kSampleBlocks - 1) * pitch, take);
+    return content_digest(blocks.data(), blocks.size());
+  }
+  const size_t n = m.extent();
+  if (n <= blocks.size()) return content_digest(base, n);
   for (size_t i = 0; i < kSampleBlocks; ++i)
     std::memcpy(blocks.data() + i * kSampleBlock, base + (n - kSampleBlock) / (kSampleBlocks - 1) * i, kSampleBlock);
   return content_digest(blocks.data(), blocks.size());

@@ -103,7 +103,8 @@ class ResidentCache {
   // protection outlives the watch (HostWatch::forget), and the program's next write to each page
   // then faults. (A sub-matrix's call says nothing of the rest: the digest checks that it is mapped.)
   bool confirm(Entry& e, const HostMatrix& m);
-  // A digest of kSampleBlocks blocks of 4 KiB spread evenly over the range (all of a small one).
+  // A digest of kSampleBlocks blocks of 4 KiB spread evenly over the range (all of a small one; of a
+  // strided one, the first bytes of spread columns).
   static ContentDigest sample(const HostMatrix& m);
   static constexpr size_t kSampleBlocks = 64, kSampleBlock = 4096;
   bool watch_content(const HostMatrix& m, WatchTicket* t);

@@ -317,7 +317,8 @@ TEST(Residency, AnUploadOverwrittenByAGpuResultBeforeItServedIsNotKeptAgain) {
 TEST(Residency, ARangeFoundChangedIsNotLeftWriteProtected) {
   // A kept copy found changed at its first reuse: the sampled check sees it before page tracking
   // would protect the range, so the program's next writes to it take no fault. The kernel reports a
-  // page's write protection in bit 57 of its /proc/self/pagemap entry.
+  // page's write protection in bit 57 of its /proc/self/pagemap entry. (Where the kernel offers no
+  // page tracking nothing is ever protected, and only the result and its residency bit are tested.)
   // An extent of its own (m rows of lda = kN): the range is barred from being kept after this test,
   // and a later test's matrix at the same address must not inherit that (on the H200, with the whole
   // 1024 x 1024 extent, SubMatrixOfAKeptMatrix and FactorsKeptForRepeatedSolves did).
