@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace gofl::cli::svg {
 namespace {
@@ -35,7 +36,12 @@ struct Ticks {
 };
 
 Ticks log_ticks(double lo, double hi) {
+  // The values come from traces, which may be damaged: the exponents below stay finite and in range
+  // (a subnormal hi made hi / 10 zero, and log10(0) is -inf, which no int holds).
+  constexpr double kMin = 1e-300, kMax = 1e300;
+  hi = std::isfinite(hi) ? std::min(hi, kMax) : (hi > 0 ? kMax : 0.0);
   if (!(lo > 0)) lo = hi > 0 ? hi / 10 : 1;
+  lo = std::clamp(lo, kMin, kMax);
   if (!(hi > 0) || hi < lo) hi = lo;
   int a = int(floor(log10(lo) + 1e-9)), b = int(ceil(log10(hi) - 1e-9));
   if (b <= a) b = a + 1;
