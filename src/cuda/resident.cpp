@@ -35,6 +35,9 @@ bool inside(const HostMatrix& k, const HostMatrix& m, size_t* dev_off, int64_t* 
   return true;
 }
 
+// Whether the host bytes of `m` and [p, p + n) share a byte.
+bool overlaps(const HostMatrix& m, uintptr_t p, size_t n) { return m.host < p + n && p < m.host + m.extent(); }
+
 uint64_t range_key(const HostMatrix& m) { return uint64_t(m.host) * 1000003u ^ uint64_t(m.extent()); }
 
 }  // namespace
@@ -56,18 +59,18 @@ bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
 ContentDigest ResidentCache::sample(const HostMatrix& m) {
   const auto* base = reinterpret_cast<const unsigned char*>(m.host);
   std::vector<unsigned char> blocks(kSampleBlocks * kSampleBlock);
-  if (m.cols > 1 && m.ld > m.rows) {
-    // Strided: the first bytes of evenly spread columns, never the gaps between them (a routine never
-    // reads those, so the program may have unmapped them).
-    const size_t col = size_t(m.rows) * m.elem, pitch = size_t(m.ld) * m.elem, take = std::min(col, kSampleBlock);
-    for (size_t i = 0; i < kSampleBlocks; ++i)
-      std::memcpy(blocks.data() + i * kSampleBlock, base + size_t(m.cols - 1) * i / (kSampleBlocks - 1) * pitch, take);
-    return content_digest(blocks.data(), blocks.size());
-  }
+  const bool strided = m.cols > 1 && m.ld > m.rows;
   const size_t n = m.extent();
-  if (n <= blocks.size()) return content_digest(base, n);
-  for (size_t i = 0; i < kSampleBlocks; ++i)
-    std::memcpy(blocks.data() + i * kSampleBlock, base + (n - kSampleBlock) / (kSampleBlocks - 1) * i, kSampleBlock);
+  if (!strided && n <= blocks.size()) return content_digest(base, n);
+  // Strided: the first bytes of evenly spread columns, never the gaps between them (a routine never
+  // reads those, so the program may have unmapped them). Otherwise blocks spread over the range.
+  const size_t pitch = size_t(m.ld) * m.elem;
+  const size_t take = strided ? std::min(size_t(m.rows) * m.elem, kSampleBlock) : kSampleBlock;
+  for (size_t i = 0; i < kSampleBlocks; ++i) {
+    const size_t at = strided ? size_t(m.cols - 1) * i / (kSampleBlocks - 1) * pitch
+                              : (n - kSampleBlock) / (kSampleBlocks - 1) * i;
+    std::memcpy(blocks.data() + i * kSampleBlock, base + at, take);
+  }
   return content_digest(blocks.data(), blocks.size());
 }
 
@@ -178,20 +181,15 @@ void ResidentCache::keep_output(const HostMatrix& m, DevMem&& dev) {
 }
 
 void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {
-  for (size_t i = entries_.size(); i-- > 0;) {
-    const HostMatrix& k = entries_[i]->m;
-    if (k.host < p + n && p < k.host + k.extent()) drop(i);
-  }
+  for (size_t i = entries_.size(); i-- > 0;)
+    if (overlaps(entries_[i]->m, p, n)) drop(i);
 }
 
 void ResidentCache::overwritten(uintptr_t p, size_t n) {
-  for (size_t i = entries_.size(); i-- > 0;) {
-    const Entry& e = *entries_[i];
-    if (!(e.m.host < p + n && p < e.m.host + e.m.extent())) continue;
-    // An upload changed before it served: its range's history learns that it churns.
-    if (e.origin == GOFL_RES_KEPT && e.hits == 0 && !e.pending) note(e.m, false);
-    drop(i);
-  }
+  // An upload changed before it served: its range's history learns that it churns.
+  for (const auto& e : entries_)
+    if (overlaps(e->m, p, n) && e->origin == GOFL_RES_KEPT && e->hits == 0 && !e->pending) note(e->m, false);
+  forget_overlapping(p, n);
 }
 
 void ResidentCache::end_call(bool ok) {
