@@ -61,6 +61,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::map<std::string, std::pair<int, double>> by_reason;  // reason -> calls, seconds over the best
+  // Per operation, over the calls the decision sent to the GPU: the CPU time predicted then (model x
+  // the learnt correction: what the summary's "gained" and the run history count), the uncorrected
+  // model's, and the CPU run's measured time.
+  struct Accuracy {
+    int calls = 0;
+    double predicted = 0, model = 0, measured = 0;
+  };
+  std::map<std::string, Accuracy> offloaded_cpu;
   double chosen = 0, best = 0, now = 0;
   int calls = 0, lineno = 0;
   std::string line;
@@ -95,6 +103,13 @@ int main(int argc, char** argv) {
     now += t;
     policy.observe(c, t, now);
     chosen += t;
+    if (c.device == GOFL_DEV_GPU) {
+      Accuracy& a = offloaded_cpu[name];
+      ++a.calls;
+      a.predicted += c.pred_cpu_s;
+      a.model += policy.model().cpu_seconds(c.op, c.flops);
+      a.measured += t_cpu;
+    }
     best += std::min(t_cpu, t_gpu);
     auto& slot = by_reason[gofl_reason_name(c.reason)];
     slot.first += 1;
@@ -106,5 +121,18 @@ int main(int argc, char** argv) {
          "per-call best %.3f s; ratio %.3f\n",
          calls, profile.name.c_str(), cfg.level, chosen, start, chosen + start, best, best > 0 ? (chosen + start) / best : 1.0);
   for (const auto& [reason, v] : by_reason) printf("  %-24s %5d calls %+9.3f s\n", reason.c_str(), v.first, v.second);
+  printf("the CPU time of the calls sent to the GPU: predicted at the decision (model x learnt correction), "
+         "the model alone, measured by the cpu run\n");
+  Accuracy all;
+  const auto row = [](const char* name, const Accuracy& a) {
+    printf("  %-8s %5d calls  predicted %10.3f s  model %10.3f s  measured %9.3f s  predicted/measured %6.2f  "
+           "model/measured %5.2f\n",
+           name, a.calls, a.predicted, a.model, a.measured, a.predicted / a.measured, a.model / a.measured);
+  };
+  for (const auto& [name, a] : offloaded_cpu) {
+    row(name.c_str(), a);
+    all.calls += a.calls, all.predicted += a.predicted, all.model += a.model, all.measured += a.measured;
+  }
+  if (all.calls) row("all", all);
   return 0;
 }

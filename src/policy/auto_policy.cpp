@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include <algorithm>
+#include <cmath>
 #include <new>
 
 #include "trace/codes.h"
@@ -68,18 +69,49 @@ AutoPolicy::AutoPolicy(const Profile& profile, const PolicyConfig& cfg)
   stats_.start_needed_s = stats_.at_once ? 0.0 : profile.gpu_startup_s * level_.start_factor;
 }
 
-double AutoPolicy::correction(int op, int device) const {
+int SizeCorrection::band(double flops) {
+  if (!(flops > 1e6)) return 0;
+  const double b = std::log2(flops / 1e6) / 3;
+  return b >= kBands - 1 ? kBands - 1 : int(b);
+}
+
+double SizeCorrection::at(double flops) const {
+  const int b = band(flops);
+  if (seen_[b]) return std::exp(log_factor_[b]);
+  int lo = b - 1, hi = b + 1;
+  while (lo >= 0 && !seen_[lo]) --lo;
+  while (hi < kBands && !seen_[hi]) ++hi;
+  const bool below = lo >= 0, above = hi < kBands;
+  double log_f = 0;
+  if (below && above) {
+    log_f = log_factor_[lo] + (log_factor_[hi] - log_factor_[lo]) * double(b - lo) / double(hi - lo);
+  } else if (below || above) {
+    const int near = below ? lo : hi;
+    log_f = log_factor_[near] / double(1 + std::abs(b - near));
+  }
+  return std::exp(log_f);
+}
+
+void SizeCorrection::learn(double flops, double ratio) {
+  const int b = band(flops);
+  // Halfway from what was predicted for this size (the neighbours' factor for a first observation).
+  const double f = std::clamp(std::sqrt(at(flops) * ratio), 1e-2, 1e2);
+  log_factor_[b] = std::log(f);
+  seen_[b] = true;
+}
+
+double AutoPolicy::correction(int op, int device, double flops) const {
   std::lock_guard<std::mutex> lk(mu_);
-  return ops_[op].correction[device];
+  return ops_[op].correction[device].at(flops);
 }
 
 double AutoPolicy::predict_cpu(const gofl_call& c) const {
-  return model_.cpu_seconds(c.op, c.flops) * correction(c.op, kCpu);
+  return model_.cpu_seconds(c.op, c.flops) * correction(c.op, kCpu, c.flops);
 }
 
 double AutoPolicy::predict_gpu(const gofl_call& c) const {
   const CallBytes b = call_bytes(c);
-  return model_.gpu_seconds(c.op, c.flops, b.in, b.out) * correction(c.op, kGpu);
+  return model_.gpu_seconds(c.op, c.flops, b.in, b.out) * correction(c.op, kGpu, c.flops);
 }
 
 void AutoPolicy::after_fork() {
@@ -140,8 +172,9 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   const double raw_cpu = model_.cpu_seconds(c.op, c.flops);
   const double raw_gpu = model_.gpu_seconds(c.op, c.flops, bytes.in, bytes.out);
   OpState& st = ops_[c.op];
-  const double t_cpu = raw_cpu * st.correction[kCpu];
-  const double t_gpu = raw_gpu * st.correction[kGpu];
+  const double cpu_correction = st.correction[kCpu].at(c.flops);
+  const double t_cpu = raw_cpu * cpu_correction;
+  const double t_gpu = raw_gpu * st.correction[kGpu].at(c.flops);
   c.pred_cpu_s = as_float(t_cpu);
   c.pred_gpu_s = as_float(t_gpu);
   ++stats_.decided;
@@ -210,7 +243,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
     // counted with the CPU correction at most 1: one slow CPU observation (OpenBLAS's first getrf
     // of a size has taken 30x its usual time) would otherwise make probes rarer by the same
     // factor, just when the CPU most needs looking at again.
-    const double probe_loss = raw_cpu * std::min(st.correction[kCpu], 1.0) - t_gpu;
+    const double probe_loss = raw_cpu * std::min(cpu_correction, 1.0) - t_gpu;
     const bool due = (!st.cpu_seen && !st.probed_after_start) || st.since_cpu >= uint32_t(kProbeEvery);
     if (due && probe_loss <= kProbeShare * st.gpu_s_since_cpu) {
       if (!st.cpu_seen) st.probed_after_start = true;
@@ -318,8 +351,7 @@ void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
     raw = model_.gpu_seconds(c.op, c.flops, b.in, b.out);
   }
   if (!(raw > 0) || !std::isfinite(raw)) return;
-  const double ratio = std::clamp(seconds / raw, 1e-3, 1e3);
-  st.correction[d] = std::clamp(sqrt(st.correction[d] * ratio), 1e-2, 1e2);
+  st.correction[d].learn(c.flops, std::clamp(seconds / raw, 1e-3, 1e3));
 }
 
 }  // namespace gofl

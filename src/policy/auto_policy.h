@@ -34,9 +34,17 @@
 //   - otherwise the GPU (OFFLOADED).
 //
 // Learning: after each decided call, observe() gets its duration. The correction of the operation
-// on that device becomes sqrt(old x observed / predicted_uncorrected): halfway, in ratio terms,
-// towards the latest ratio. Calls with info != 0 return early and teach nothing; the first GPU
-// call of each operation neither (it pays lazy kernel loading and the device memory pool).
+// on that device, at the call's size, becomes sqrt(old x observed / predicted_uncorrected): halfway,
+// in ratio terms, towards the latest ratio. Calls with info != 0 return early and teach nothing; the
+// first GPU call of each operation neither (it pays lazy kernel loading and the device memory pool).
+// A correction holds for a band of sizes (SizeCorrection: work within a factor of 8); a size not yet
+// observed takes its neighbours' (interpolated between the nearest bands observed below and above,
+// fading towards the profile's own speed beyond them). One factor for every size made the model
+// worse than none: on the H200 sweep of bench/auto_sweep.py, small zgemm calls ran up to 8x slower
+// than the calibrated curve (threads waking between calls) while large ones matched it within 1%,
+// and the factor learnt from the small ones put the CPU time of the offloaded zgemm calls at 34x
+// their measured time (the model alone: 0.99x), which the summary's "gained" and the run history
+// then counted.
 //
 // Thread-safe: one small lock around the state; only calls with at least 1e6 flops take it.
 #pragma once
@@ -136,6 +144,24 @@ struct PolicyStats {
   double probe_actual_s = 0, probe_pred_gpu_s = 0;
 };
 
+// The learnt correction of one operation on one device, by size: a factor per band of work (a
+// factor of 8 in flops, from 1e6 up), each moved halfway towards the latest observed / predicted
+// ratio of a call in its band.
+class SizeCorrection {
+ public:
+  static constexpr int kBands = 16;
+  static int band(double flops);
+  // The factor for a call of `flops`: its band's when observed; else interpolated in log terms
+  // between the nearest observed bands below and above; else the nearest observed band's factor
+  // fading with the distance d in bands (its logarithm divided by 1 + d); 1 when none is observed.
+  double at(double flops) const;
+  void learn(double flops, double ratio);
+
+ private:
+  double log_factor_[kBands] = {};
+  bool seen_[kBands] = {};
+};
+
 class AutoPolicy {
  public:
   AutoPolicy(const Profile& profile, const PolicyConfig& cfg);
@@ -149,7 +175,7 @@ class AutoPolicy {
   // Predicted seconds with the current corrections.
   double predict_cpu(const gofl_call& c) const;
   double predict_gpu(const gofl_call& c) const;
-  double correction(int op, int device) const;
+  double correction(int op, int device, double flops) const;
   PolicyStats stats() const;
   // In a forked child: a fresh lock (another thread may have held it) and counters of its own (it
   // pays its own start-up); the learnt corrections stay.
@@ -160,7 +186,7 @@ class AutoPolicy {
 
  private:
   struct OpState {
-    double correction[2] = {1.0, 1.0};
+    SizeCorrection correction[2];
     uint32_t since_cpu = 0;       // calls sent to the GPU since the last CPU observation
     double gpu_s_since_cpu = 0;   // their predicted GPU seconds (what pays for a probe)
     bool cpu_seen = false;        // a CPU observation happened

@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -795,13 +797,67 @@ TEST(Learning, CorrectionMovesHalfwayInRatioTermsAndConverges) {
     ASSERT_EQ(c.reason, GOFL_R_PREDICTED_SLOWER);
     p.observe(c, ratio * 1e9 / 1e12, g.t);  // always 3x the uncorrected prediction
     // log(factor) covers half the remaining distance each time: factor_k = ratio^(1 - 2^-k).
-    EXPECT_NEAR(p.correction(dgemm, kCpu), pow(ratio, 1 - pow(2, -k)), 1e-9) << k;
+    EXPECT_NEAR(p.correction(dgemm, kCpu, 1e9), pow(ratio, 1 - pow(2, -k)), 1e-9) << k;
     EXPECT_NEAR(c.pred_cpu_s, float(1e-3 * pow(ratio, 1 - pow(2, -(k - 1)))), 1e-7) << k;
   }
-  EXPECT_NEAR(p.correction(dgemm, kCpu), ratio, 1e-3);
-  EXPECT_DOUBLE_EQ(p.correction(dgemm, kGpu), 1.0);  // per device
-  EXPECT_DOUBLE_EQ(p.correction(op("sgemm"), kCpu), 1.0);  // per operation and precision
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e9), ratio, 1e-3);
+  EXPECT_DOUBLE_EQ(p.correction(dgemm, kGpu, 1e9), 1.0);  // per device
+  EXPECT_DOUBLE_EQ(p.correction(op("sgemm"), kCpu, 1e9), 1.0);  // per operation and precision
   EXPECT_NEAR(p.predict_cpu(make_call("dgemm", 1e9)), 3e-3, 1e-5);
+}
+
+// Teaches the CPU correction of dgemm at `flops`: `times` calls, each `ratio` x the uncorrected model.
+void teach_cpu(AutoPolicy& p, FakeGpu& g, double flops, double ratio, int times) {
+  for (int k = 0; k < times; ++k) {
+    gofl_call c = make_call("dgemm", flops);
+    p.decide(c, g);
+    ASSERT_EQ(c.device, GOFL_DEV_CPU);
+    p.observe(c, ratio * p.model().cpu_seconds(c.op, c.flops), g.t);
+  }
+}
+
+TEST(Learning, ACorrectionLearntOnSmallCallsFadesForMuchLargerOnes) {
+  // The H200 sweep's case: small calls ran several times slower than the calibrated curve (threads
+  // waking between calls), large ones at its speed. One factor for all sizes put the offloaded
+  // calls' CPU time at 6.5x what they took on the CPU.
+  AutoPolicy p(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});  // always the CPU
+  FakeGpu g;
+  const int dgemm = op("dgemm");
+  teach_cpu(p, g, 1e7, 4.0, 30);
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e7), 4.0, 1e-6);
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1.5e7), 4.0, 1e-6);  // the same band: within a factor of 8
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e8), 2.0, 1e-6);    // the next band: half the logarithm
+  const double far = p.correction(dgemm, kCpu, 1e13);        // 6 bands further: a seventh of it
+  EXPECT_NEAR(far, pow(4.0, 1.0 / 7), 1e-6);
+  EXPECT_NEAR(p.predict_cpu(make_call("dgemm", 1e13)), far * 1e13 / 1e12, 1e-6);
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e6 * 0.5), 2.0, 1e-6);  // below: band 0, next to 1
+}
+
+TEST(Learning, BetweenTwoObservedSizesTheCorrectionIsInterpolated) {
+  AutoPolicy p(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});
+  FakeGpu g;
+  const int dgemm = op("dgemm");
+  teach_cpu(p, g, 1e7, 4.0, 40);   // band 1
+  teach_cpu(p, g, 5e10, 1.0, 40);  // band 5: the CPU at its profiled speed
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 5e10), 1.0, 1e-6);
+  // Band 3, halfway between them in bands: halfway in log terms.
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e9), 2.0, 1e-5);
+  // A first observation moves halfway from the interpolated factor, not from 1.
+  teach_cpu(p, g, 1e9, 2.0, 1);
+  EXPECT_NEAR(p.correction(dgemm, kCpu, 1e9), 2.0, 1e-5);
+  EXPECT_DOUBLE_EQ(p.correction(dgemm, kGpu, 1e9), 1.0);  // per device
+}
+
+TEST(Learning, SizeBandsAreFactorsOfEightInWorkFromAMillionFlops) {
+  EXPECT_EQ(SizeCorrection::band(0), 0);
+  EXPECT_EQ(SizeCorrection::band(-1), 0);
+  EXPECT_EQ(SizeCorrection::band(std::nan("")), 0);
+  EXPECT_EQ(SizeCorrection::band(1e6), 0);
+  EXPECT_EQ(SizeCorrection::band(7.9e6), 0);
+  EXPECT_EQ(SizeCorrection::band(8.1e6), 1);
+  EXPECT_EQ(SizeCorrection::band(1e12), 6);
+  EXPECT_EQ(SizeCorrection::band(1e300), SizeCorrection::kBands - 1);
+  EXPECT_EQ(SizeCorrection::band(std::numeric_limits<double>::infinity()), SizeCorrection::kBands - 1);
 }
 
 TEST(Learning, FailedCallsAndTheFirstGpuCallTeachNothing) {
@@ -811,24 +867,24 @@ TEST(Learning, FailedCallsAndTheFirstGpuCallTeachNothing) {
   s.p.decide(c, s.g);
   ASSERT_EQ(c.reason, GOFL_R_OFFLOADED);
   s.p.observe(c, 10 * c.pred_gpu_s, s.g.t);  // first GPU call: warm-up
-  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu), 1.0);
+  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu, 1e9), 1.0);
   gofl_call d = make_call("dgemm", 1e9);
   s.p.decide(d, s.g);
   d.flags |= GOFL_F_INFO_NONZERO;
   s.p.observe(d, 10 * d.pred_gpu_s, s.g.t);
-  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu), 1.0);
+  EXPECT_DOUBLE_EQ(s.p.correction(dgemm, kGpu, 1e9), 1.0);
   gofl_call e = make_call("dgemm", 1e9);
   s.p.decide(e, s.g);
   s.p.observe(e, 4 * e.pred_gpu_s, s.g.t);
-  EXPECT_NEAR(s.p.correction(dgemm, kGpu), 2.0, 1e-6);
+  EXPECT_NEAR(s.p.correction(dgemm, kGpu, 1e9), 2.0, 1e-6);
   // A GPU attempt that failed and ran on the CPU says nothing about either speed.
   gofl_call f = make_call("dgemm", 1e9);
   s.p.decide(f, s.g);
   f.device = GOFL_DEV_CPU;
   f.reason = GOFL_R_GPU_FAILED;
   s.p.observe(f, 100, s.g.t);
-  EXPECT_NEAR(s.p.correction(dgemm, kGpu), 2.0, 1e-6);
-  EXPECT_NEAR(s.p.correction(dgemm, kCpu), 1.0, 1e-6);
+  EXPECT_NEAR(s.p.correction(dgemm, kGpu, 1e9), 2.0, 1e-6);
+  EXPECT_NEAR(s.p.correction(dgemm, kCpu, 1e9), 1.0, 1e-6);
 }
 
 TEST(Learning, ASlowerCpuThanProfiledIsNoticedThroughProbes) {
@@ -843,7 +899,7 @@ TEST(Learning, ASlowerCpuThanProfiledIsNoticedThroughProbes) {
     p.observe(c, t, g.t += t);
     (c.device == GOFL_DEV_GPU ? gpu : cpu)++;
   }
-  EXPECT_LT(p.correction(op("dgemm"), kCpu), 0.55);
+  EXPECT_LT(p.correction(op("dgemm"), kCpu, 1e9), 0.55);
   EXPECT_LE(gpu, kProbeEvery + 1);  // after the first probe taught it, the CPU keeps the work
   EXPECT_GT(cpu, 180);
 }
@@ -957,7 +1013,7 @@ TEST(Probes, OneSlowCpuObservationDoesNotMakeProbesRarer) {
   p.decide(first, g);
   ASSERT_EQ(first.reason, GOFL_R_NOT_STARTED);
   p.observe(first, 30 * first.pred_cpu_s, g.t += 3);
-  EXPECT_NEAR(p.correction(op("dgemm"), kCpu), sqrt(30.0), 1e-6);
+  EXPECT_NEAR(p.correction(op("dgemm"), kCpu, 1e9), sqrt(30.0), 1e-6);
   int reason;
   do reason = run(p, g, make_call("dgemm", 1e9));
   while (reason == GOFL_R_NOT_STARTED);
@@ -967,7 +1023,7 @@ TEST(Probes, OneSlowCpuObservationDoesNotMakeProbesRarer) {
   p.decide(probe, g);
   EXPECT_EQ(probe.reason, GOFL_R_PROBE);
   p.observe(probe, 1e9 / 1e10, g.t += 0.1);  // the CPU at its profiled speed
-  EXPECT_LT(p.correction(op("dgemm"), kCpu), 2.4);  // sqrt(5.5): on its way back
+  EXPECT_LT(p.correction(op("dgemm"), kCpu, 1e9), 2.4);  // sqrt(5.5): on its way back
 }
 
 TEST(Probes, NeverCostMoreThanTheirShareOfTheGpuTime) {
@@ -1029,14 +1085,14 @@ TEST(Decision, AForkedChildCountsItsOwnMissedSavings) {
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.3)), PolicyConfig{});
   FakeGpu g;
   for (int i = 0; i < 3; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9, 0, 0), 2e-3), GOFL_R_NOT_STARTED);
-  const double corr = p.correction(op("dgemm"), kCpu);
+  const double corr = p.correction(op("dgemm"), kCpu, 1e9);
   EXPECT_LT(corr, 1.0);
   EXPECT_GT(p.stats().missed_savings_s, 0.0);
   p.after_fork();
   EXPECT_EQ(p.stats().missed_savings_s, 0.0);
   EXPECT_EQ(p.stats().not_started_calls, 0u);
   EXPECT_DOUBLE_EQ(p.stats().start_needed_s, 0.6);
-  EXPECT_DOUBLE_EQ(p.correction(op("dgemm"), kCpu), corr);  // what was learnt stays
+  EXPECT_DOUBLE_EQ(p.correction(op("dgemm"), kCpu, 1e9), corr);  // what was learnt stays
 }
 
 // ---- residency ahead of time ------------------------------------------------------------------
