@@ -3,7 +3,7 @@
 the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
-                               [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay]
+                               [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay [--earlier-runs N]]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -147,6 +147,8 @@ def replay(a, raw):
         cmd = [os.path.join(a.build, "bin", "replay_policy"), f.name, repr(startup), "--level", str(a.level)]
         if a.profile:
             cmd += ["--profile", os.path.abspath(a.profile)]
+        if a.earlier_runs:
+            cmd += ["--earlier-runs", str(a.earlier_runs)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
@@ -173,6 +175,9 @@ def main():
     ap.add_argument("--replay", action="store_true",
                     help="no auto run: replay the cpu and gpu runs' calls through the current build's decision "
                          "(bench/replay_policy.cpp) and print what auto would have taken")
+    ap.add_argument("--earlier-runs", type=int, default=0,
+                    help="with --replay: replay a run whose N latest earlier runs gained (the run history "
+                         "then starts the GPU at the first call predicted to gain)")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n

@@ -3,7 +3,7 @@
 // without the GPU machine: bench/auto_sweep.py --replay writes the calls from an earlier sweep's
 // cpu and gpu runs and reads this program's totals.
 //
-//   replay_policy CALLS STARTUP_S [--profile P] [--level L]
+//   replay_policy CALLS STARTUP_S [--profile P] [--level L] [--earlier-runs N]
 //
 // CALLS: one call per line, in program order:
 //   OP FLOPS T_CPU T_GPU N_OPERANDS {BYTES IN OUT}...
@@ -11,7 +11,9 @@
 // own first uses at other sizes, not auto's). Each call runs where the decision sends it and takes
 // that device's measured time; starting the GPU adds STARTUP_S once to the total. The GPU is the
 // one `gpu-offload estimate` replays with (ReplayGpu: no load, no memory readings). Prints one
-// line of totals and the count and extra time per reason.
+// line of totals and the count and extra time per reason. --earlier-runs N replays a run whose N
+// latest earlier runs all gained (the run history's rule: the GPU starts at the first call
+// predicted to gain).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +35,7 @@ using namespace gofl;
 namespace {
 
 int usage() {
-  fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L]\n");
+  fprintf(stderr, "usage: replay_policy CALLS STARTUP_S [--profile P] [--level L] [--earlier-runs N]\n");
   return 2;
 }
 
@@ -46,9 +48,10 @@ int main(int argc, char** argv) {
   for (int i = 3; i < argc; ++i) {
     if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_path = argv[++i];
     else if (!strcmp(argv[i], "--level") && i + 1 < argc) cfg.level = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--earlier-runs") && i + 1 < argc) cfg.earlier_runs = atoi(argv[++i]);
     else return usage();
   }
-  if (cfg.level < 1 || cfg.level > 10) return usage();
+  if (cfg.level < 1 || cfg.level > 10 || cfg.earlier_runs < 0) return usage();
   std::string msg;
   const Profile profile = load_profile(profile_path, [](const char*) -> const char* { return nullptr; }, &msg);
   if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());
@@ -69,7 +72,7 @@ int main(int argc, char** argv) {
     double predicted = 0, model = 0, measured = 0;
   };
   std::map<std::string, Accuracy> offloaded_cpu;
-  double chosen = 0, best = 0, now = 0;
+  double chosen = 0, best = 0, all_cpu = 0, now = 0;
   int calls = 0, lineno = 0;
   std::string line;
   while (std::getline(in, line)) {
@@ -111,6 +114,7 @@ int main(int argc, char** argv) {
       a.measured += t_cpu;
     }
     best += std::min(t_cpu, t_gpu);
+    all_cpu += t_cpu;
     auto& slot = by_reason[gofl_reason_name(c.reason)];
     slot.first += 1;
     slot.second += t - std::min(t_cpu, t_gpu);
@@ -120,6 +124,12 @@ int main(int argc, char** argv) {
   printf("replayed %d calls (profile %s, level %d): auto %.3f s in its calls + %.3f s start-up = %.3f s; "
          "per-call best %.3f s; ratio %.3f\n",
          calls, profile.name.c_str(), cfg.level, chosen, start, chosen + start, best, best > 0 ? (chosen + start) / best : 1.0);
+  // The best plan known in advance, as far as a replay sees it (no first GPU calls on either side):
+  // all on the CPU, or the GPU started first and each call on its better device.
+  const double plan = std::min(all_cpu, startup_s + best);
+  printf("best plan known in advance %.3f s (%s); auto / that = %.3f\n", plan,
+         plan == all_cpu ? "all on the CPU" : "start the GPU first, then the better device per call",
+         plan > 0 ? (chosen + start) / plan : 1.0);
   for (const auto& [reason, v] : by_reason) printf("  %-24s %5d calls %+9.3f s\n", reason.c_str(), v.first, v.second);
   printf("the CPU time of the calls sent to the GPU: predicted at the decision (model x learnt correction), "
          "the model alone, measured by the cpu run\n");

@@ -320,6 +320,23 @@ def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
     assert re.search(r"replayed 20 calls \(profile .*fast, level 5\): auto 0\.020 s in its calls \+ 0\.002 s "
                      r"start-up = 0\.022 s; per-call best 0\.020 s; ratio 1\.100", r.stdout), r.stdout
     assert re.search(r"offloaded\s+20 calls\s+\+0\.000 s", r.stdout), r.stdout
+    assert "best plan known in advance 0.022 s (start the GPU first, then the better device per call); " \
+           "auto / that = 1.000" in r.stdout, r.stdout
+    # The offloaded calls' CPU time: the profile says 0.2 s each, the cpu run measured 0.1 s, and no
+    # CPU observation corrected the prediction.
+    assert re.search(r"dgemm\s+20 calls\s+predicted\s+4\.000 s\s+model\s+4\.000 s\s+measured\s+2\.000 s\s+"
+                     r"predicted/measured\s+2\.00\s+model/measured\s+2\.00", r.stdout), r.stdout
+    # A start-up of 1 s in the profile: the GPU starts once 2 s of savings were missed, which takes 18
+    # calls on the CPU (each teaches that the CPU is 2x faster than profiled: the predicted saving
+    # falls from 0.198 s towards 0.098), and the two it runs are predicted as measured; unless the
+    # earlier runs of the program gained (the run history), when the first call starts it.
+    late = profile(tmp_path, 1e10, 1e12, 1.0, "late")
+    r = auto_sweep(tmp_path, "--replay", "--profile", late)
+    assert re.search(r"GPU not started yet\s+18 calls\s+\+1\.782 s", r.stdout), r.stdout
+    assert re.search(r"dgemm\s+2 calls\s+predicted\s+0\.200 s\s+model\s+0\.400 s\s+measured\s+0\.200 s", r.stdout), \
+        r.stdout
+    r = auto_sweep(tmp_path, "--replay", "--profile", late, "--earlier-runs", "3")
+    assert re.search(r"offloaded\s+20 calls\s+\+0\.000 s", r.stdout) and "not started" not in r.stdout, r.stdout
     # A GPU slower than the CPU: nothing starts, every call stays where it is fastest.
     slow = profile(tmp_path, 1e12, 1e10, 0.001, "slow")
     r = auto_sweep(tmp_path, "--replay", "--profile", slow)
