@@ -394,6 +394,58 @@ TEST(Residency, FactorsKeptForRepeatedSolves) {
   EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
 }
 
+// A thin product whose B is kept and whose A is new at every call (NumPy's A @ X_i): column panels
+// of C multiply with the kept B and come back while later panels compute (blas3.cpp). A as stored
+// ('N', lda at and above m) and transposed ('T'), C with ldc above m: every element of C equals the
+// CPU library's within the tolerance, and the rows of C's storage beyond m are untouched. A failure
+// after the first panel was written gives the CPU's result, bit for bit, and the kept B stays valid.
+TEST(Residency, ThinProductsWithAKeptMatrix) {
+  const int m = 200, n = 2048, k = 2048, ldc = 256;  // A: 3.3 MB, below the size worth keeping
+  Anon b(size_t(k) * n * 8);
+  fill(b.p, size_t(k) * n, 51);
+  const double one = 1, zero = 0;
+  auto gemm = gpu_test::intercepted<dgemm_fn>("dgemm_");
+  auto ref_gemm = gpu_test::cpu<dgemm_fn>("dgemm_");
+  int call = 0;
+  for (const char* ta : {"N", "N", "N", "N", "T"}) {
+    const int lda = ta[0] == 'N' ? (call < 3 ? m : 256) : k + 8;
+    const size_t a_elems = size_t(lda) * (ta[0] == 'N' ? k : m);
+    std::vector<double> a(a_elems), c(size_t(ldc) * n, 7.0), ref(c);
+    fill(a.data(), a_elems, 60 + call);
+    gemm(ta, "N", &m, &n, &k, &one, a.data(), &lda, b.p, &k, &zero, c.data(), &ldc);
+    EXPECT_RAN_ON_GPU();
+    const unsigned bits = last_resident();
+    ref_gemm(ta, "N", &m, &n, &k, &one, a.data(), &lda, b.p, &k, &zero, ref.data(), &ldc);
+    EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10) << "call " << call << ", op(A) " << ta;
+    for (int j = 0; j < n; ++j)
+      for (int i = m; i < ldc; ++i) ASSERT_EQ(c[size_t(j) * ldc + i], 7.0) << "C(" << i << ", " << j << ") written";
+    // B is kept at its second upload and serves from the third call on.
+    if (call >= 2) {
+      EXPECT_EQ(res_of(bits, 1), GOFL_RES_KEPT) << "call " << call;
+    }
+    ++call;
+  }
+  for (const char* fault : {"panel", "compute", "d2h-before"}) {
+    std::vector<double> a(size_t(m) * k), c(size_t(ldc) * n, 7.0), ref(c);
+    fill(a.data(), a.size(), 70);
+    gpu_test::set_fault(fault);
+    gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, c.data(), &ldc);
+    gpu_test::set_fault(nullptr);
+    const auto lc = gpu_test::last_call();
+    EXPECT_EQ(lc.device, 0) << fault;
+    EXPECT_EQ(lc.gpu_status, GOFL_GPU_INJECTED) << fault;
+    ref_gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, ref.data(), &ldc);
+    EXPECT_EQ(std::memcmp(c.data(), ref.data(), c.size() * sizeof(double)), 0) << fault << ": not the CPU's result";
+  }
+  std::vector<double> a(size_t(m) * k), c(size_t(ldc) * n, 7.0), ref(c);
+  fill(a.data(), a.size(), 71);
+  gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, c.data(), &ldc);
+  EXPECT_RAN_ON_GPU();
+  EXPECT_EQ(res_of(last_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
+  ref_gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, ref.data(), &ldc);
+  EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10);
+}
+
 // Kept copies give way when device memory runs short: a call that needs the memory still runs on
 // the GPU, and never fails for lack of it.
 TEST(Residency, KeptCopiesGiveWayWhenMemoryRunsShort) {
