@@ -38,18 +38,11 @@ bool inside(const HostMatrix& k, const HostMatrix& m, size_t* dev_off, int64_t* 
 // Whether the host bytes of `m` and [p, p + n) share a byte.
 bool overlaps(const HostMatrix& m, uintptr_t p, size_t n) { return m.host < p + n && p < m.host + m.extent(); }
 
-uint64_t range_key(const HostMatrix& m) { return uint64_t(m.host) * 1000003u ^ uint64_t(m.extent()); }
-
 }  // namespace
 
 void ResidentCache::set_enabled(bool on) {
   enabled_ = on;
   if (!on) clear();
-}
-
-bool ResidentCache::churning(const HostMatrix& m) const {
-  const auto it = history_.find(range_key(m));
-  return it == history_.end() || it->second.uploads < 2 || (it->second.misses > 0 && it->second.hits == 0);
 }
 
 bool ResidentCache::watch_content(const HostMatrix& m, WatchTicket* t) {
@@ -94,12 +87,6 @@ bool ResidentCache::confirm(Entry& e, const HostMatrix& m) {
   return true;
 }
 
-void ResidentCache::note(const HostMatrix& m, bool hit) {
-  if (history_.size() > 4096) history_.clear();  // bounded; forgetting only costs a re-learn
-  History& h = history_[range_key(m)];
-  (hit ? h.hits : h.misses)++;
-}
-
 void ResidentCache::drop(size_t i) {
   watch_.forget(&entries_[i]->ticket);
   bytes_ -= entries_[i]->dev.bytes();
@@ -114,7 +101,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     int64_t ld = 0;
     if (!inside(e.m, m, &off, &ld)) continue;
     if (!confirm(e, m)) {
-      note(e.m, false);
+      history_.served(e.m.host, e.m.extent(), false);
       drop(i);
       return false;
     }
@@ -122,7 +109,7 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
     e.in_use = true;
     if (!e.pending) {
       ++e.hits;
-      note(e.m, true);
+      history_.served(e.m.host, e.m.extent(), true);
     }
     hit->dev = e.dev.get<char>() + off * e.m.elem;
     hit->ld = ld;
@@ -146,9 +133,7 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
 
 ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
   if (!enabled_ || m.packed() < min_bytes_) return nullptr;
-  if (history_.size() > 4096) history_.clear();
-  ++history_[range_key(m)].uploads;
-  if (churning(m)) return nullptr;
+  if (!history_.upload(m.host, m.extent())) return nullptr;
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
   e->m = m;
@@ -188,7 +173,9 @@ void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {
 void ResidentCache::overwritten(uintptr_t p, size_t n) {
   // An upload changed before it served: its range's history learns that it churns.
   for (const auto& e : entries_)
-    if (overlaps(e->m, p, n) && e->origin == GOFL_RES_KEPT && e->hits == 0 && !e->pending) note(e->m, false);
+    if (overlaps(e->m, p, n) && e->origin == GOFL_RES_KEPT && e->hits == 0 && !e->pending)
+      history_.served(e->m.host, e->m.extent(), false);
+  history_.written(p, n);
   forget_overlapping(p, n);
 }
 

@@ -8,10 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "common/host_watch.h"
+#include "common/keep_history.h"
 #include "cuda/engine.h"
 
 namespace gofl {
@@ -68,9 +68,9 @@ class ResidentCache {
   // A GPU result copied out to `m` in full (the host now holds exactly `dev`): keep it.
   void keep_output(const HostMatrix& m, DevMem&& dev);
   // The program's bytes [p, p + n) are about to be written (a copy-out, or an engine that writes
-  // them itself): no copy of them stays. An uploaded copy that never served counts as found
-  // changed, as a failed check would: a buffer the program alternates between inputs and outputs
-  // (NumPy's results land where an earlier input was) is then no longer kept at each upload.
+  // them itself): no copy of them stays, and the ranges sharing a byte start a new row of uploads
+  // (keep_history.h). An uploaded copy that never served counts as found changed, as a failed
+  // check would.
   void overwritten(uintptr_t p, size_t n);
 
   // The call ended: on success its new copies become valid, on failure they are dropped.
@@ -83,19 +83,11 @@ class ResidentCache {
   HostWatch& watch() { return watch_; }
 
  private:
-  // Per host range (address, extent): how its uploads went. Watching is not free: the program pays
-  // 1.2 us a page (H200 host; 3-5 us on the 2-core development VM) more on its next write to a
-  // write-protected page, so a range is watched in steps:
-  //   - its first upload is not kept (most operands are never passed again);
-  //   - its second is kept under the content check (a digest of every byte: no fault for anyone);
-  //   - at its first reuse, page tracking starts, then the digest confirms the bytes: from then on a
-  //     check is one ioctl. A range found changed before it was ever reused is not kept again, so
-  //     a buffer rewritten before every call pays one digest comparison, never a fault per page.
-  struct History {
-    uint32_t uploads = 0, hits = 0, misses = 0;
-  };
-  bool churning(const HostMatrix& m) const;
-  void note(const HostMatrix& m, bool hit);
+  // Which uploads are kept (common/keep_history.h): the second in a row, not one a GPU result
+  // keeps overwriting, never one of a range that changed before it ever served. At its first
+  // reuse page tracking takes over from the content check (confirm()).
+  KeepHistory history_;
+
   // A kept copy under the content check that is about to serve: page tracking takes over, and the
   // digest confirms nothing changed before it did. False: the bytes changed. When the call's operand
   // `m` spans the whole kept range (so the program's own call reads every byte: it is mapped), a
@@ -114,7 +106,6 @@ class ResidentCache {
 
   HostWatch watch_;
   std::vector<std::unique_ptr<Entry>> entries_;
-  std::unordered_map<uint64_t, History> history_;
   uint64_t clock_ = 0;
   uint64_t bytes_ = 0;
   size_t min_bytes_ = size_t(4) << 20;
