@@ -14,6 +14,7 @@ with the CPU column's (relative difference). Figures are the calls themselves, n
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -104,6 +105,26 @@ def run(build, name, n, iters, opts):
     return out
 
 
+def print_table(rows):
+    print()
+    print("| loop | n, iterations | " + " | ".join(c for c, _ in COLUMNS) + " | residency on vs CPU | goal |")
+    print("|---|---|" + "---|" * len(COLUMNS) + "---|---|")
+    for name, n, iters, goal, res in rows:
+        cells = []
+        for col, _ in COLUMNS:
+            r = res.get(col, {})
+            cells.append(f"{r['steady'] * 1e3:.2f} ms" if "steady" in r else ("failed" if "error" in r else "not run"))
+        on, cpu = res.get("gpu, residency on", {}), res.get("cpu", {})
+        ratio = cpu["steady"] / on["steady"] if "steady" in on and "steady" in cpu else float("nan")
+        goal_s = f"≥ {goal:.0f}×: {'met' if ratio >= goal else 'missed'}" if goal and ratio == ratio else ""
+        if name.startswith("rewrite"):
+            off = res.get("gpu, residency off", {})
+            if "steady" in off and "steady" in on:
+                goal_s = f"on/off {on['steady'] / off['steady']:.3f} (≤ 1.05: {'met' if on['steady'] <= 1.05 * off['steady'] else 'missed'})"
+        print(f"| {name} | {n}, {iters} | " + " | ".join(cells) + f" | {ratio:.1f}× | {goal_s} |")
+    print("\nPer iteration: the median of the library calls of one iteration, after the first.", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -113,41 +134,29 @@ def main():
     a = ap.parse_args()
     print(f"# {' '.join(sys.argv)}", flush=True)
     rows = []
-    for name, nf, itf, goal in LOOPS:
-        if a.only and name not in a.only.split(";"):
-            continue
-        n, iters = a.n * nf, int(a.iters * itf)
-        res = {}
-        for col, opts in COLUMNS:
-            res[col] = run(a.build, name, n, iters, opts)
-            r = res[col]
-            if "error" in r:
-                print(f"{name} [{col}] failed: {r['error']}", flush=True)
+    # A stage's timeout (SIGTERM) still prints the table of the rows measured so far.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("residency_bench: stopped by SIGTERM"))
+    try:
+        for name, nf, itf, goal in LOOPS:
+            if a.only and name not in a.only.split(";"):
                 continue
-            steady = statistics.median(r["times"][1:]) if len(r["times"]) > 1 else r["times"][0]
-            r["steady"], r["total"] = steady, sum(r["times"])
-            ref = res["cpu"]
-            r["diff"] = abs(r["norm"] - ref["norm"]) / ref["norm"] if "norm" in ref and ref["norm"] else float("nan")
-            print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms, total {r['total']:.3f} s, "
-                  f"vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]), flush=True)
-        rows.append((name, n, iters, goal, res))
-    print()
-    print("| loop | n, iterations | " + " | ".join(c for c, _ in COLUMNS) + " | residency on vs CPU | goal |")
-    print("|---|---|" + "---|" * len(COLUMNS) + "---|---|")
-    for name, n, iters, goal, res in rows:
-        cells = []
-        for col, _ in COLUMNS:
-            r = res.get(col, {})
-            cells.append(f"{r['steady'] * 1e3:.2f} ms" if "steady" in r else "failed")
-        on, cpu = res.get("gpu, residency on", {}), res.get("cpu", {})
-        ratio = cpu["steady"] / on["steady"] if "steady" in on and "steady" in cpu else float("nan")
-        goal_s = f"≥ {goal:.0f}×: {'met' if ratio >= goal else 'missed'}" if goal else ""
-        if name.startswith("rewrite"):
-            off = res.get("gpu, residency off", {})
-            if "steady" in off and "steady" in on:
-                goal_s = f"on/off {on['steady'] / off['steady']:.3f} (≤ 1.05: {'met' if on['steady'] <= 1.05 * off['steady'] else 'missed'})"
-        print(f"| {name} | {n}, {iters} | " + " | ".join(cells) + f" | {ratio:.1f}× | {goal_s} |")
-    print("\nPer iteration: the median of the library calls of one iteration, after the first.")
+            n, iters = a.n * nf, int(a.iters * itf)
+            res = {}
+            rows.append((name, n, iters, goal, res))
+            for col, opts in COLUMNS:
+                res[col] = run(a.build, name, n, iters, opts)
+                r = res[col]
+                if "error" in r:
+                    print(f"{name} [{col}] failed: {r['error']}", flush=True)
+                    continue
+                steady = statistics.median(r["times"][1:]) if len(r["times"]) > 1 else r["times"][0]
+                r["steady"], r["total"] = steady, sum(r["times"])
+                ref = res["cpu"]
+                r["diff"] = abs(r["norm"] - ref["norm"]) / ref["norm"] if "norm" in ref and ref["norm"] else float("nan")
+                print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms, total {r['total']:.3f} s, "
+                      f"vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]), flush=True)
+    finally:
+        print_table(rows)
 
 
 if __name__ == "__main__":
