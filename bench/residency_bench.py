@@ -13,6 +13,7 @@ with the CPU column's (relative difference). Figures are the calls themselves, n
 
 import argparse
 import json
+import math
 import os
 import signal
 import statistics
@@ -116,7 +117,7 @@ def print_table(rows):
             cells.append(f"{r['steady'] * 1e3:.2f} ms" if "steady" in r else ("failed" if "error" in r else "not run"))
         on, cpu = res.get("gpu, residency on", {}), res.get("cpu", {})
         ratio = cpu["steady"] / on["steady"] if "steady" in on and "steady" in cpu else float("nan")
-        goal_s = f"≥ {goal:.0f}×: {'met' if ratio >= goal else 'missed'}" if goal and ratio == ratio else ""
+        goal_s = f"≥ {goal:.0f}×: {'met' if ratio >= goal else 'missed'}" if goal and not math.isnan(ratio) else ""
         if name.startswith("rewrite"):
             off = res.get("gpu, residency off", {})
             if "steady" in off and "steady" in on:
