@@ -106,16 +106,42 @@ template <class T> int gemm_panels(const Gemm<T>& g) {
   return int(std::clamp<int64_t>(std::min<int64_t>(g.n / 1024, int64_t(flops / kMinPanelFlops)), 2, 8));
 }
 
+// A product whose B is on the device whole (a kept copy) can multiply A's first columns while its
+// later ones are still being copied in: the sum over k is split into pieces of op(A)'s columns, each
+// a contiguous range of host memory when ta == 'N' (NumPy's A @ X_i with a thin X_i is, column-major,
+// X_i^T A^T: 16 MB of X_i up and 16 MB of C down a call, A kept). Each piece but the last adds its
+// product over all of C once it has arrived; the last adds its part panel by panel, each panel of C
+// then coming back while the next computes. Pieces of at least 4 MB (about 0.1 ms of copy-in on the
+// H200 host) and of at least kMinPanelFlops each, 2 to 8 of them (GPU_OFFLOAD_GEMM_K_PIECES sets
+// the most; 1 turns the split off); 1: no split.
+template <class T> int64_t gemm_k_pieces(const Gemm<T>& g) {
+  constexpr double kMinPieceBytes = double(4u << 20), kMinPanelFlops = 5e9;
+  static const double most = double(std::min(env_long("GPU_OFFLOAD_GEMM_K_PIECES", 8), 64L));
+  const double bytes = double(g.m) * double(g.k) * double(sizeof(T));
+  const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * (is_complex<T>::value ? 4.0 : 1.0);
+  const double p = std::min({bytes / kMinPieceBytes, flops / kMinPanelFlops, double(g.k / 256), most});
+  return p >= 2 ? int64_t(p) : 1;
+}
+
 template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const Gemm<T>& g, int panels) {
   const bool same = g.b_is_a();
   const bool out_only = is_zero(g.beta);
   cudaStream_t up = e.copy_stream(0), down = e.copy_stream(1), s = e.stream();
-  // A, and B when residency serves or keeps it (whole, before the panels); otherwise B goes up panel
-  // by panel.
-  const Engine::Input inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
+  // A whole, before the panels: a kept copy, or uploaded below (dA) whole or in pieces over k. B too
+  // when residency serves or keeps it; otherwise B goes up panel by panel.
+  Engine::Input inA;
+  DevMem dA;
+  const bool a_there = same ? (inA = e.input(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up), true)
+                            : e.input_if_resident(g.A, g.ar(), g.ac(), g.lda, sizeof(T), up, &inA, &dA);
   Engine::Input inB;
   DevMem dB;
   const bool b_whole = !same && e.input_if_resident(g.B, g.br(), g.bc(), g.ldb, sizeof(T), up, &inB, &dB);
+  const int64_t k_pieces = !a_there && b_whole && out_only && g.ta == 'N' ? gemm_k_pieces(g) : 1;
+  if (!a_there) {
+    inA.dev = dA.get();
+    inA.ld = g.ar();
+    if (k_pieces == 1) e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
+  }
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
   const int64_t w = (g.n + panels - 1) / panels;
@@ -125,6 +151,33 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     Panel() : in(false), start(true), end(true) {}
   };
   std::vector<Panel> ps(static_cast<size_t>(panels));
+  // Piece q of the sum: op(A)'s columns (op(B)'s rows) [k0, k0 + kc); the panels take the last one.
+  const int64_t kw = k_pieces == 1 ? g.k : ((g.k + k_pieces - 1) / k_pieces + 63) / 64 * 64;
+  const int64_t n_pieces = (g.k + kw - 1) / kw;
+  std::vector<Panel> qs(static_cast<size_t>(n_pieces - 1));
+  const int64_t k_last = (n_pieces - 1) * kw;
+  // op(B)'s element (k0, j0) in a B that is on the device whole.
+  auto b_at = [&](int64_t k0, int64_t j0) {
+    const Engine::Input& src = same ? inA : inB;
+    return g.tb == 'N' ? src.get<T>() + k0 + j0 * src.ld : src.get<T>() + j0 + k0 * src.ld;
+  };
+  const T one(1);
+  for (int64_t q = 0; q + 1 < n_pieces; ++q) {
+    Panel& Q = qs[size_t(q)];
+    const int64_t k0 = q * kw;
+    // Test point: a failure while the earlier pieces' kernels are queued.
+    if (q == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
+    e.upload(dA.get<T>() + k0 * g.m, g.A + k0 * g.lda, g.m, kw, g.lda, sizeof(T), up);
+    check(cudaEventRecord(Q.in.get(), up), "cudaEventRecord (piece in)");
+    check(cudaStreamWaitEvent(s, Q.in.get(), 0), "cudaStreamWaitEvent (piece in)");
+    check(cudaEventRecord(Q.start.get(), s), "cudaEventRecord (piece start)");
+    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, g.n, kw, cu(&g.alpha), cu(dA.get<T>() + k0 * g.m), g.m,
+                    cu(b_at(k0, 0)), inB.ld, cu(q == 0 ? &g.beta : &one), cu(dC.get<T>()), g.m),
+          "cublasXgemm (piece)");
+    check(cudaEventRecord(Q.end.get(), s), "cudaEventRecord (piece end)");
+  }
+  if (n_pieces > 1)
+    e.upload(dA.get<T>() + k_last * g.m, g.A + k_last * g.lda, g.m, g.k - k_last, g.lda, sizeof(T), up);
   for (int p = 0; p < panels; ++p) {
     Panel& P = ps[size_t(p)];
     P.j0 = int64_t(p) * w;
@@ -132,9 +185,8 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     const T* dBp;
     int64_t ldb;
     if (same || b_whole) {  // B is on the device whole (A itself, or a kept copy)
-      const Engine::Input& src = same ? inA : inB;
-      dBp = g.tb == 'N' ? src.get<T>() + P.j0 * src.ld : src.get<T>() + P.j0;
-      ldb = src.ld;
+      dBp = b_at(k_last, P.j0);
+      ldb = same ? inA.ld : inB.ld;
     } else if (g.tb == 'N') {  // columns j0.. of B, packed k x n
       dBp = dB.get<T>() + P.j0 * g.k;
       ldb = g.k;
@@ -149,17 +201,20 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     check(cudaEventRecord(P.in.get(), up), "cudaEventRecord (panel in)");
     check(cudaStreamWaitEvent(s, P.in.get(), 0), "cudaStreamWaitEvent (panel in)");
     check(cudaEventRecord(P.start.get(), s), "cudaEventRecord (panel start)");
-    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, P.cols, g.k, cu(&g.alpha), cu(inA.get<T>()), inA.ld,
-                    cu(dBp), ldb, cu(&g.beta), cu(dCp), g.m),
+    // The last piece of the sum (all of it when k is not split), added to what the others left in C.
+    check(x_gemm<T>(e.blas(), op_of(g.ta), op_of(g.tb), g.m, P.cols, g.k - k_last, cu(&g.alpha),
+                    cu(inA.get<T>() + k_last * inA.ld), inA.ld, cu(dBp), ldb, cu(n_pieces > 1 ? &one : &g.beta), cu(dCp),
+                    g.m),
           "cublasXgemm");
     check(cudaEventRecord(P.end.get(), s), "cudaEventRecord (panel end)");
   }
-  auto panel_done = [&](Panel& P) {
+  auto elapsed = [&](Panel& P) {
     check(cudaEventSynchronize(P.end.get()), "cudaEventSynchronize (panel)");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, P.start.get(), P.end.get()), "cudaEventElapsedTime");
     e.add_compute(double(ms) * 1e-3);
   };
+  for (Panel& Q : qs) elapsed(Q);  // they precede every panel on the compute stream
   if (out_only) {
     // Only when C shares no byte with A or B (BLAS forbids it, but a C or Fortran caller may do it
     // anyway): otherwise the panels written would change the inputs a CPU rerun reads. The call's
@@ -179,7 +234,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     // program's C untouched).
     check(cudaEventSynchronize(ps[0].end.get()), "cudaEventSynchronize (panel)");
   } else {
-    for (Panel& P : ps) panel_done(P);
+    for (Panel& P : ps) elapsed(P);
     e.end_pipeline();  // every panel succeeded before C is written
   }
   // Nothing of the program's C is written yet on either path.
@@ -194,7 +249,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   for (const Panel& P : ps)
     outs.push_back({g.C + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
   e.download_parts(outs, down, [&](size_t i) {
-    panel_done(ps[i]);  // its kernel is done: its columns are in host memory
+    elapsed(ps[i]);  // its kernel is done: its columns are in host memory
     if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
   });
   e.end_pipeline();

@@ -446,6 +446,59 @@ TEST(Residency, ThinProductsWithAKeptMatrix) {
   EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10);
 }
 
+// The same shape large enough for A to go up in pieces over k that multiply as they arrive
+// (blas3.cpp, gemm_k_pieces): A 16 MB (m = 256, k = 8192:
+// three pieces, the last one shorter), B kept as stored ('N') and transposed ('T'), A as stored
+// with lda at and above m, C with ldc above m. Every element of C equals the CPU library's within
+// the tolerance and the rows of C's storage beyond m are untouched. A failure while earlier pieces'
+// kernels are queued ("piece"), after the last one ("compute") or between panels of the copy-out
+// ("panel") gives the CPU's result bit for bit, and the kept B serves the next call.
+TEST(Residency, ProductsInPiecesOverKWithAKeptMatrix) {
+  const int m = 256, n = 4096, k = 8192, ldc = 264;
+  const double one = 1, zero = 0;
+  auto gemm = gpu_test::intercepted<dgemm_fn>("dgemm_");
+  auto ref_gemm = gpu_test::cpu<dgemm_fn>("dgemm_");
+  for (const char* tb : {"N", "T"}) {
+    const int ldb = tb[0] == 'N' ? k : n;
+    Anon b(size_t(k) * n * 8);
+    fill(b.p, size_t(k) * n, tb[0] == 'N' ? 81 : 82);
+    for (int call = 0; call < 5; ++call) {
+      const int lda = call < 3 ? m : m + 40;
+      std::vector<double> a(size_t(lda) * k), c(size_t(ldc) * n, 7.0), ref(c);
+      fill(a.data(), a.size(), 90 + call);
+      gemm("N", tb, &m, &n, &k, &one, a.data(), &lda, b.p, &ldb, &zero, c.data(), &ldc);
+      EXPECT_RAN_ON_GPU();
+      const unsigned bits = last_resident();
+      ref_gemm("N", tb, &m, &n, &k, &one, a.data(), &lda, b.p, &ldb, &zero, ref.data(), &ldc);
+      EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10) << "call " << call << ", op(B) " << tb;
+      for (int j = 0; j < n; ++j)
+        for (int i = m; i < ldc; ++i) ASSERT_EQ(c[size_t(j) * ldc + i], 7.0) << "C(" << i << ", " << j << ") written";
+      if (call >= 2) {
+        EXPECT_EQ(res_of(bits, 1), GOFL_RES_KEPT) << "call " << call << ", op(B) " << tb;
+      }
+    }
+    for (const char* fault : {"piece", "compute", "panel"}) {
+      std::vector<double> a(size_t(m) * k), c(size_t(ldc) * n, 7.0), ref(c);
+      fill(a.data(), a.size(), 99);
+      gpu_test::set_fault(fault);
+      gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, c.data(), &ldc);
+      gpu_test::set_fault(nullptr);
+      const auto lc = gpu_test::last_call();
+      EXPECT_EQ(lc.device, 0) << fault;
+      EXPECT_EQ(lc.gpu_status, GOFL_GPU_INJECTED) << fault;
+      ref_gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, ref.data(), &ldc);
+      EXPECT_EQ(std::memcmp(c.data(), ref.data(), c.size() * sizeof(double)), 0) << fault << ": not the CPU's result";
+    }
+    std::vector<double> a(size_t(m) * k), c(size_t(ldc) * n, 7.0), ref(c);
+    fill(a.data(), a.size(), 100);
+    gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, c.data(), &ldc);
+    EXPECT_RAN_ON_GPU();
+    EXPECT_EQ(res_of(last_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
+    ref_gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, ref.data(), &ldc);
+    EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10);
+  }
+}
+
 // Kept copies give way when device memory runs short: a call that needs the memory still runs on
 // the GPU, and never fails for lack of it.
 TEST(Residency, KeptCopiesGiveWayWhenMemoryRunsShort) {
