@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <algorithm>
+#include <random>
 #include <vector>
 
 namespace {
@@ -180,13 +182,36 @@ TYPED_TEST(LuQr, Getrf) {
 }
 
 // ---- getrs ------------------------------------------------------------------------------------------
-template <class T> void check_getrs(char trans, int n, int nrhs, int lda, int ldb, uint64_t seed) {
-  SCOPED_TRACE(std::string("getrs trans=") + trans + " n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs));
+// The factors of a diagonally dominant matrix (no row interchanges), of one with its rows shuffled
+// (getrf interchanges almost every row back; as well conditioned), or the first with pivots drawn
+// anywhere in 1..n (LAPACK applies any such).
+enum class Pivots { none, from_getrf, any };
+template <class T> void check_getrs(char trans, int n, int nrhs, int lda, int ldb, uint64_t seed,
+                                    Pivots pivots = Pivots::none) {
+  SCOPED_TRACE(std::string("getrs trans=") + trans + " n=" + std::to_string(n) + " nrhs=" + std::to_string(nrhs) +
+               " pivots " + std::to_string(int(pivots)));
   auto lu = dominant<T>(n, lda, seed);
+  if (pivots == Pivots::from_getrf) {
+    std::vector<int> order(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) order[size_t(i)] = i;
+    std::shuffle(order.begin(), order.end(), std::mt19937_64(seed));
+    const auto d = lu;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) lu[size_t(i) + size_t(j) * lda] = d[size_t(order[size_t(i)]) + size_t(j) * lda];
+  }
   std::vector<int32_t> ipiv(n);
   int32_t info = 0;
   gpu_test::cpu<typename F<T>::getrf>(fname<T>("getrf").c_str())(&n, &n, lu.data(), &lda, ipiv.data(), &info);
   ASSERT_EQ(info, 0);
+  if (pivots == Pivots::any) {
+    std::mt19937_64 g(seed);
+    for (auto& p : ipiv) p = int32_t(g() % uint64_t(n)) + 1;
+  }
+  if (pivots != Pivots::none) {
+    int moved = 0;
+    for (int i = 0; i < n; ++i) moved += ipiv[size_t(i)] != i + 1;
+    ASSERT_GT(moved, n / 2) << "the test needs row interchanges";
+  }
   const auto lu0 = lu;
   const auto b0 = general<T>(n, nrhs, ldb, seed + 1);
   auto bg = b0, bc = b0;
@@ -208,6 +233,13 @@ TYPED_TEST(LuQr, Getrs) {
     check_getrs<T>(t, 67, 1, 70, 72, 11);
   }
   check_getrs<T>('n', 67, 3, 67, 67, 12);  // lower-case flag
+  // Row interchanges (the cases above have none: a dominant matrix keeps its rows). B of 1.3 MB and
+  // more is copied by several threads, each a byte range of it.
+  for (char t : {'N', 'T', 'C'}) {
+    check_getrs<T>(t, 300, 7, 305, 310, 13, Pivots::from_getrf);
+    check_getrs<T>(t, 200, 3, 200, 203, 14, Pivots::any);
+  }
+  check_getrs<T>('N', 1024, 160, 1030, 1024, 15, Pivots::from_getrf);
 }
 
 // ---- gesv -------------------------------------------------------------------------------------------
