@@ -99,9 +99,9 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
 // at least kMinPanelFlops (about 80 us of float64 on an H200) where the product still makes two
 // panels of that size (smaller ones keep two, as before): A @ X_i above runs in 6 panels, not
 // 8 (2.17 ms a call against 2.26; 4 panels: 2.28, the last panel's copy-out then twice as long).
+constexpr double kMinPanelFlops = 5e9;  // a panel's or a piece's least work (see gemm_panels)
 template <class T> int gemm_panels(const Gemm<T>& g) {
   if (g.n < 2048 || g.m < 128 || g.k < 256) return 1;
-  constexpr double kMinPanelFlops = 5e9;
   const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * (is_complex<T>::value ? 4.0 : 1.0);
   return int(std::clamp<int64_t>(std::min<int64_t>(g.n / 1024, int64_t(flops / kMinPanelFlops)), 2, 8));
 }
@@ -115,7 +115,7 @@ template <class T> int gemm_panels(const Gemm<T>& g) {
 // H200 host) and of at least kMinPanelFlops each, 2 to 8 of them (GPU_OFFLOAD_GEMM_K_PIECES sets
 // the most; 1 turns the split off); 1: no split.
 template <class T> int64_t gemm_k_pieces(const Gemm<T>& g) {
-  constexpr double kMinPieceBytes = double(4u << 20), kMinPanelFlops = 5e9;
+  constexpr double kMinPieceBytes = double(4u << 20);
   static const double most = double(std::min(env_long("GPU_OFFLOAD_GEMM_K_PIECES", 8), 64L));
   const double bytes = double(g.m) * double(g.k) * double(sizeof(T));
   const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * (is_complex<T>::value ? 4.0 : 1.0);
@@ -137,10 +137,14 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   DevMem dB;
   const bool b_whole = !same && e.input_if_resident(g.B, g.br(), g.bc(), g.ldb, sizeof(T), up, &inB, &dB);
   const int64_t k_pieces = !a_there && b_whole && out_only && g.ta == 'N' ? gemm_k_pieces(g) : 1;
+  // Piece q of the sum: op(A)'s columns (op(B)'s rows) [q kw, (q + 1) kw); the panels take the last one.
+  const int64_t kw = k_pieces == 1 ? g.k : ((g.k + k_pieces - 1) / k_pieces + 63) / 64 * 64;
+  const int64_t n_pieces = (g.k + kw - 1) / kw;
+  const int64_t k_last = (n_pieces - 1) * kw;
   if (!a_there) {
     inA.dev = dA.get();
     inA.ld = g.ar();
-    if (k_pieces == 1) e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
+    if (n_pieces == 1) e.upload(dA.get(), g.A, g.ar(), g.ac(), g.lda, sizeof(T), up);
   }
   DevMem dC = e.alloc(size_t(g.m * g.n) * sizeof(T));
   // Panel p: columns [j0, j1) of C and of op(B). op(B)'s columns are B's columns ('N') or rows.
@@ -151,11 +155,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     Panel() : in(false), start(true), end(true) {}
   };
   std::vector<Panel> ps(static_cast<size_t>(panels));
-  // Piece q of the sum: op(A)'s columns (op(B)'s rows) [k0, k0 + kc); the panels take the last one.
-  const int64_t kw = k_pieces == 1 ? g.k : ((g.k + k_pieces - 1) / k_pieces + 63) / 64 * 64;
-  const int64_t n_pieces = (g.k + kw - 1) / kw;
   std::vector<Panel> qs(static_cast<size_t>(n_pieces - 1));
-  const int64_t k_last = (n_pieces - 1) * kw;
   // op(B)'s element (k0, j0) in a B that is on the device whole.
   auto b_at = [&](int64_t k0, int64_t j0) {
     const Engine::Input& src = same ? inA : inB;
