@@ -193,10 +193,11 @@ print("A @ X_i as the program times it, ms:", " ".join(f"{t:.3f}" for t in ms))'
   "$B/bin/gpu-offload" dump --csv "$T/res" | awk -F, 'NR == 1 { print "op duration_ms gap_ms copy_in_ms compute_ms copy_out_ms operands"; next }
     { if (prev) printf "%s %.3f %.3f %.3f %.3f %.3f %s\n", $4, $24 / 1e6, ($23 - prev) / 1e6, $29 * 1e3, $30 * 1e3, $31 * 1e3, $28; prev = $23 + $24 }'
   # The factors of a dominant matrix (no row interchanges), then of a general one (almost every row
-  # interchanged: what cuSOLVER's laswp costs a getrs; bench/results/getrs-host-interchanges-2026-12-02.patch
-  # applies them on the host copy of B instead).
-  for M in "M @ M.T + 8192 * np.eye(8192)" "M"; do
-    echo "-- getrs on the kept factors of lu_factor($M)"
+  # interchanged), with the interchanges applied on the host copy of B (the default) and by cuSOLVER's
+  # laswp (GPU_OFFLOAD_GETRS_SWAPS=gpu).
+  for case in "host|M @ M.T + 8192 * np.eye(8192)" "host|M" "gpu|M"; do
+    M=${case#*|}; export GPU_OFFLOAD_GETRS_SWAPS=${case%%|*}
+    echo "-- getrs on the kept factors of lu_factor($M), GPU_OFFLOAD_GETRS_SWAPS=$GPU_OFFLOAD_GETRS_SWAPS"
     rm -rf "$T/lu"
     "$B/bin/gpu-offload" run --device gpu --trace "$T/lu" -- "$PY" -c '
 import sys, numpy as np, scipy.linalg as sl
@@ -204,6 +205,7 @@ r = np.random.default_rng(0); M = r.standard_normal((8192, 8192)); lu = sl.lu_fa
 for i in range(8): sl.lu_solve(lu, r.standard_normal((8192, 256)))' "$M" >/dev/null 2>&1
     "$B/bin/gpu-offload" dump --csv "$T/lu" | awk -F, 'NR == 1 || $4 ~ /getrs/ { print $4, $24, $29, $30, $31 }'
   done
+  unset GPU_OFFLOAD_GETRS_SWAPS
   echo "== the host watch's costs on this machine (unit benchmark)"
   "$B/bin/unit_tests" --gtest_filter='*Benchmark*' --gtest_also_run_disabled_tests 2>&1 | grep -vE "^\[( RUN|       OK|==========|----------)" | head -30
   echo "== residency under --verify: every GPU result compared with the CPU's"

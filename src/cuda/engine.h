@@ -98,6 +98,8 @@ class Event {
 // least `min`, else `dflt`.
 long env_long(const char* name, long dflt, long min = 1);
 
+struct HostView;  // the host side of a transfer (engine_state.h)
+
 // ---- the engine ----------------------------------------------------------------------------------
 class Engine {
  public:
@@ -138,6 +140,12 @@ class Engine {
   void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
               cudaStream_t on = nullptr);
   void upload_vec(void* dev, const void* host, size_t bytes) { upload(dev, host, int64_t(bytes), 1, int64_t(bytes), 1); }
+  // upload() of the rows permuted on the way (on stream()): row i of the device matrix is row
+  // rows_from[i] (0-based, each in [0, rows)) of the host one. LU solves apply LAPACK's row
+  // interchanges here, while the host copies B anyway, instead of on the GPU, where 8192 swaps done
+  // one after another took half of cuSOLVER's getrs (bench/results/h200-solve-probe-2026-12-01.log).
+  void upload_rows(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
+                   const int64_t* rows_from);
 
   // A host matrix the routine only reads, on the device (residency, cuda/resident.h): a kept copy
   // whose host bytes are unchanged serves without a copy, a sub-matrix of one too; otherwise it is
@@ -278,6 +286,8 @@ class Engine {
   // The pinned staging ring, big enough for transfers of `bytes` (engine_setup.cpp): allocated at
   // the first transfer, grown between calls; a failed growth keeps the smaller ring.
   void fit_staging(size_t bytes);
+  // What upload() and upload_rows() share (engine_copies.cpp); a null view copies nothing.
+  void upload_view(void* dev, const HostView* view, cudaStream_t on);
   // Waits for stream() (and the side streams too when side_streams) and throws on any error, a
   // kernel launch's included; `where` (a string literal) names a failed wait.
   void wait_checked(bool side_streams, const char* where);

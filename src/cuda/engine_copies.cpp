@@ -3,10 +3,6 @@
 // read_small() for the odd info value.
 #include "cuda/engine_state.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -20,42 +16,6 @@ namespace {
 // Copies below this are done by the calling thread alone: waking the pool costs more than it saves.
 constexpr size_t kParallelCopyMin = 1u << 20;
 }  // namespace
-
-// Copies into the program's buffers at copy-out use streaming stores: they skip reading each
-// destination line first, which a plain memcpy of a few megabytes does, and leave the caches
-// alone. Copies into the pinned staging buffers (copy-in) use a plain memcpy: the DMA engine reads
-// those lines next, and on the H200 host the plain copy-in was faster (bench/copy_tune.py: the
-// in-call time of float64 a @ b fell 10-25%). GPU_OFFLOAD_COPY_NT: "0" plain both ways, "1"
-// streaming both ways, "out" (the default) streaming at copy-out only.
-bool g_nt_out = true, g_nt_in = false;
-constexpr size_t kNtMin = 64u << 10;
-
-void copy_bytes(char* dst, const char* src, size_t n, bool nt) {
-#if defined(__SSE2__)
-  if (nt && n >= kNtMin) {
-    const size_t head = (16 - (reinterpret_cast<uintptr_t>(dst) & 15)) & 15;
-    std::memcpy(dst, src, head);
-    dst += head;
-    src += head;
-    n -= head;
-    const size_t body = n & ~size_t(63);
-    auto* d = reinterpret_cast<__m128i*>(dst);
-    const auto* q = reinterpret_cast<const __m128i*>(src);
-    for (size_t i = 0; i < body / 16; i += 4) {
-      const __m128i a = _mm_loadu_si128(q + i), b = _mm_loadu_si128(q + i + 1);
-      const __m128i c = _mm_loadu_si128(q + i + 2), e = _mm_loadu_si128(q + i + 3);
-      _mm_stream_si128(d + i, a);
-      _mm_stream_si128(d + i + 1, b);
-      _mm_stream_si128(d + i + 2, c);
-      _mm_stream_si128(d + i + 3, e);
-    }
-    _mm_sfence();  // streaming stores are weakly ordered: visible before the caller goes on
-    std::memcpy(dst + body, src + body, n - body);
-    return;
-  }
-#endif
-  std::memcpy(dst, src, n);
-}
 
 void Engine::Impl::host_copy(const HostView& v, char* stage, size_t b, size_t e, bool to_host) {
   const size_t n = e - b;
@@ -116,12 +76,25 @@ void Engine::Impl::download(cudaStream_t stream, const std::vector<Part>& parts,
 }
 
 void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
+  if (rows <= 0 || cols <= 0 || elem == 0) return upload_view(dev, nullptr, on);
+  const HostView v = HostView::matrix(static_cast<char*>(const_cast<void*>(host)), rows, cols, ld, elem);
+  upload_view(dev, &v, on);
+}
+
+void Engine::upload_rows(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
+                         const int64_t* rows_from) {
+  if (rows <= 0 || cols <= 0 || elem == 0) return upload_view(dev, nullptr, nullptr);
+  const HostView v{static_cast<char*>(const_cast<void*>(host)), rows, cols, std::max(ld, rows), elem, 0, rows_from};
+  upload_view(dev, &v, nullptr);
+}
+
+void Engine::upload_view(void* dev, const HostView* view, cudaStream_t on) {
   if (fault("h2d")) fail(GOFL_GPU_INJECTED, "h2d (injected)");
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "upload before start");
-  if (rows <= 0 || cols <= 0 || elem == 0) return;
+  if (!view) return;  // nothing to copy
+  const HostView& v = *view;
   const auto t0 = Clock::now();
   Impl& im = *impl_;
-  const HostView v = HostView::matrix(static_cast<char*>(const_cast<void*>(host)), rows, cols, ld, elem);
   const size_t total = v.total();
   if (!im.pinned) fit_staging(total);  // no transfer in flight yet: the ring may be made now
   char* d = static_cast<char*>(dev);

@@ -6,12 +6,14 @@
 
 #include "cuda/copy_threads.h"
 #include "cuda/engine.h"
+#include "cuda/host_view.h"
 #include "cuda/pieces.h"
 #include "cuda/resident.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -28,49 +30,6 @@ inline double seconds_since(Clock::time_point t0) { return std::chrono::duration
 
 // The calling thread's current CUDA context (CUcontext), null if none or unknown (engine_device.cpp).
 void* current_context();
-
-// Host copies (engine_copies.cpp): streaming stores at copy-out and/or copy-in
-// (GPU_OFFLOAD_COPY_NT, read by Engine::start()).
-extern bool g_nt_out, g_nt_in;
-void copy_bytes(char* dst, const char* src, size_t n, bool nt);
-
-// The host side of one transfer. The device side is always packed: `rows` elements per column,
-// columns back to back. A triangle limits each column j to rows [0, j] ('U') or [j, rows) ('L').
-struct HostView {
-  char* base;
-  int64_t rows, cols, ld;
-  size_t elem;
-  char tri;  // 0, 'U' or 'L'
-
-  // A whole rows x cols matrix; contiguous data (one column, or ld == rows) is one byte range.
-  static HostView matrix(char* base, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
-    if (cols == 1 || ld == rows) return HostView{base, rows * cols, 1, rows * cols, elem, 0};
-    return HostView{base, rows, cols, std::max(ld, rows), elem, 0};
-  }
-
-  size_t col_bytes() const { return size_t(rows) * elem; }
-  size_t total() const { return col_bytes() * size_t(cols); }
-
-  // Copies the packed byte range [b, e) between host and `stage` (stage holds packed bytes from
-  // packed offset `origin`). to_host: stage -> host, else host -> stage.
-  void copy(char* stage, size_t origin, size_t b, size_t e, bool to_host) const {
-    const size_t cb = col_bytes();
-    while (b < e) {
-      const size_t j = b / cb;
-      const size_t col_end = std::min(e, (j + 1) * cb);
-      size_t lo = b - j * cb, hi = col_end - j * cb;  // byte range inside column j
-      if (tri == 'U') hi = std::min(hi, (j + 1) * elem);
-      else if (tri == 'L') lo = std::max(lo, j * elem);
-      if (lo < hi) {
-        char* h = base + (j * size_t(ld)) * elem + lo;
-        char* s = stage + (j * cb + lo - origin);
-        if (to_host) copy_bytes(h, s, hi - lo, g_nt_out);
-        else copy_bytes(s, h, hi - lo, g_nt_in);
-      }
-      b = col_end;
-    }
-  }
-};
 
 struct Engine::Impl {
   // Device memory pool: free blocks by capacity; live blocks' capacities by address.
