@@ -100,11 +100,12 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
 
 
 def startup_of(run):
-    """The GPU start-up a run paid: from its trace's start records (`gpu-offload dump --starts`),
-    else, for runs saved before the trace recorded it, from its summary."""
+    """The GPU start-up a run paid: from its trace's start records (`gpu-offload dump --starts`): the
+    part the program waited for (waited_ns; all of it, duration_ns, in traces from before a start
+    could run beside the calls), else, for runs saved before the trace recorded it, from its summary."""
     rows = list(csv.DictReader(io.StringIO(run[2]))) if run[2] else []
     if rows:
-        return sum(int(r["duration_ns"]) for r in rows if r["ok"] == "1") / 1e9
+        return sum(int(r.get("waited_ns") or r["duration_ns"]) for r in rows if r["ok"] == "1") / 1e9
     return startup_paid(run[1])
 
 

@@ -74,8 +74,10 @@ void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
 }
 
 // The GPU columns are empty for a failed start, and for a trace written before the GPU was recorded.
-const char* const kStartsCsvHeader = "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by\n";
-const char* const kStartsFormat = "%7s  %7s  %10s  %-3s  %-3s  %-16s  %s\n";
+// waited_ns: how long the program waited for the start (all of it, unless it ran beside the calls).
+const char* const kStartsCsvHeader =
+    "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by,waited_ns\n";
+const char* const kStartsFormat = "%7s  %7s  %10s  %10s  %-3s  %-3s  %-16s  %s\n";
 
 void start_line(FILE* out, bool csv, TraceReader& r, const gofl_start_record& s) {
   const bool gpu = s.ok && s.gpu.recorded;
@@ -83,14 +85,16 @@ void start_line(FILE* out, bool csv, TraceReader& r, const gofl_start_record& s)
   const std::string index = gpu ? std::to_string(s.gpu.index) : "";
   const std::string bus = gpu ? trace_text(s.gpu.bus_id, sizeof s.gpu.bus_id) : "";
   const std::string chosen = gpu ? trace_text(s.gpu.chosen_by, sizeof s.gpu.chosen_by) : "";
+  const uint64_t waited = gofl_start_waited_ns(&s);
   if (csv)
-    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s\n", csv_field(r.path()).c_str(),
+    fprintf(out, "%s,%d,%" PRIu32 ",%" PRIu64 ",%" PRIu64 ",%d,%s,%s,%s,%s,%s,%s,%" PRIu64 "\n", csv_field(r.path()).c_str(),
             r.header().pid, s.tid, s.t_start_ns, s.duration_ns, s.ok, csv_field(msg).c_str(), index.c_str(),
             gpu ? std::to_string(s.gpu.count).c_str() : "", csv_field(bus).c_str(),
-            csv_field(gpu ? trace_text(s.gpu.name, sizeof s.gpu.name) : "").c_str(), csv_field(chosen).c_str());
+            csv_field(gpu ? trace_text(s.gpu.name, sizeof s.gpu.name) : "").c_str(), csv_field(chosen).c_str(), waited);
   else
     fprintf(out, kStartsFormat, std::to_string(r.header().pid).c_str(), std::to_string(s.tid).c_str(),
-            format_seconds(s.duration_ns * 1e-9).c_str(), s.ok ? "yes" : "no", gpu ? index.c_str() : "-",
+            format_seconds(s.duration_ns * 1e-9).c_str(), format_seconds(waited * 1e-9).c_str(), s.ok ? "yes" : "no",
+            gpu ? index.c_str() : "-",
             gpu ? bus.c_str() : "-", s.ok ? chosen.c_str() : msg.c_str());
 }
 
@@ -145,7 +149,7 @@ int dump_command(const std::vector<std::string>& args) {
   }
   if (o.has("--starts")) {
     if (csv) fputs(kStartsCsvHeader, stdout);
-    else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "ok", "gpu", "pci", "why that GPU, or why none");
+    else fprintf(stdout, kStartsFormat, "pid", "tid", "took", "waited", "ok", "gpu", "pci", "why that GPU, or why none");
     gofl_record rec;
     size_t starts = 0;
     std::vector<std::string> absent;  // processes that never tried: why none could have succeeded

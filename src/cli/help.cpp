@@ -66,7 +66,9 @@ Options:
   --starts     the GPU starts instead of the calls: one line per process that started the GPU
                backend or tried to (columns file, pid, tid, t_start_ns, duration_ns, ok,
                message, gpu, gpu_count, pci_bus_id, gpu_name, chosen_by: why the start failed,
-               or the GPU it runs on and why that one). The start-up is in no call's time.
+               or the GPU it runs on and why that one; waited_ns: how much of the start the
+               program waited for, less than duration_ns when it ran beside the calls).
+               The start-up is in no call's time.
                The table is followed by each start's steps and their times.
   --setup      the one-time costs instead of the calls: each step of the GPU start (loading
                the CUDA libraries, the context, the staging buffers, ...) and what each

@@ -21,6 +21,7 @@ bool cpu_observation(const gofl_call& c) {
   switch (c.reason) {
     case GOFL_R_PREDICTED_SLOWER:
     case GOFL_R_NOT_STARTED:
+    case GOFL_R_STARTING:
     case GOFL_R_GPU_BUSY:
     case GOFL_R_GPU_MEMORY:
     case GOFL_R_PROBE:
@@ -125,6 +126,7 @@ void AutoPolicy::after_fork() {
   }();
   stats_ = fresh;
   gpu_inflight_ = 0;
+  starting_ = false;  // a start in the parent's background is not this child's (it has no GPU)
   last_gpu_activity_ = util_read_at_ = -1e300;
   for (OpState& st : ops_) st.probed_after_start = false;
 }
@@ -187,41 +189,76 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   bool trigger = false;
   if (!env.started()) {
     if (start_failed_ || env.unavailable()) {
+      if (starting_) {  // the start beside the calls failed
+        starting_ = false;
+        start_failed_ = stats_.start_failed = true;
+        stats_.started = false;
+      }
       c.reason = GOFL_R_NO_BACKEND;
       return;
     }
     const double saving = std::max(0.0, t_cpu - t_gpu);
-    if (!stats_.at_once && stats_.missed_savings_s + saving < stats_.start_needed_s) {
-      stats_.missed_savings_s += saving;
-      ++stats_.not_started_calls;
-      c.reason = GOFL_R_NOT_STARTED;
-      return;
+    if (!starting_) {
+      if (!stats_.at_once && stats_.missed_savings_s + saving < stats_.start_needed_s) {
+        stats_.missed_savings_s += saving;
+        ++stats_.not_started_calls;
+        c.reason = GOFL_R_NOT_STARTED;
+        return;
+      }
+      // Starting is justified, unless other programs load the GPU beyond the level's limit: then the
+      // start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has not
+      // used the GPU, so the reading is all theirs).
+      const uint64_t call_no = stats_.decided;
+      // NVML's first reading and the start take a while and load foreign code: never under our lock.
+      lk.unlock();
+      if (too_busy(utilization(env, env.now()))) {
+        c.reason = GOFL_R_GPU_BUSY;
+        return;
+      }
+      const bool ok = cfg_.start_ahead ? env.start_ahead() : env.start();
+      const double began = env.now();
+      lk.lock();
+      if (!ok) {
+        start_failed_ = true;
+        stats_.start_failed = true;
+        stats_.start_call = call_no;
+        stats_.missed_savings_s += saving;
+        c.reason = GOFL_R_NO_BACKEND;
+        return;
+      }
+      if (!stats_.started) {
+        stats_.started = true;
+        stats_.start_call = call_no;
+        trigger = true;  // this call pays for the start: it runs there, no probe
+      }
+      if (!env.started()) {  // the start goes on beside the calls (GpuEnv::start_ahead)
+        starting_ = true;
+        start_began_s_ = began;
+      }
     }
-    // Starting is justified, unless other programs load the GPU beyond the level's limit: then the
-    // start-up would buy a GPU this process may not use (NVML needs no CUDA; this process has not
-    // used the GPU, so the reading is all theirs).
-    const uint64_t call_no = stats_.decided;
-    // NVML's first reading and the start take a while and load foreign code: never under our lock.
-    lk.unlock();
-    if (too_busy(utilization(env, env.now()))) {
-      c.reason = GOFL_R_GPU_BUSY;
-      return;
+    if (starting_ && !env.started()) {
+      // Wait for the start only when the call gains even so: when the rest of the start (by the
+      // profile's start-up cost) and the GPU's time are shorter than the CPU's.
+      const double rest = std::max(0.0, stats_.startup_s - (env.now() - start_began_s_));
+      if (!(t_cpu > rest + t_gpu)) {
+        stats_.starting_missed_s += saving;
+        ++stats_.starting_calls;
+        c.reason = GOFL_R_STARTING;
+        return;
+      }
+      lk.unlock();
+      const bool ok = env.start();  // waits for the start to end
+      lk.lock();
+      if (!ok) {
+        starting_ = false;
+        start_failed_ = stats_.start_failed = true;
+        stats_.started = false;
+        c.reason = GOFL_R_NO_BACKEND;
+        return;
+      }
+      trigger = true;  // it waited for the GPU: it runs there, no probe
     }
-    const bool ok = env.start();
-    lk.lock();
-    if (!ok) {
-      start_failed_ = true;
-      stats_.start_failed = true;
-      stats_.start_call = call_no;
-      stats_.missed_savings_s += saving;
-      c.reason = GOFL_R_NO_BACKEND;
-      return;
-    }
-    if (!stats_.started) {
-      stats_.started = true;
-      stats_.start_call = call_no;
-      trigger = true;  // this call pays for the start: it runs there, no probe
-    }
+    starting_ = false;
   }
   lk.unlock();
 

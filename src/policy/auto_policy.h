@@ -13,6 +13,10 @@
 //     (PolicyConfig::earlier_runs, from policy/history.h), nothing is waited for: the first call
 //     predicted to gain starts it. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
 //     backend anything before that: a program with only small math never loads CUDA;
+//   - the GPU starting beside the calls (PolicyConfig::start_ahead, GpuEnv::start_ahead): a call runs
+//     on the CPU (STARTING, its saving missed) unless its CPU time exceeds the rest of the start (the
+//     profile's start-up cost less the time since the start began) plus its GPU time: then it waits
+//     for the start and runs on the GPU. The call that began the start is decided the same way;
 //   - the backend does not run this variant: CPU (NOT_GPU_CAPABLE / INVALID_ARGS);
 //   - other programs load the GPU beyond the level's limit: CPU (GPU_BUSY). Utilisation is read
 //     only when no call of this process ran on the GPU for a second (it includes our own work),
@@ -68,7 +72,10 @@ class GpuEnv {
   virtual ~GpuEnv() = default;
   virtual bool started() = 0;      // the backend runs; never starts it
   virtual bool unavailable() = 0;  // a start was tried and failed (or the GPU was lost by fork)
-  virtual bool start() = 0;        // load and start the backend; true when it runs
+  virtual bool start() = 0;        // load and start the backend (or wait for a start begun); true when it runs
+  // Begin the start and return before its slow part (the driver and the context) ends: true when it
+  // began or is done; started() turns true once it has ended well. By default the whole start.
+  virtual bool start_ahead() { return start(); }
   virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
   virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
@@ -118,6 +125,11 @@ struct PolicyConfig {
   // missed savings to reach the start factor; otherwise the rule above holds.
   int earlier_runs = 0;
   double earlier_gained_s = 0;
+  // Start the GPU beside the calls (GpuEnv::start_ahead) rather than in the call that justified it.
+  // Off by default: on the H200 sweep of bench/auto_sweep.py the start beside OpenBLAS's 16 threads
+  // took 482-562 ms instead of 308-372, and the calls it left on the CPU lost more than the wait it
+  // saved (1.097 and 1.084 of the best plan known in advance, against 1.082 and 1.022 in the call).
+  bool start_ahead = false;
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
@@ -132,6 +144,8 @@ struct PolicyStats {
   uint64_t start_call = 0;       // the decided call (1-based) that started it (or tried to)
   double missed_savings_s = 0;   // predicted savings of NOT_STARTED calls
   uint64_t not_started_calls = 0;
+  uint64_t starting_calls = 0;   // calls that ran on the CPU while the GPU started beside them
+  double starting_missed_s = 0;  // their predicted savings
   double startup_s = 0;          // the profile's start-up cost
   double start_needed_s = 0;     // start factor x start-up cost (0 when started at once)
   bool at_once = false;          // earlier runs of this program paid: start at the first call predicted to gain
@@ -214,6 +228,8 @@ class AutoPolicy {
   void note_reuse(const gofl_call& c);            // under mu_
   PolicyStats stats_;
   bool start_failed_ = false;
+  bool starting_ = false;         // a start began beside the calls and has not ended yet
+  double start_began_s_ = 0;      // when (GpuEnv::now)
   int gpu_inflight_ = 0;
   double last_gpu_activity_ = -1e300;
   int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)

@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <mutex>
@@ -30,6 +31,7 @@ class LibraryGpu final : public GpuEnv {
   bool started() override { return gpu_started(); }
   bool unavailable() override { return gpu_unavailable(); }
   bool start() override { return gpu_backend() != nullptr; }
+  bool start_ahead() override { return gpu_start_ahead(); }
   int supports(const gofl_call& c) override {
     const gofl_backend* b = running();
     return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
@@ -93,6 +95,10 @@ AutoPolicy& policy() {
       cfg.earlier_runs = h.runs;
       cfg.earlier_gained_s = h.gained_s;
     }
+    // GPU_OFFLOAD_START_AHEAD=1: the start beside the calls (PolicyConfig::start_ahead: measured
+    // not to pay on the H200, so off by default).
+    const char* ahead = secure_getenv("GPU_OFFLOAD_START_AHEAD");
+    cfg.start_ahead = ahead && strcmp(ahead, "1") == 0;
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);

@@ -7,23 +7,35 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <mutex>
+#include <thread>
 #include <new>
 #include <string>
 
 #include "common/clock.h"
 #include "policy/level.h"
 #include "policy/settings.h"
+#include "preload/call_depth.h"
 #include "preload/gpu_probe.h"
 #include "trace/writer.h"
 
 namespace gofl {
 namespace {
 
-enum class State { NotTried, Started, Unavailable };
+// Starting: a start is under way (on the thread of the call that began it, or beside the calls:
+// gpu_start_ahead); g_start_cv is notified when it ends.
+enum class State { NotTried, Starting, Started, Unavailable };
 
 std::mutex g_start_mu;
+std::condition_variable g_start_cv;
+uint64_t g_wait_began_ns = 0;  // under g_start_mu: when a thread first waited for a start beside the calls
+double g_waited_s = 0;         // under g_start_mu: how long the program waited for the start
 std::atomic<State> g_state{State::NotTried};
 const gofl_backend* g_backend = nullptr;
 // Never destroyed: read by the exit-time summary, which may run after static destructors (dlopen).
@@ -73,71 +85,108 @@ const GpuAbsence& probe_locked() {
 void unavailable_because(const std::string& technical) {
   const GpuAbsence& a = probe_locked();
   g_reason = a.kind == GpuAbsence::None ? technical : a.text + " [" + technical + "]";
-  g_state = State::Unavailable;
 }
 
-void start_locked_untraced() {
+// Loading the backend (dlopen: cudart, cuBLAS, cuSOLVER, cuFFT) and checking its interface: the
+// start's first step, on the thread whose call began it. Null, with g_reason set, when it fails.
+const gofl_backend* load_backend() {
   const std::string path = backend_path();
   if (const GpuAbsence& a = probe_locked(); a.kind == GpuAbsence::NotBuilt || a.kind == GpuAbsence::BackendMissing) {
     g_reason = a.text;  // nothing to load
-    g_state = State::Unavailable;
-    return;
+    return nullptr;
   }
   const uint64_t t_load = clock_ns();
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // with it cudart, cuBLAS, cuSOLVER and cuFFT
   if (!h) {
     unavailable_because(std::string("cannot load the GPU backend ") + path + ": " + dlerror());
-    return;
+    return nullptr;
   }
   auto entry = reinterpret_cast<gofl_backend_entry_fn>(dlsym(h, GOFL_BACKEND_ENTRY));
   const gofl_backend* b = entry ? entry() : nullptr;
   if (const char* why = backend_mismatch(b)) {
     g_reason = path + " is from another gpu-offload version (" + why + "); rebuild or reinstall both libraries";
-    g_state = State::Unavailable;
-    return;
+    return nullptr;
   }
   g_start_phases[0] = gofl_setup_phase{GOFL_SP_LOAD, 0, clock_ns() - t_load};
   g_n_start_phases = 1;
+  return b;
+}
+
+// The backend's own start (the driver, the context, the GPU's choice, streams...) and its settings;
+// false, with g_reason set, when the GPU cannot be used.
+bool start_backend(const gofl_backend* b) {
   char msg[256] = "";
   if (b->start(settings().gpus.c_str(), msg, sizeof msg) != GOFL_GPU_OK) {
     unavailable_because(std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed"));
-    return;
+    return false;
   }
   g_n_start_phases += b->take_setup(g_start_phases + 1, GOFL_SETUP_MAX_PHASES - 2);
-  if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
   const Settings& s = settings();
   const gofl_backend_config cfg{s.residency ? 1 : 0, s.memory_reserve >= 0 ? int64_t(s.memory_reserve) : -1,
                                 level_row(s.level).memory_reserve};
   b->configure(&cfg);
   b->device(&g_device);
-  g_backend = b;
-  g_state = State::Started;
+  return true;
 }
 
-// The start, timed, and its record in the trace (the start-up is in no call's time).
-void start_locked() {
-  const uint64_t t0 = clock_ns();
-  start_locked_untraced();
-  const uint64_t dt = clock_ns() - t0;
-  const bool ok = g_state.load() == State::Started;
-  if (ok) g_startup_s = double(dt) * 1e-9;
+// The start's end, on whichever thread ran it: its outcome published (under g_start_mu, waking the
+// threads that wait for it), then its record in the trace (the start-up is in no call's time).
+// `b` null or !ok: it failed, g_reason says why. `t0`: when it began; `sync_ns`: the part that ran on
+// the thread whose call began it (all of it unless it went on beside the calls); `tid`: that thread.
+void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns, uint32_t tid) {
+  const uint64_t end = clock_ns(), dt = end - t0;
+  uint64_t waited = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_start_mu);
+    if (ok) {
+      if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
+      g_backend = b;
+      g_startup_s = double(dt) * 1e-9;
+    }
+    waited = std::min(dt, sync_ns + (g_wait_began_ns ? end - std::max(g_wait_began_ns, t0 + sync_ns) : 0));
+    g_waited_s = double(waited) * 1e-9;
+    g_state = ok ? State::Started : State::Unavailable;
+  }
+  g_start_cv.notify_all();
   gofl_start_gpu gpu{};
   if (ok) {
-    gpu.recorded = 1;
+    gpu.recorded = 2;
     gpu.count = uint16_t(g_device.count);
     gpu.index = g_device.index;
     snprintf(gpu.bus_id, sizeof gpu.bus_id, "%.*s", int(sizeof gpu.bus_id - 1), g_device.bus_id);
     snprintf(gpu.name, sizeof gpu.name, "%.*s", int(sizeof gpu.name - 1), g_device.name);
     snprintf(gpu.chosen_by, sizeof gpu.chosen_by, "%.*s", int(sizeof gpu.chosen_by - 1), g_device.chosen_by);
+    gpu.waited_ns = waited;
   }
-  trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str(), ok ? &gpu : nullptr);
+  trace_gpu_start(t0, dt, ok, ok ? "" : g_reason.c_str(), ok ? &gpu : nullptr, tid);
+  // Someone who asked for the GPU should hear why it is not used; auto mode stays quiet (the
+  // summary and the trace give the reason).
+  if (!ok && (settings().device == DeviceMode::Gpu || settings().verify))
+    fprintf(stderr, "gpu-offload: %s; every call runs on the CPU\n", g_reason.c_str());
   if (!ok) return;
   // What no step accounts for (the interface checks, configure, NVML's matching...).
   uint64_t in_steps = 0;
   for (int i = 0; i < g_n_start_phases; ++i) in_steps += g_start_phases[i].duration_ns;
   if (dt > in_steps && g_n_start_phases < GOFL_SETUP_MAX_PHASES)
     g_start_phases[g_n_start_phases++] = gofl_setup_phase{GOFL_SP_OTHER, 0, dt - in_steps};
-  trace_setup(GOFL_SETUP_AT_START, t0 + dt, g_start_phases, g_n_start_phases);
+  trace_setup(GOFL_SETUP_AT_START, end, g_start_phases, g_n_start_phases);
+}
+
+uint32_t this_tid() { return uint32_t(syscall(SYS_gettid)); }
+
+// The whole start on this thread (g_state is Starting, set by the caller under g_start_mu).
+void start_here() {
+  const uint64_t t0 = clock_ns();
+  const gofl_backend* b = load_backend();
+  const bool ok = b && start_backend(b);
+  finish_start(b, ok, t0, clock_ns() - t0, this_tid());
+}
+
+// At exit, a start still going on beside the calls is waited for: the CUDA libraries' own exit
+// handlers (registered when the backend was loaded, before this one) must not run under it.
+void wait_for_start_at_exit() {
+  std::unique_lock<std::mutex> lock(g_start_mu);
+  g_start_cv.wait(lock, [] { return g_state.load() != State::Starting; });
 }
 
 }  // namespace
@@ -146,15 +195,65 @@ const gofl_backend* gpu_backend() {
   State s = g_state.load(std::memory_order_acquire);
   if (s == State::Started) return g_backend;
   if (s == State::Unavailable || g_lost_by_fork) return nullptr;
-  std::lock_guard<std::mutex> lock(g_start_mu);
+  std::unique_lock<std::mutex> lock(g_start_mu);
   if (g_state.load() == State::NotTried) {
-    start_locked();
-    // Someone who asked for the GPU should hear why it is not used; auto mode stays quiet
-    // (the summary and the trace give the reason).
-    if (g_state.load() == State::Unavailable && (settings().device == DeviceMode::Gpu || settings().verify))
-      fprintf(stderr, "gpu-offload: %s; every call runs on the CPU\n", g_reason.c_str());
+    g_state = State::Starting;
+    lock.unlock();
+    start_here();
+    lock.lock();
+  } else if (g_state.load() == State::Starting) {  // begun beside the calls: wait for its end
+    if (!g_wait_began_ns) g_wait_began_ns = clock_ns();
+    g_start_cv.wait(lock, [] { return g_state.load() != State::Starting; });
   }
   return g_state.load() == State::Started ? g_backend : nullptr;
+}
+
+bool gpu_start_ahead() {
+  State s = g_state.load(std::memory_order_acquire);
+  if (s == State::Started || s == State::Starting) return true;
+  if (s == State::Unavailable || g_lost_by_fork) return false;
+  std::unique_lock<std::mutex> lock(g_start_mu);
+  if (g_state.load() != State::NotTried) return g_state.load() != State::Unavailable;
+  g_state = State::Starting;
+  const bool absent = probe_locked().kind != GpuAbsence::None;
+  lock.unlock();
+  if (absent) {  // it would fail: fail now, as a start in the call does
+    start_here();
+    return gpu_started();
+  }
+  const uint64_t t0 = clock_ns();
+  const gofl_backend* b = load_backend();  // the dlopen on this thread: see wait_for_start_at_exit()
+  if (!b) {
+    finish_start(nullptr, false, t0, clock_ns() - t0, this_tid());
+    return false;
+  }
+  const uint64_t sync_ns = clock_ns() - t0;
+  static const bool waits_at_exit = atexit(wait_for_start_at_exit) == 0;
+  const uint32_t tid = this_tid();
+  const std::thread::id main_id = std::this_thread::get_id();
+  const auto rest = [b, t0, sync_ns, tid, main_id] {
+    // What the CUDA libraries might call of the intercepted ones here runs on the CPU library (nested):
+    // a decision on this thread could wait for the very start it is part of.
+    if (std::this_thread::get_id() != main_id) ++t_call_depth;
+    finish_start(b, start_backend(b), t0, sync_ns, tid);
+  };
+  if (!waits_at_exit) {
+    rest();
+    return gpu_started();
+  }
+  try {
+    std::thread(rest).detach();
+  } catch (...) {  // no thread to be had: the rest of the start here
+    rest();
+    return gpu_started();
+  }
+  return true;
+}
+
+bool gpu_starting() { return g_state.load(std::memory_order_acquire) == State::Starting; }
+double gpu_start_waited_seconds() {
+  std::lock_guard<std::mutex> lock(g_start_mu);
+  return g_waited_s;
 }
 
 bool gpu_started() { return g_state.load(std::memory_order_acquire) == State::Started; }
@@ -229,7 +328,8 @@ void gpu_fork_child() {
   // The mutexes may have been held by other threads of the parent.
   new (&g_start_mu) std::mutex();
   pthread_mutex_init(&g_run_mu, nullptr);
-  if (g_state.load() == State::Started) {
+  new (&g_start_cv) std::condition_variable();
+  if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here
     g_lost_by_fork = true;
     g_state = State::Unavailable;
     g_reason = "this process was forked after its parent started the GPU";

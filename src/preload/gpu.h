@@ -13,6 +13,16 @@ namespace gofl {
 // The backend, started on first call; nullptr when it cannot be used (see gpu_unavailable_reason).
 const gofl_backend* gpu_backend();
 bool gpu_started();
+// Begins the start, if none was tried, and returns before its slow part ends: the backend is loaded
+// on this thread, the driver, the context and the rest start on a thread of their own (all of it
+// here when no thread can be made, or when the GPU is known absent: then it fails at once). True
+// while the start goes on or once it succeeded; gpu_backend() waits for its end.
+bool gpu_start_ahead();
+// A start is under way (begun by gpu_start_ahead, or by gpu_backend on another thread).
+bool gpu_starting();
+// How long the program's threads waited for the start: all of it (gpu_startup_seconds) when it ran
+// in a call, else the backend's loading and the waits of calls that chose to wait (0 before).
+double gpu_start_waited_seconds();
 // A start was tried and failed, or the GPU was lost by fork: never starts anything.
 bool gpu_unavailable();
 const char* gpu_unavailable_reason();

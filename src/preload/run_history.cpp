@@ -80,7 +80,7 @@ void record_this_run() {
   run.started = st.started && gpu_started();
   // The summary's basis: predicted CPU time of the offloaded calls less their time on the GPU, less
   // the start-up the run paid.
-  run.gained_s = run.started ? st.offloaded_pred_cpu_s - st.offloaded_actual_s - gpu_startup_seconds() : 0.0;
+  run.gained_s = run.started ? st.offloaded_pred_cpu_s - st.offloaded_actual_s - gpu_start_waited_seconds() : 0.0;
   run.when = int64_t(time(nullptr));
   record_history(history_path(secure_get), run);  // a failure only costs the next run its head start
 }

@@ -174,18 +174,27 @@ std::string policy_lines() {
   }
   const PolicyStats st = policy->stats();
   if (st.decided == 0) return out;
-  if (st.started && st.at_once) {
-    snprintf(line, sizeof line, "  GPU start-up: paid %s (profile: %s) at decided call %llu, %s\n",
-             fmt_s(gpu_startup_seconds()).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
-             history_summary_phrase().c_str());
-  } else if (st.started) {
-    const double actual = gpu_startup_seconds();
-    snprintf(line, sizeof line,
-             "  GPU start-up: paid %s (profile: %s) at decided call %llu, after %s of predicted savings were "
-             "missed (level %d starts at %.2gx the start-up cost)\n",
-             fmt_s(actual).c_str(), fmt_s(st.startup_s).c_str(), (unsigned long long)st.start_call,
-             fmt_s(st.missed_savings_s).c_str(), policy->config().level, policy->level().start_factor);
-  } else if (st.start_failed) {
+  if (st.started && gpu_started()) {
+    // What the program paid: all of the start, or, when it ran beside the calls, what it waited.
+    const double took = gpu_startup_seconds(), waited = gpu_start_waited_seconds();
+    const std::string paid = waited < took - 5e-4 ? fmt_s(waited) + " of " + fmt_s(took) + " (the rest beside the calls; profile: " + fmt_s(st.startup_s) + ")"
+                                                  : fmt_s(took) + " (profile: " + fmt_s(st.startup_s) + ")";
+    char factor[32];
+    snprintf(factor, sizeof factor, "%.2gx", policy->level().start_factor);
+    const std::string why = st.at_once ? history_summary_phrase()
+                                       : "after " + fmt_s(st.missed_savings_s) + " of predicted savings were missed (level " +
+                                             std::to_string(policy->config().level) + " starts at " + factor +
+                                             " the start-up cost)";
+    snprintf(line, sizeof line, "  GPU start-up: paid %s at decided call %llu, %s\n", paid.c_str(),
+             (unsigned long long)st.start_call, why.c_str());
+    out += line;
+    if (st.starting_calls) {
+      snprintf(line, sizeof line, "  while the GPU started: %s ran on the CPU (predicted to gain %s on the GPU)\n",
+               calls_phrase(st.starting_calls).c_str(), fmt_s(st.starting_missed_s).c_str());
+      out += line;
+    }
+    line[0] = '\0';
+  } else if (st.start_failed || (st.started && gpu_unavailable())) {  // (a start beside the calls failed)
     const std::string at_once = st.at_once ? " (" + history_summary_phrase() + ")" : std::string();
     snprintf(line, sizeof line,
              "  GPU start-up: justified at decided call %llu%s, but it failed: %s; calls stay on the CPU\n",

@@ -268,7 +268,8 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   while (r.next(&rec)) {
     if (rec.kind == GOFL_REC_GPU_START) {
       const gofl_start_record& s = rec.u.start;
-      GpuStart g{s.duration_ns * 1e-9, s.ok != 0, s.ok ? "" : trace_text(s.message, sizeof s.message), ""};
+      GpuStart g{s.duration_ns * 1e-9, gofl_start_waited_ns(&s) * 1e-9, s.ok != 0,
+                 s.ok ? "" : trace_text(s.message, sizeof s.message), ""};
       if (s.ok && s.gpu.recorded)
         g.gpu = host + " GPU " + std::to_string(s.gpu.index) + " (" + trace_text(s.gpu.bus_id, sizeof s.gpu.bus_id) + ")";
       a.starts.push_back(g);

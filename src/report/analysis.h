@@ -133,6 +133,7 @@ struct ProfileVerdict {
 // A process's start of the GPU backend (or its failed attempt): in no call's time.
 struct GpuStart {
   double seconds = 0;
+  double waited_s = 0;  // how much of it the program waited for (less when it ran beside the calls)
   bool ok = false;
   std::string message;  // why it cannot be used
   std::string gpu;      // which GPU it ran on: "GPU 1 (00000000:18:00.0)", "" when not recorded

@@ -448,17 +448,19 @@ std::vector<std::string> report_summary(const Analysis& a) {
     out.push_back("No GPU could have been used in this run: " + why + ". Every call ran on the CPU.");
   }
   if (!a.starts.empty()) {
-    double ok_s = 0;
+    double ok_s = 0, waited_s = 0;
     size_t ok_n = 0;
     const GpuStart* failed = nullptr;
     for (const GpuStart& s : a.starts) {
-      if (s.ok) ok_s += s.seconds, ++ok_n;
+      if (s.ok) ok_s += s.seconds, waited_s += s.waited_s, ++ok_n;
       else if (!failed) failed = &s;
     }
+    const std::string beside = waited_s < ok_s - 5e-4 ? " (the program waited " + format_seconds(waited_s) +
+                                                            " of it: the rest ran beside the calls)"
+                                                      : ", on top of the calls' times";
     if (ok_n)
       out.push_back("Starting the GPU (loading the CUDA libraries, making the context) took " + format_seconds(ok_s) +
-                    (ok_n > 1 ? " in " + format_count(ok_n) + " processes" : std::string()) +
-                    ", on top of the calls' times" +
+                    (ok_n > 1 ? " in " + format_count(ok_n) + " processes" : std::string()) + beside +
                     (a.starts.size() > ok_n ? "; " + plural(a.starts.size() - ok_n, "start") + " failed" : "") + ".");
     else
       out.push_back("The GPU could not be started (" + failed->message + "): every call ran on the CPU.");

@@ -160,9 +160,11 @@ void TraceReader::check_record(const gofl_record& r) const {
   if (r.kind == GOFL_REC_GPU_START) {
     if (r.u.start.ok != 0 && r.u.start.ok != 1)
       throw TraceError(format("%s: record %llu is a GPU start with outcome %d: the file is damaged", p, i, r.u.start.ok));
-    if (r.u.start.ok == 1 && (r.u.start.gpu.recorded > 1 || (r.u.start.gpu.recorded && r.u.start.gpu.index < 0)))
+    if (r.u.start.ok == 1 && (r.u.start.gpu.recorded > 2 || (r.u.start.gpu.recorded && r.u.start.gpu.index < 0)))
       throw TraceError(format("%s: record %llu is a GPU start on GPU %d (recorded %u): the file is damaged", p, i,
                               r.u.start.gpu.index, r.u.start.gpu.recorded));
+    if (r.u.start.ok == 1 && r.u.start.gpu.recorded == 2 && r.u.start.gpu.waited_ns > r.u.start.duration_ns)
+      throw TraceError(format("%s: record %llu is a GPU start waited for longer than it took: the file is damaged", p, i));
     if (r.u.start.duration_ns > kMaxDurationNs)
       throw TraceError(format("%s: record %llu is a GPU start that took %llu ns: the file is damaged", p, i,
                               (unsigned long long)r.u.start.duration_ns));

@@ -92,14 +92,17 @@ typedef struct gofl_site_record {
 // The GPU a started process runs on, in a start record with ok == 1. Traces written before the GPU
 // was recorded hold zeros there (an empty message): `recorded` is 0. Readers that print an ok
 // record's message as text still print nothing: its first byte stays NUL.
+// `recorded` 2 adds waited_ns (a start that ran beside the program's calls); in a record of 1 the
+// program waited for the whole start (duration_ns).
 typedef struct gofl_start_gpu {
   char no_message;      // always '\0'
-  uint8_t recorded;     // 1: the fields below name the GPU
+  uint8_t recorded;     // 1: the fields below name the GPU; 2: and waited_ns is set
   uint16_t count;       // GPUs CUDA showed the process
   int32_t index;        // the CUDA device number it ran on
   char bus_id[24];      // its PCI bus id ("00000000:18:00.0")
   char name[64];        // "NVIDIA H200"
-  char chosen_by[104];  // why that one: "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs", ...
+  char chosen_by[96];   // why that one: "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs", ...
+  uint64_t waited_ns;   // recorded 2: how long the program's threads waited for the start
 } gofl_start_gpu;
 
 typedef struct gofl_start_record {
@@ -112,6 +115,11 @@ typedef struct gofl_start_record {
     gofl_start_gpu gpu; // ok == 1
   };
 } gofl_start_record;
+
+// How long the program waited for a start: all of it, unless the record says otherwise.
+static inline uint64_t gofl_start_waited_ns(const gofl_start_record* s) {
+  return s->ok == 1 && s->gpu.recorded == 2 ? s->gpu.waited_ns : s->duration_ns;
+}
 
 // One-time costs, split (trace/codes.h, GOFL_SETUP_PHASES). Written after the start record for the
 // start (op == GOFL_SETUP_AT_START), and after a GPU call that set something up: the first GPU call

@@ -332,7 +332,7 @@ void trace_call(const gofl_call_record& rec, uint32_t resident) {
 }
 
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message,
-                     const gofl_start_gpu* gpu) {
+                     const gofl_start_gpu* gpu, uint32_t tid) {
   Writer& w = W();
   if (!w.enabled) return;
   gofl_record r;
@@ -340,7 +340,7 @@ void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const c
   r.kind = GOFL_REC_GPU_START;
   r.u.start.t_start_ns = t_start_ns;
   r.u.start.duration_ns = duration_ns;
-  r.u.start.tid = uint32_t(syscall(SYS_gettid));
+  r.u.start.tid = tid ? tid : uint32_t(syscall(SYS_gettid));
   r.u.start.ok = ok ? 1 : 0;
   if (ok && gpu) {
     r.u.start.gpu = *gpu;

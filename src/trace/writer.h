@@ -23,8 +23,9 @@ bool trace_enabled();
 void trace_call(const gofl_call_record& rec, uint32_t resident = 0);  // resident: gofl_record.resident
 // Append the record of a GPU start (or a failed attempt): at the start's end, timed by the caller.
 // `gpu`: the GPU it runs on (ok); `message`: why it cannot be used (not ok).
+// `tid`: the thread whose call began it (a start beside the calls ends on a thread of its own).
 void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const char* message,
-                     const gofl_start_gpu* gpu = nullptr);
+                     const gofl_start_gpu* gpu = nullptr, uint32_t tid = 0);
 // Append the one-time costs of the start (op GOFL_SETUP_AT_START) or of a call of `op` (record.h,
 // gofl_setup_record); at most GOFL_SETUP_MAX_PHASES are kept.
 void trace_setup(uint16_t op, uint64_t t_ns, const gofl_setup_phase* phases, int n);

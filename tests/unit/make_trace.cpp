@@ -421,7 +421,9 @@ void conversions() {
 
 // The parent: an ok start as traces before the GPU was recorded wrote it (all zero after `ok`); a
 // failed start whose message fills all 200 bytes (199 characters, as before); a start on GPU 1 of 2
-// chosen by local rank; a GPU call. The child: a start on GPU 0 chosen by load; a GPU call.
+// chosen by local rank (recorded 1: the program waited for all of it); a GPU call. The child: a start
+// on GPU 0 chosen by load that ran beside the calls (recorded 2: the program waited 30 of its 280 ms);
+// a GPU call.
 gofl_start_gpu start_gpu(int index, const char* bus, const char* chosen) {
   gofl_start_gpu g{};
   g.recorded = 1;
@@ -451,7 +453,9 @@ void starts() {
   const pid_t pid = fork();
   if (pid == 0) {
     gofl::trace_fork_child();
-    const gofl_start_gpu zero = start_gpu(0, "00000000:18:00.0", "the least loaded of 2 usable GPUs");
+    gofl_start_gpu zero = start_gpu(0, "00000000:18:00.0", "the least loaded of 2 usable GPUs");
+    zero.recorded = 2;
+    zero.waited_ns = 30 * MS;
     gofl::trace_gpu_start(4 * MS, 280 * MS, true, "", &zero);
     emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
     gofl::trace_flush();

@@ -151,7 +151,7 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     p = cli("dump", "--starts", "--csv", tdir)
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
-    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by"
+    assert lines[0] == "file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,gpu_name,chosen_by,waited_ns"
     rows = list(csv.DictReader(io.StringIO(p.stdout)))
     assert len(rows) == 1, p.stdout  # one start per process, even though every call asked for the GPU
     (s,) = rows
@@ -161,7 +161,7 @@ def test_dump_starts_and_report_name_the_gpu_start(client, tmp_path):
     first = min(int(r["t_start_ns"]) for r in dump(tdir))
     assert int(s["t_start_ns"]) + int(s["duration_ns"]) <= first
     table = cli("dump", "--starts", tdir).stdout.splitlines()
-    assert table[0].split()[:6] == ["pid", "tid", "took", "ok", "gpu", "pci"] and len(table) == 2
+    assert table[0].split()[:7] == ["pid", "tid", "took", "waited", "ok", "gpu", "pci"] and len(table) == 2
     summary = cli("report", tdir).stdout
     if s["ok"] == "1":
         assert s["message"] == "" and "Starting the GPU (loading the CUDA libraries" in summary, summary

@@ -38,6 +38,9 @@ def test_dump_starts_names_the_gpu_and_reads_older_records(tmp_path):
         "1", "", "2", "00000000:2A:00.0", "NVIDIA H200")
     assert one["chosen_by"] == "local rank 1 (OMPI_COMM_WORLD_LOCAL_RANK) of 2 usable GPUs"
     assert by_gpu["0"]["chosen_by"] == "the least loaded of 2 usable GPUs" and by_gpu["0"]["pid"] != one["pid"]
+    # How long the program waited: all of a start in its call, part of one beside the calls.
+    assert (one["duration_ns"], one["waited_ns"]) == ("300000000", "300000000")
+    assert (by_gpu["0"]["duration_ns"], by_gpu["0"]["waited_ns"]) == ("280000000", "30000000")
     # As traces before the GPU was recorded wrote them: an ok start without a GPU, and a failed start
     # whose message runs to the end of its 200 bytes.
     (old_ok,) = [r for r in rows if r["ok"] == "1" and not r["gpu"]]
@@ -45,7 +48,7 @@ def test_dump_starts_names_the_gpu_and_reads_older_records(tmp_path):
     (failed,) = [r for r in rows if r["ok"] == "0"]
     assert failed["message"] == "x" * 199 and failed["gpu"] == "" and failed["pci_bus_id"] == ""
     table = cli("dump", "--starts", starts_trace(tmp_path / "again")).splitlines()
-    assert table[0].split()[:6] == ["pid", "tid", "took", "ok", "gpu", "pci"]
+    assert table[0].split()[:7] == ["pid", "tid", "took", "waited", "ok", "gpu", "pci"]
     assert any(re.search(r" yes +1 +00000000:2A:00\.0 +local rank 1 \(OMPI_COMM_WORLD_LOCAL_RANK\) of 2 usable GPUs$", line)
                for line in table), table
     assert any(re.search(r" no +- +- +x{199}$", line) for line in table), table
@@ -60,6 +63,9 @@ def test_dump_names_the_gpu_of_each_gpu_call(tmp_path):
 def test_report_says_which_gpus_the_processes_ran_on(tmp_path):
     report = cli("report", starts_trace(tmp_path)).replace("\n    ", " ")
     assert "The GPU calls ran on GPU 0 (00000000:18:00.0) (1 process), GPU 1 (00000000:2A:00.0) (1 process)." in report, report
+    # 250 + 300 + 280 ms of starts, of which the child's ran beside its calls but for 30 ms.
+    assert re.search(r"Starting the GPU \(loading the CUDA libraries, making the context\) took 830(\.0+)? ms in 3 processes "
+                     r"\(the program waited 580(\.0+)? ms of it: the rest ran beside the calls\)", report), report
 
 
 def test_one_time_costs_are_split_in_dump_and_report(tmp_path):

@@ -76,9 +76,36 @@ struct FakeGpu final : GpuEnv {
   double t = 100.0;
   int starts = 0, util_reads = 0, asked_started_gpu = 0;
 
-  bool started() override { return is_started; }
-  bool unavailable() override { return is_unavailable; }
+  // A start beside the calls (start_ahead) when start_takes >= 0: it ends start_takes seconds of the
+  // clock after it began; start() then waits for it (moves the clock to its end).
+  double start_takes = -1, start_ends = 0;
+  bool in_start = false;
+  int waits = 0;
+
+  bool started() override {
+    if (in_start && t >= start_ends) {
+      in_start = false;
+      (fail_start ? is_unavailable : is_started) = true;
+    }
+    return is_started;
+  }
+  bool unavailable() override {
+    started();
+    return is_unavailable;
+  }
+  bool start_ahead() override {
+    if (start_takes < 0) return start();
+    ++starts;
+    in_start = true;
+    start_ends = t + start_takes;
+    return true;
+  }
   bool start() override {
+    if (in_start) {
+      ++waits;
+      t = std::max(t, start_ends);
+      return started();
+    }
     ++starts;
     if (fail_start) {
       is_unavailable = true;
@@ -782,6 +809,80 @@ TEST(SkiRental, AFailedStartIsNotRetried) {
   EXPECT_FALSE(p.stats().started);
   EXPECT_TRUE(p.stats().start_failed);
   EXPECT_EQ(p.stats().start_call, 1u);
+}
+
+TEST(SkiRental, CallsRunOnTheCpuWhileTheGpuStartsBesideThemUnlessWaitingGains) {
+  // CPU 1e10, GPU 1e12 flop/s: a 1e9-flop call takes 0.1 s on the CPU, 0.001 s on the GPU; the start
+  // takes the profile's 0.5 s. Earlier runs paid: the first call begins the start.
+  PolicyConfig cfg;
+  cfg.earlier_runs = 1;
+  cfg.start_ahead = true;
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu g;
+  g.start_takes = 0.5;
+  const double t0 = g.t;
+  // 0.1 s on the CPU against the rest of the start plus 0.001 s: the CPU, and the start goes on.
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING) << i;
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(g.asked_started_gpu, 0);  // nothing asked of the backend while it starts
+  EXPECT_NEAR(g.t - t0, 0.4, 1e-6);  // (the predictions are floats)
+  // 1 s on the CPU against 0.1 s of start left and 0.01 s on the GPU: it waits, and runs there.
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e10)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.waits, 1);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);  // seen on the CPU: no probe due
+  const PolicyStats st = p.stats();
+  EXPECT_TRUE(st.started);
+  EXPECT_EQ(st.start_call, 1u);
+  EXPECT_EQ(st.starting_calls, 4u);
+  EXPECT_NEAR(st.starting_missed_s, 4 * 0.099, 1e-6);
+  EXPECT_EQ(st.missed_savings_s, 0.0);  // the ski rental's count stops at the start
+  EXPECT_EQ(g.starts, 1);
+
+  // A start that ends between calls: the next call simply finds the GPU there.
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu h;
+  h.start_takes = 0.25;
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_STARTING) << i;
+  EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(h.waits, 0);
+}
+
+TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
+  PolicyConfig cfg;
+  cfg.earlier_runs = 1;
+  cfg.start_ahead = true;
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu g;
+  g.start_takes = 0.3;
+  g.fail_start = true;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NO_BACKEND);  // it failed at 0.3 s
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e11)), GOFL_R_NO_BACKEND);
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_FALSE(p.stats().started);
+  EXPECT_TRUE(p.stats().start_failed);
+  // A call that waits for a start that fails runs on the CPU too.
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu h;
+  h.start_takes = 0.3;
+  h.fail_start = true;
+  EXPECT_EQ(run(q, h, make_call("dgemm", 1e11)), GOFL_R_NO_BACKEND);  // 10 s on the CPU: it waited
+  EXPECT_EQ(h.waits, 1);
+  EXPECT_TRUE(q.stats().start_failed);
+}
+
+TEST(SkiRental, WithoutStartAheadTheCallThatJustifiesTheStartWaitsForAllOfIt) {
+  PolicyConfig cfg;
+  cfg.earlier_runs = 1;
+  cfg.start_ahead = false;
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu g;
+  g.start_takes = 0.5;  // (start_ahead would go on beside the calls)
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(p.stats().starting_calls, 0u);
 }
 
 // ---- learning and probes ----------------------------------------------------------------------

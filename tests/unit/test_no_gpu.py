@@ -89,7 +89,7 @@ def test_trace_dump_and_report_say_why_no_gpu_could_be_used(tmp_path):
     # CSV stays the starts' table for scripts: a header and no row.
     c = cli("dump", "--starts", "--csv", tdir)
     assert c.stdout.splitlines() == ["file,pid,tid,t_start_ns,duration_ns,ok,message,gpu,gpu_count,pci_bus_id,"
-                                     "gpu_name,chosen_by"], c.stdout
+                                     "gpu_name,chosen_by,waited_ns"], c.stdout
     r = cli("report", tdir)
     assert r.returncode == 0, r.stderr
     text = " ".join(r.stdout.split())
