@@ -157,6 +157,12 @@ int AutoPolicy::read_utilization(GpuEnv& env, double now) {
   return util;
 }
 
+void AutoPolicy::start_beside_failed() {
+  starting_ = false;
+  start_failed_ = stats_.start_failed = true;
+  stats_.started = false;
+}
+
 void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.device = GOFL_DEV_CPU;
   c.pred_cpu_s = c.pred_gpu_s = 0;
@@ -189,11 +195,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   bool trigger = false;
   if (!env.started()) {
     if (start_failed_ || env.unavailable()) {
-      if (starting_) {  // the start beside the calls failed
-        starting_ = false;
-        start_failed_ = stats_.start_failed = true;
-        stats_.started = false;
-      }
+      if (starting_) start_beside_failed();
       c.reason = GOFL_R_NO_BACKEND;
       return;
     }
@@ -250,9 +252,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       const bool ok = env.start();  // waits for the start to end
       lk.lock();
       if (!ok) {
-        starting_ = false;
-        start_failed_ = stats_.start_failed = true;
-        stats_.started = false;
+        start_beside_failed();
         c.reason = GOFL_R_NO_BACKEND;
         return;
       }

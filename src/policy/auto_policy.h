@@ -230,6 +230,7 @@ class AutoPolicy {
   bool start_failed_ = false;
   bool starting_ = false;         // a start began beside the calls and has not ended yet
   double start_began_s_ = 0;      // when (GpuEnv::now)
+  void start_beside_failed();     // it ended without a GPU (under mu_)
   int gpu_inflight_ = 0;
   double last_gpu_activity_ = -1e300;
   int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)

@@ -230,19 +230,18 @@ bool gpu_start_ahead() {
   const uint64_t sync_ns = clock_ns() - t0;
   static const bool waits_at_exit = atexit(wait_for_start_at_exit) == 0;
   const uint32_t tid = this_tid();
-  const std::thread::id main_id = std::this_thread::get_id();
-  const auto rest = [b, t0, sync_ns, tid, main_id] {
-    // What the CUDA libraries might call of the intercepted ones here runs on the CPU library (nested):
-    // a decision on this thread could wait for the very start it is part of.
-    if (std::this_thread::get_id() != main_id) ++t_call_depth;
-    finish_start(b, start_backend(b), t0, sync_ns, tid);
-  };
+  const auto rest = [b, t0, sync_ns, tid] { finish_start(b, start_backend(b), t0, sync_ns, tid); };
   if (!waits_at_exit) {
     rest();
     return gpu_started();
   }
   try {
-    std::thread(rest).detach();
+    std::thread([rest] {
+      // What the CUDA libraries might call of the intercepted ones here runs on the CPU library
+      // (nested): a decision on this thread could wait for the very start it is part of.
+      ++t_call_depth;
+      rest();
+    }).detach();
   } catch (...) {  // no thread to be had: the rest of the start here
     rest();
     return gpu_started();
@@ -250,7 +249,6 @@ bool gpu_start_ahead() {
   return true;
 }
 
-bool gpu_starting() { return g_state.load(std::memory_order_acquire) == State::Starting; }
 double gpu_start_waited_seconds() {
   std::lock_guard<std::mutex> lock(g_start_mu);
   return g_waited_s;

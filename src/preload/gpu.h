@@ -18,8 +18,6 @@ bool gpu_started();
 // here when no thread can be made, or when the GPU is known absent: then it fails at once). True
 // while the start goes on or once it succeeded; gpu_backend() waits for its end.
 bool gpu_start_ahead();
-// A start is under way (begun by gpu_start_ahead, or by gpu_backend on another thread).
-bool gpu_starting();
 // How long the program's threads waited for the start: all of it (gpu_startup_seconds) when it ran
 // in a call, else the backend's loading and the waits of calls that chose to wait (0 before).
 double gpu_start_waited_seconds();

@@ -177,8 +177,9 @@ std::string policy_lines() {
   if (st.started && gpu_started()) {
     // What the program paid: all of the start, or, when it ran beside the calls, what it waited.
     const double took = gpu_startup_seconds(), waited = gpu_start_waited_seconds();
-    const std::string paid = waited < took - 5e-4 ? fmt_s(waited) + " of " + fmt_s(took) + " (the rest beside the calls; profile: " + fmt_s(st.startup_s) + ")"
-                                                  : fmt_s(took) + " (profile: " + fmt_s(st.startup_s) + ")";
+    const std::string profile = "profile: " + fmt_s(st.startup_s) + ")";
+    const std::string paid = waited < took - 5e-4 ? fmt_s(waited) + " of " + fmt_s(took) + " (the rest beside the calls; " + profile
+                                                  : fmt_s(took) + " (" + profile;
     char factor[32];
     snprintf(factor, sizeof factor, "%.2gx", policy->level().start_factor);
     const std::string why = st.at_once ? history_summary_phrase()
@@ -187,13 +188,6 @@ std::string policy_lines() {
                                              " the start-up cost)";
     snprintf(line, sizeof line, "  GPU start-up: paid %s at decided call %llu, %s\n", paid.c_str(),
              (unsigned long long)st.start_call, why.c_str());
-    out += line;
-    if (st.starting_calls) {
-      snprintf(line, sizeof line, "  while the GPU started: %s ran on the CPU (predicted to gain %s on the GPU)\n",
-               calls_phrase(st.starting_calls).c_str(), fmt_s(st.starting_missed_s).c_str());
-      out += line;
-    }
-    line[0] = '\0';
   } else if (st.start_failed || (st.started && gpu_unavailable())) {  // (a start beside the calls failed)
     const std::string at_once = st.at_once ? " (" + history_summary_phrase() + ")" : std::string();
     snprintf(line, sizeof line,
@@ -215,6 +209,11 @@ std::string policy_lines() {
              fmt_s(st.startup_s).c_str());
   }
   out += line;
+  if (st.started && gpu_started() && st.starting_calls) {
+    snprintf(line, sizeof line, "  while the GPU started: %s ran on the CPU (predicted to gain %s on the GPU)\n",
+             calls_phrase(st.starting_calls).c_str(), fmt_s(st.starting_missed_s).c_str());
+    out += line;
+  }
   if (st.started) out += start_split_line();
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;

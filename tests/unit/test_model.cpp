@@ -811,15 +811,26 @@ TEST(SkiRental, AFailedStartIsNotRetried) {
   EXPECT_EQ(p.stats().start_call, 1u);
 }
 
-TEST(SkiRental, CallsRunOnTheCpuWhileTheGpuStartsBesideThemUnlessWaitingGains) {
-  // CPU 1e10, GPU 1e12 flop/s: a 1e9-flop call takes 0.1 s on the CPU, 0.001 s on the GPU; the start
-  // takes the profile's 0.5 s. Earlier runs paid: the first call begins the start.
+// A policy whose earlier runs paid (the first call predicted to gain begins the start), on a CPU of
+// 1e10 and a GPU of 1e12 flop/s, the profile's start-up 0.5 s; and a GPU whose start takes `seconds`
+// of the clock beside the calls (FakeGpu::start_takes), and fails at its end when `fails`.
+AutoPolicy at_once(bool start_ahead) {
   PolicyConfig cfg;
   cfg.earlier_runs = 1;
-  cfg.start_ahead = true;
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  cfg.start_ahead = start_ahead;
+  return AutoPolicy(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+}
+FakeGpu starting_for(double seconds, bool fails = false) {
   FakeGpu g;
-  g.start_takes = 0.5;
+  g.start_takes = seconds;
+  g.fail_start = fails;
+  return g;
+}
+
+TEST(SkiRental, CallsRunOnTheCpuWhileTheGpuStartsBesideThemUnlessWaitingGains) {
+  // A 1e9-flop call takes 0.1 s on the CPU, 0.001 s on the GPU; the start takes the profile's 0.5 s.
+  AutoPolicy p = at_once(true);
+  FakeGpu g = starting_for(0.5);
   const double t0 = g.t;
   // 0.1 s on the CPU against the rest of the start plus 0.001 s: the CPU, and the start goes on.
   for (int i = 0; i < 4; ++i) EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING) << i;
@@ -839,22 +850,16 @@ TEST(SkiRental, CallsRunOnTheCpuWhileTheGpuStartsBesideThemUnlessWaitingGains) {
   EXPECT_EQ(g.starts, 1);
 
   // A start that ends between calls: the next call simply finds the GPU there.
-  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
-  FakeGpu h;
-  h.start_takes = 0.25;
+  AutoPolicy q = at_once(true);
+  FakeGpu h = starting_for(0.25);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_STARTING) << i;
   EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
   EXPECT_EQ(h.waits, 0);
 }
 
 TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
-  PolicyConfig cfg;
-  cfg.earlier_runs = 1;
-  cfg.start_ahead = true;
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
-  FakeGpu g;
-  g.start_takes = 0.3;
-  g.fail_start = true;
+  AutoPolicy p = at_once(true);
+  FakeGpu g = starting_for(0.3, true);
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
@@ -864,22 +869,16 @@ TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
   EXPECT_FALSE(p.stats().started);
   EXPECT_TRUE(p.stats().start_failed);
   // A call that waits for a start that fails runs on the CPU too.
-  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
-  FakeGpu h;
-  h.start_takes = 0.3;
-  h.fail_start = true;
+  AutoPolicy q = at_once(true);
+  FakeGpu h = starting_for(0.3, true);
   EXPECT_EQ(run(q, h, make_call("dgemm", 1e11)), GOFL_R_NO_BACKEND);  // 10 s on the CPU: it waited
   EXPECT_EQ(h.waits, 1);
   EXPECT_TRUE(q.stats().start_failed);
 }
 
 TEST(SkiRental, WithoutStartAheadTheCallThatJustifiesTheStartWaitsForAllOfIt) {
-  PolicyConfig cfg;
-  cfg.earlier_runs = 1;
-  cfg.start_ahead = false;
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
-  FakeGpu g;
-  g.start_takes = 0.5;  // (start_ahead would go on beside the calls)
+  AutoPolicy p = at_once(false);
+  FakeGpu g = starting_for(0.5);  // (start_ahead would go on beside the calls)
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
   EXPECT_EQ(g.starts, 1);
   EXPECT_EQ(p.stats().starting_calls, 0u);
