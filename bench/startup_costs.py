@@ -3,10 +3,12 @@
 routine's first GPU call, in one run (issue 19).
 
     python3 bench/startup_costs.py [--build build] [--n 1024] [--ops gemm,syrk,...] [--dtypes float32,...]
-                                   [--loads 3] [--ahead-off]
+                                   [--loads 3] [--ahead-off] [--libraries-ahead-off]
 
-1. Loading the CUDA libraries the backend links, one after another in a fresh process each time
-   (ctypes, in ldd's order, so each line is that library alone): what a lazily loaded library saves.
+1. Loading the CUDA libraries the backend uses, one after another in a fresh process each time
+   (ctypes, dependencies first, so each line is that library alone): the runtime, which the backend
+   links (the start pays it), and cuBLAS (with cuBLASLt), cuSOLVER and cuFFT, which the backend
+   loads at their first use (src/cuda/cuda_libraries.h; the routine's first call pays it).
 2. For each routine and type, a fresh process under --device gpu times two size-n calls (the
    worker of bench/first_call.py): first, second, excess = first - second, and what the first GPU
    call of the routine set up, from the trace: the cuBLAS / cuSOLVER handle (made on a helper
@@ -16,6 +18,8 @@ routine's first GPU call, in one run (issue 19).
 3. The GPU start, step by step, from the trace's setup records (`gpu-offload dump --setup`): the
    median over the processes of table 2.
 --ahead-off repeats table 2 with GPU_OFFLOAD_HANDLES_AHEAD=0 (every handle made on the call's path).
+--libraries-ahead-off repeats tables 2 and 3 with GPU_OFFLOAD_LIBRARIES_AHEAD=0: the start no longer
+loads the starting call's CUDA libraries beside the context, each loads at its first use.
 """
 import argparse
 import csv
@@ -30,8 +34,8 @@ import tempfile
 from first_call import WORKER, routine_name, size_n_calls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETUP_COLUMNS = [("cuBLAS handle", "cublas"), ("cuSOLVER handle", "cusolver"), ("pinned staging buffers", "staging"),
-                 ("device memory", "devmem")]
+SETUP_COLUMNS = [("loading cuBLAS", "ld blas"), ("cuBLAS handle", "cublas"), ("loading cuSOLVER", "ld solv"),
+                 ("cuSOLVER handle", "cusolver"), ("pinned staging buffers", "staging"), ("device memory", "devmem")]
 LOADER = r"""
 import ctypes, sys, time
 for path in sys.argv[1:]:
@@ -42,33 +46,46 @@ for path in sys.argv[1:]:
 
 
 def cuda_libraries(backend):
-    """The CUDA libraries the backend links, in ldd's order (dependencies first where ldd lists them so)."""
+    """(path, when it loads) for the CUDA libraries the backend uses, dependencies first: what ldd
+    resolves (the runtime), then the lazily loaded ones from the toolkit folder of its RUNPATH."""
     out = subprocess.run(["ldd", backend], capture_output=True, text=True).stdout
-    paths = re.findall(r"=> (\S+) \(", out)
-    keep = ("libcudart", "libcublasLt", "libcublas.", "libnvJitLink", "libcusparse", "libcusolver", "libcufft")
-    libs = [p for p in paths if any(k in os.path.basename(p) for k in keep)]
+    keep = ("libcudart", "libcublasLt", "libcublas.", "libnvJitLink", "libcusparse", "libcusolver.", "libcufft.")
+    found = {}
+    for p in re.findall(r"=> (\S+) \(", out):
+        if any(k in os.path.basename(p) for k in keep):
+            found[os.path.basename(p)] = (p, "at the start")
+    dyn = subprocess.run(["readelf", "-d", backend], capture_output=True, text=True).stdout
+    for folder in (m for r in re.findall(r"R(?:UN)?PATH.*?\[(.*?)\]", dyn) for m in r.split(":")):
+        if not os.path.isdir(folder):
+            continue
+        for name in sorted(os.listdir(folder)):
+            # One file per library: the soname (libX.so.N), not the unversioned link or the full version.
+            if re.fullmatch(r"lib\w+\.so\.\d+", name) and any(name.startswith(k) for k in keep) and name not in found:
+                found[name] = (os.path.join(folder, name), "at its first use")
     order = {k: i for i, k in enumerate(keep)}
-    return sorted(libs, key=lambda p: min(order[k] for k in keep if k in os.path.basename(p)))
+    rank = lambda name: min(order[k] for k in keep if name.startswith(k))
+    return [found[n] for n in sorted(found, key=rank)]
 
 
 def load_table(backend, reps):
     libs = cuda_libraries(backend)
     if not libs:
-        print("(ldd names no CUDA library: the backend was not built)")
+        print("(no CUDA library found: the backend was not built)")
         return
-    times = {p: [] for p in libs}
+    times = {p: [] for p, _ in libs}
     for _ in range(reps):
-        out = subprocess.run([sys.executable, "-c", LOADER, *libs], capture_output=True, text=True).stdout
+        out = subprocess.run([sys.executable, "-c", LOADER, *times], capture_output=True, text=True).stdout
         for line in out.splitlines():
             path, sec = line.rsplit(" ", 1)
             times[path].append(float(sec))
-    print(f"\n1. Loading the CUDA libraries the backend links (median of {reps} fresh processes, in this order)")
-    total = 0.0
-    for p in libs:
+    print(f"\n1. Loading the CUDA libraries the backend uses (median of {reps} fresh processes, in this order)")
+    total = {}
+    for p, when in libs:
         med = statistics.median(times[p]) if times[p] else float("nan")
-        total += med
-        print(f"   {os.path.basename(p):<34} {med * 1e3:8.1f} ms")
-    print(f"   {'all':<34} {total * 1e3:8.1f} ms")
+        total[when] = total.get(when, 0.0) + med
+        print(f"   {os.path.basename(p):<34} {med * 1e3:8.1f} ms  loaded {when}")
+    for when, sec in total.items():
+        print(f"   {'all loaded ' + when:<34} {sec * 1e3:8.1f} ms")
 
 
 def run_row(cli, op, dt, n, env):
@@ -147,6 +164,7 @@ def main():
     ap.add_argument("--dtypes", default="float32,float64,complex128")
     ap.add_argument("--loads", type=int, default=3)
     ap.add_argument("--ahead-off", action="store_true")
+    ap.add_argument("--libraries-ahead-off", action="store_true")
     a = ap.parse_args()
     print("$ python3 bench/startup_costs.py " + " ".join(sys.argv[1:]))
     cli = os.path.join(a.build, "bin", "gpu-offload")
@@ -155,6 +173,10 @@ def main():
     ops, dtypes = a.ops.split(","), a.dtypes.split(",")
     starts = first_call_table(cli, ops, dtypes, a.n, base, "First GPU call of each routine")
     start_table(starts)
+    if a.libraries_ahead_off:
+        start_table(first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_LIBRARIES_AHEAD="0"),
+                                     "The same, each CUDA library loaded at its first use "
+                                     "(GPU_OFFLOAD_LIBRARIES_AHEAD=0)"))
     if a.ahead_off:
         first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_HANDLES_AHEAD="0"),
                          "The same, every handle made on the call's path (GPU_OFFLOAD_HANDLES_AHEAD=0)")

@@ -34,12 +34,13 @@ namespace {
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // Each family, and the library handles its routines use (made ahead of their first call).
+    // Each family, and the libraries its routines use (cuBLAS and cuSOLVER handles are made ahead
+    // of a routine's first call; the start loads the libraries of the call that starts it).
     const unsigned blas = Engine::kCublas, both = Engine::kCublas | Engine::kCusolver;
     const std::pair<void (*)(), unsigned> families[] = {
         {register_blas3, blas}, {register_blas2, blas}, {register_lu_chol, both}, {register_qr, both},
         {register_syev, both},  {register_geev, both},  {register_geevx, both},   {register_svd, both},
-        {register_gelsd, both}, {register_fft, 0},
+        {register_gelsd, both}, {register_fft, Engine::kCufft},
     };
     for (const auto& [register_family, libraries] : families) {
       bool before[GOFL_N_OPS];
@@ -80,10 +81,10 @@ void nvml_match_once() {
 
 std::mutex run_m;  // one GPU call at a time (the preload library serialises too)
 
-int b_start(const char* gpus, char* msg, size_t len) {
+int b_start(const char* gpus, uint32_t first_op, char* msg, size_t len) {
   ensure_registered();
   std::lock_guard<std::mutex> lk(run_m);
-  return Engine::get().start(gpus, msg, len);
+  return Engine::get().start(gpus, first_op < GOFL_N_OPS ? routines()[first_op].libraries : 0u, msg, len);
 }
 
 void b_device(gofl_gpu_device* out) { Engine::get().device_info(out); }

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 7
+#define GOFL_BACKEND_ABI 8
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -53,9 +53,10 @@ typedef struct gofl_backend {
   uint32_t result_size;  // sizeof(gofl_gpu_result)
   uint32_t fft_size;     // sizeof(gofl_fft) (common/fft_desc.h), read through gofl_call.fft
   // Pick the GPU (common/gpu_placement.h; `gpus`: the GPU setting, "all" or a list of CUDA device
-  // numbers), create the context, handles, streams and staging buffers on it. 0 on success, else a
-  // gofl_gpu_status with a message.
-  int (*start)(const char* gpus, char* msg, size_t msg_len);
+  // numbers), create the context, streams and small buffers on it. `first_op`: the operation of the
+  // call that starts it (GOFL_N_OPS: none), whose CUDA libraries are loaded beside the context's
+  // making. 0 on success, else a gofl_gpu_status with a message.
+  int (*start)(const char* gpus, uint32_t first_op, char* msg, size_t msg_len);
   // The GPU it runs on (after a successful start).
   void (*device)(gofl_gpu_device* out);
   // Free and total device memory in bytes; 0 on success.

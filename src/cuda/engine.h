@@ -4,9 +4,7 @@
 // turns it into a gofl_gpu_status). One call runs at a time (the preload library serialises).
 #pragma once
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
-#include <cusolverDn.h>
+#include "cuda/cuda_libraries.h"  // cuBLAS, cuSOLVER, cuFFT, the CUDA runtime
 
 #include <complex>
 #include <cstddef>
@@ -113,7 +111,7 @@ class Engine {
   cublasHandle_t blas();
   cusolverDnHandle_t solver();
   cusolverDnParams_t params();
-  enum Library : unsigned { kCublas = 1, kCusolver = 2 };
+  enum Library : unsigned { kCublas = 1, kCusolver = 2, kCufft = 4 };
 
   // Before a call runs (engine_setup.cpp): the handles of the libraries it uses (`libraries`:
   // Library bits) that do not exist yet start being made on a helper thread, overlapping the
@@ -244,7 +242,9 @@ class Engine {
 
   // Backend lifecycle (backend.cpp). start() picks the GPU (engine_device.cpp; `gpus`: the GPU
   // setting) and makes everything on it; the calling thread's own CUDA context is given back.
-  int start(const char* gpus, char* msg, size_t len);
+  // `libraries` (Library bits): those the call that starts the GPU will use, loaded on a helper
+  // thread while the context is made (cuda_libraries.h; GPU_OFFLOAD_LIBRARIES_AHEAD=0: at first use).
+  int start(const char* gpus, unsigned libraries, char* msg, size_t len);
   int device() const { return device_; }  // the CUDA device number it runs on
   // The GPUs a split call spreads over (cuda/split.h): the usable GPUs, device() first.
   const std::vector<int>& split_devices() const { return split_devices_; }
@@ -346,7 +346,7 @@ struct Routine {
   SupportsFn supports = nullptr;
   BytesFn bytes = nullptr;
   RunFn run = nullptr;
-  unsigned libraries = 0;  // Engine::Library bits: the handles it uses (set by backend.cpp per family)
+  unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (set by backend.cpp per family)
 };
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();

@@ -12,30 +12,50 @@ namespace cuda {
 
 namespace {
 
-// Made with the engine's context current on the calling thread (the helper, or the call's own).
-// 0 on success, else the library's status.
-int make_handle(unsigned library, cudaStream_t stream, void** out) {
-  if (library == Engine::kCublas) {
-    cublasHandle_t h = nullptr;
-    cublasStatus_t st = cublasCreate(&h);
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(h, stream);
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
-    if (st != CUBLAS_STATUS_SUCCESS) {
-      if (h) cublasDestroy(h);
-      return int(st) ? int(st) : -1;
+// make_handle's status when the library itself could not be used (Ahead::failure says why).
+constexpr int kNotLoaded = -2;
+
+// Made with the engine's context current on the calling thread (the helper, or the call's own),
+// loading the library first if this is its first use. 0 on success, else the library's status.
+// `load_s` grows by the time spent loading the library (until note_made takes it); `made_s`: making
+// the handle.
+int make_handle(unsigned library, cudaStream_t stream, void** out, double* load_s, double* made_s, Failure* why) {
+  const auto t0 = Clock::now();
+  try {
+    *load_s += load_cuda_library(library == Engine::kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver);
+    const auto t1 = Clock::now();
+    int status = 0;
+    if (library == Engine::kCublas) {
+      cublasHandle_t h = nullptr;
+      cublasStatus_t st = cublasCreate(&h);
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(h, stream);
+      if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+      if (st != CUBLAS_STATUS_SUCCESS && h) cublasDestroy(h);
+      if (st == CUBLAS_STATUS_SUCCESS) *out = h;
+      status = int(st);
+    } else {
+      cusolverDnHandle_t h = nullptr;
+      cusolverStatus_t st = cusolverDnCreate(&h);
+      if (st == CUSOLVER_STATUS_SUCCESS) st = cusolverDnSetStream(h, stream);
+      if (st != CUSOLVER_STATUS_SUCCESS && h) cusolverDnDestroy(h);
+      if (st == CUSOLVER_STATUS_SUCCESS) *out = h;
+      status = int(st);
     }
-    *out = h;
-    return 0;
+    *made_s = seconds_since(t1);
+    return *out ? 0 : status ? status : -1;
+  } catch (const Failure& f) {  // the library cannot be loaded, or lacks a function
+    *why = f;
+    *made_s = seconds_since(t0);
+    return kNotLoaded;
   }
-  cusolverDnHandle_t h = nullptr;
-  cusolverStatus_t st = cusolverDnCreate(&h);
-  if (st == CUSOLVER_STATUS_SUCCESS) st = cusolverDnSetStream(h, stream);
-  if (st != CUSOLVER_STATUS_SUCCESS) {
-    if (h) cusolverDnDestroy(h);
-    return int(st) ? int(st) : -1;
-  }
-  *out = h;
-  return 0;
+}
+
+// The one-time costs of a handle made (or attempted): loading its library, if this did, and making it.
+void note_made(Engine& e, unsigned library, double* load_s, double made_s) {
+  const bool cublas = library == Engine::kCublas;
+  if (*load_s > 0) e.note_setup(cublas ? GOFL_SP_LOAD_CUBLAS : GOFL_SP_LOAD_CUSOLVER, *load_s);
+  e.note_setup(cublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, made_s);
+  *load_s = 0;
 }
 
 int slot(unsigned library) { return library == Engine::kCublas ? 0 : 1; }
@@ -75,10 +95,8 @@ void Engine::prepare(const gofl_call& c, unsigned libraries) {
       const cudaStream_t stream = stream_;
       try {
         a.thread = std::thread([this, &a, lib, stream] {
-          const auto t0 = Clock::now();
           const ThreadOnGpu on(*this);  // the handle belongs to the engine's context
-          a.status = make_handle(lib, stream, &a.handle);
-          a.seconds = seconds_since(t0);
+          a.status = make_handle(lib, stream, &a.handle, &a.load_seconds, &a.seconds, &a.failure);
         });
       } catch (...) {
         // No thread: the call makes the handle itself when it needs it.
@@ -102,7 +120,7 @@ void Engine::settle() {
     if (!a.handle) continue;
     if (lib == kCublas && !blas_) blas_ = static_cast<cublasHandle_t>(a.handle);
     if (lib == kCusolver && !solver_) solver_ = static_cast<cusolverDnHandle_t>(a.handle);
-    note_setup(lib == kCublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, a.seconds);
+    note_made(*this, lib, &a.load_seconds, a.seconds);
     a.handle = nullptr;
   }
   // A handle the helper failed to make is made again by the call that needs it.
@@ -114,21 +132,20 @@ void* Engine::take_handle(unsigned library) {
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, cublas ? "cuBLAS before start" : "cuSOLVER before start");
   Impl::Ahead& a = impl_->ahead[slot(library)];
   if (a.thread.joinable()) a.thread.join();
-  if (!a.handle) {  // not made ahead, or the helper failed: made here, on the call's thread
-    const auto t0 = Clock::now();
-    a.status = make_handle(library, stream_, &a.handle);
-    a.seconds = seconds_since(t0);
-  }
+  if (!a.handle)  // not made ahead, or the helper failed: made here, on the call's thread
+    a.status = make_handle(library, stream_, &a.handle, &a.load_seconds, &a.seconds, &a.failure);
   if (!a.handle) {
     const int st = a.status;
     a.status = 0;  // the next call tries again
+    note_made(*this, library, &a.load_seconds, a.seconds);
+    if (st == kNotLoaded) throw a.failure;
     if (cublas)
       fail(st == CUBLAS_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUBLAS_ERROR, "cublasCreate", st);
     fail(st == CUSOLVER_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUSOLVER_ERROR, "cusolverDnCreate", st);
   }
   void* h = a.handle;
   a.handle = nullptr;
-  note_setup(cublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, a.seconds);
+  note_made(*this, library, &a.load_seconds, a.seconds);
   return h;
 }
 

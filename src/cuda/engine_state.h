@@ -56,8 +56,10 @@ struct Engine::Impl {
   struct Ahead {
     std::thread thread;
     void* handle = nullptr;  // cublasHandle_t or cusolverDnHandle_t, when made
-    int status = 0;          // the library's status when making it failed
-    double seconds = 0;
+    int status = 0;          // the library's status when making it failed (kNotLoaded: see failure)
+    Failure failure{};       // why the library could not be loaded or lacks a function
+    double load_seconds = 0; // loading the library, when this made it load
+    double seconds = 0;      // making the handle
   };
   Ahead ahead[2];  // kCublas, kCusolver
   std::vector<gofl_setup_phase> setup;

@@ -16,8 +16,6 @@
 //
 // cuFFT plans are made on the first GPU execute of an FFTW plan, kept under that plan, and freed when
 // the program destroys it (fft_forget). Their work areas come from the engine's pool for each call.
-#include <cufft.h>
-
 #include <algorithm>
 #include <cstring>
 #include <chrono>
@@ -193,6 +191,9 @@ CachedPlan plan_for(const void* plan, const Layout& l) {
   }
   CachedPlan c;
   c.layout = l;
+  // cuFFT itself is loaded at the first plan (cuda_libraries.h): a cost of its own in the trace.
+  if (const double load_s = load_cuda_library(CudaLibrary::Cufft); load_s > 0)
+    Engine::get().note_setup(GOFL_SP_LOAD_CUFFT, load_s);
   const auto t0 = std::chrono::steady_clock::now();
   check_fft(cufftCreate(&c.handle), "cufftCreate");
   Layout m = l;  // cufftMakePlanMany64 takes non-const arrays

@@ -9,14 +9,12 @@
 // not take) leaves the program's memory as it was, and the one-GPU path runs the call.
 #pragma once
 
-#include <cublasXt.h>
-#include <cuda_runtime.h>
 #define DISABLE_CUSOLVERMG_DEPRECATED  // deprecated in CUDA 13 in favour of cuSOLVERMp (multi-process)
 #include <cusolverMg.h>
 
 #include <vector>
 
-#include "cuda/engine.h"
+#include "cuda/engine.h"  // cuBLAS(Xt) through cuda/cuda_libraries.h
 
 namespace gofl {
 namespace cuda {

@@ -21,6 +21,9 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   static cublasXtHandle_t h = nullptr;
   if (h) return h;
   cublasXtHandle_t made = nullptr;
+  // cuBLASXt is part of cuBLAS, loaded here if no one-GPU call has used it yet.
+  if (const double load_s = load_cuda_library(CudaLibrary::Cublas); load_s > 0)
+    Engine::get().note_setup(GOFL_SP_LOAD_CUBLAS, load_s);
   check(cublasXtCreate(&made), "cublasXtCreate");
   std::vector<int> ids(devices);
   cublasStatus_t s = cublasXtDeviceSelect(made, int(ids.size()), ids.data());
@@ -37,28 +40,17 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   return h;
 }
 
-namespace {
-
-// The toolkit's soname of the CUDA version the backend was built with, then any.
-void* open_cusolver_mg() {
-  for (const char* name : {"libcusolverMg.so.12", "libcusolverMg.so.11", "libcusolverMg.so"}) {
-    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
-  }
-#ifdef GOFL_CUDA_LIBDIR
-  const std::string path = std::string(GOFL_CUDA_LIBDIR) + "/libcusolverMg.so";
-  if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-#endif
-  return nullptr;
-}
-
-}  // namespace
+#define GOFL_MG_STR2(x) #x
+#define GOFL_MG_STR(x) GOFL_MG_STR2(x)
+// cusolverMg of the cuSOLVER version the backend was built with, then any.
+constexpr const char* kMgSoname = "libcusolverMg.so." GOFL_MG_STR(CUSOLVER_VER_MAJOR);
 
 const MgApi& mg_api(const std::vector<int>& devices) {
   static MgApi api;
   static bool ready = false;
   if (ready) return api;
   static void* lib = nullptr;
-  if (!lib && !(lib = open_cusolver_mg())) fail(GOFL_GPU_UNSUPPORTED, "dlopen libcusolverMg");
+  if (!lib && !(lib = open_toolkit_library({kMgSoname, "libcusolverMg.so"}))) fail(GOFL_GPU_UNSUPPORTED, "dlopen libcusolverMg");
   bool all = true;
 #define GOFL_MG_LOAD(name)                                                  \
   api.name = reinterpret_cast<decltype(api.name)>(dlsym(lib, #name)); \

@@ -217,7 +217,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
         c.reason = GOFL_R_GPU_BUSY;
         return;
       }
-      const bool ok = cfg_.start_ahead ? env.start_ahead() : env.start();
+      const bool ok = cfg_.start_ahead ? env.start_ahead(c) : env.start(c);
       const double began = env.now();
       lk.lock();
       if (!ok) {
@@ -249,7 +249,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
         return;
       }
       lk.unlock();
-      const bool ok = env.start();  // waits for the start to end
+      const bool ok = env.start(c);  // waits for the start to end
       lk.lock();
       if (!ok) {
         start_beside_failed();

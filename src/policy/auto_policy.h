@@ -72,10 +72,12 @@ class GpuEnv {
   virtual ~GpuEnv() = default;
   virtual bool started() = 0;      // the backend runs; never starts it
   virtual bool unavailable() = 0;  // a start was tried and failed (or the GPU was lost by fork)
-  virtual bool start() = 0;        // load and start the backend (or wait for a start begun); true when it runs
+  // Load and start the backend (or wait for a start begun); true when it runs. `first`: the call that
+  // would run there first (the start loads the CUDA libraries it uses beside the context's making).
+  virtual bool start(const gofl_call& first) = 0;
   // Begin the start and return before its slow part (the driver and the context) ends: true when it
   // began or is done; started() turns true once it has ended well. By default the whole start.
-  virtual bool start_ahead() { return start(); }
+  virtual bool start_ahead(const gofl_call& first) { return start(first); }
   virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
   virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
@@ -93,7 +95,7 @@ class ReplayGpu final : public GpuEnv {
  public:
   bool started() override { return started_; }
   bool unavailable() override { return false; }
-  bool start() override { return started_ = true; }
+  bool start(const gofl_call&) override { return started_ = true; }
   int supports(const gofl_call&) override { return GOFL_GPU_OK; }
   int utilization() override { return -1; }
   bool memory(uint64_t*, uint64_t*) override { return false; }

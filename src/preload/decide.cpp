@@ -30,8 +30,8 @@ class LibraryGpu final : public GpuEnv {
  public:
   bool started() override { return gpu_started(); }
   bool unavailable() override { return gpu_unavailable(); }
-  bool start() override { return gpu_backend() != nullptr; }
-  bool start_ahead() override { return gpu_start_ahead(); }
+  bool start(const gofl_call& first) override { return gpu_backend(first.op) != nullptr; }
+  bool start_ahead(const gofl_call& first) override { return gpu_start_ahead(first.op); }
   int supports(const gofl_call& c) override {
     const gofl_backend* b = running();
     return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
@@ -143,7 +143,7 @@ void decide(gofl_call& c) {
     return;
   }
   // --device gpu, or verify mode (which checks every GPU-capable call, whatever its size).
-  if (!gpu_backend()) { c.reason = gpu_lost_by_fork() ? GOFL_R_AFTER_FORK : GOFL_R_NO_BACKEND; return; }
+  if (!gpu_backend(c.op)) { c.reason = gpu_lost_by_fork() ? GOFL_R_AFTER_FORK : GOFL_R_NO_BACKEND; return; }
   if (!gpu_takes(c, g_env, s.memory_reserve, level_row(s.level).memory_reserve)) return;
   c.device = GOFL_DEV_GPU;
   c.reason = s.verify ? GOFL_R_VERIFY : GOFL_R_FORCED_GPU;

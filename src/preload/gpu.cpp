@@ -114,9 +114,9 @@ const gofl_backend* load_backend() {
 
 // The backend's own start (the driver, the context, the GPU's choice, streams...) and its settings;
 // false, with g_reason set, when the GPU cannot be used.
-bool start_backend(const gofl_backend* b) {
+bool start_backend(const gofl_backend* b, uint32_t first_op) {
   char msg[256] = "";
-  if (b->start(settings().gpus.c_str(), msg, sizeof msg) != GOFL_GPU_OK) {
+  if (b->start(settings().gpus.c_str(), first_op, msg, sizeof msg) != GOFL_GPU_OK) {
     unavailable_because(std::string("the GPU cannot be used: ") + (msg[0] ? msg : "backend start failed"));
     return false;
   }
@@ -166,7 +166,8 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
   if (!ok) return;
   // What no step accounts for (the interface checks, configure, NVML's matching...).
   uint64_t in_steps = 0;
-  for (int i = 0; i < g_n_start_phases; ++i) in_steps += g_start_phases[i].duration_ns;
+  for (int i = 0; i < g_n_start_phases; ++i)
+    if (g_start_phases[i].phase != GOFL_SP_LIBRARIES_BESIDE) in_steps += g_start_phases[i].duration_ns;
   if (dt > in_steps && g_n_start_phases < GOFL_SETUP_MAX_PHASES)
     g_start_phases[g_n_start_phases++] = gofl_setup_phase{GOFL_SP_OTHER, 0, dt - in_steps};
   trace_setup(GOFL_SETUP_AT_START, end, g_start_phases, g_n_start_phases);
@@ -175,15 +176,17 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
 uint32_t this_tid() { return uint32_t(syscall(SYS_gettid)); }
 
 // The whole start on this thread (g_state is Starting, set by the caller under g_start_mu).
-void start_here() {
+void start_here(uint32_t first_op) {
   const uint64_t t0 = clock_ns();
   const gofl_backend* b = load_backend();
-  const bool ok = b && start_backend(b);
+  const bool ok = b && start_backend(b, first_op);
   finish_start(b, ok, t0, clock_ns() - t0, this_tid());
 }
 
-// At exit, a start still going on beside the calls is waited for: the CUDA libraries' own exit
-// handlers (registered when the backend was loaded, before this one) must not run under it.
+// At exit, a start still going on beside the calls is waited for: the CUDA runtime's own exit
+// handlers (registered when the backend was loaded, before this one) must not run under it. (cuBLAS,
+// cuSOLVER and cuFFT, loaded during or after the start, register theirs after this one; the start
+// does not use them.)
 void wait_for_start_at_exit() {
   std::unique_lock<std::mutex> lock(g_start_mu);
   g_start_cv.wait(lock, [] { return g_state.load() != State::Starting; });
@@ -191,7 +194,7 @@ void wait_for_start_at_exit() {
 
 }  // namespace
 
-const gofl_backend* gpu_backend() {
+const gofl_backend* gpu_backend(uint32_t first_op) {
   State s = g_state.load(std::memory_order_acquire);
   if (s == State::Started) return g_backend;
   if (s == State::Unavailable || g_lost_by_fork) return nullptr;
@@ -199,7 +202,7 @@ const gofl_backend* gpu_backend() {
   if (g_state.load() == State::NotTried) {
     g_state = State::Starting;
     lock.unlock();
-    start_here();
+    start_here(first_op);
     lock.lock();
   } else if (g_state.load() == State::Starting) {  // begun beside the calls: wait for its end
     if (!g_wait_began_ns) g_wait_began_ns = clock_ns();
@@ -208,7 +211,7 @@ const gofl_backend* gpu_backend() {
   return g_state.load() == State::Started ? g_backend : nullptr;
 }
 
-bool gpu_start_ahead() {
+bool gpu_start_ahead(uint32_t first_op) {
   State s = g_state.load(std::memory_order_acquire);
   if (s == State::Started || s == State::Starting) return true;
   if (s == State::Unavailable || g_lost_by_fork) return false;
@@ -218,7 +221,7 @@ bool gpu_start_ahead() {
   const bool absent = probe_locked().kind != GpuAbsence::None;
   lock.unlock();
   if (absent) {  // it would fail: fail now, as a start in the call does
-    start_here();
+    start_here(first_op);
     return gpu_started();
   }
   const uint64_t t0 = clock_ns();
@@ -230,7 +233,7 @@ bool gpu_start_ahead() {
   const uint64_t sync_ns = clock_ns() - t0;
   static const bool waits_at_exit = atexit(wait_for_start_at_exit) == 0;
   const uint32_t tid = this_tid();
-  const auto rest = [b, t0, sync_ns, tid] { finish_start(b, start_backend(b), t0, sync_ns, tid); };
+  const auto rest = [b, t0, sync_ns, tid, first_op] { finish_start(b, start_backend(b, first_op), t0, sync_ns, tid); };
   if (!waits_at_exit) {
     rest();
     return gpu_started();

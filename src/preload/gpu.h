@@ -11,13 +11,15 @@
 namespace gofl {
 
 // The backend, started on first call; nullptr when it cannot be used (see gpu_unavailable_reason).
-const gofl_backend* gpu_backend();
+// `first_op`: the operation of the call that starts it, if one does (its CUDA libraries are loaded
+// during the start).
+const gofl_backend* gpu_backend(uint32_t first_op = GOFL_N_OPS);
 bool gpu_started();
 // Begins the start, if none was tried, and returns before its slow part ends: the backend is loaded
 // on this thread, the driver, the context and the rest start on a thread of their own (all of it
 // here when no thread can be made, or when the GPU is known absent: then it fails at once). True
 // while the start goes on or once it succeeded; gpu_backend() waits for its end.
-bool gpu_start_ahead();
+bool gpu_start_ahead(uint32_t first_op);
 // How long the program's threads waited for the start: all of it (gpu_startup_seconds) when it ran
 // in a call, else the backend's loading and the waits of calls that chose to wait (0 before).
 double gpu_start_waited_seconds();

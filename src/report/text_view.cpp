@@ -459,7 +459,7 @@ std::vector<std::string> report_summary(const Analysis& a) {
                                                             " of it: the rest ran beside the calls)"
                                                       : ", on top of the calls' times";
     if (ok_n)
-      out.push_back("Starting the GPU (loading the CUDA libraries, making the context) took " + format_seconds(ok_s) +
+      out.push_back("Starting the GPU (loading the backend, starting the CUDA driver, making the context) took " + format_seconds(ok_s) +
                     (ok_n > 1 ? " in " + format_count(ok_n) + " processes" : std::string()) + beside +
                     (a.starts.size() > ok_n ? "; " + plural(a.starts.size() - ok_n, "start") + " failed" : "") + ".");
     else

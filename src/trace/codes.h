@@ -57,7 +57,7 @@
 // One-time costs (gofl_setup_record.phases): the GPU start's steps, and what a routine's first GPU call
 // set up beyond its own work.
 #define GOFL_SETUP_PHASES(X)                                                                                \
-  X(LOAD, 1, "loading the backend and CUDA libraries") /* dlopen of libgpuoffload-cuda.so: cudart, cuBLAS, cuSOLVER, cuFFT */ \
+  X(LOAD, 1, "loading the backend")          /* dlopen of libgpuoffload-cuda.so and the CUDA runtime */      \
   X(PLACE, 2, "choosing the GPU")             /* PCI ids, NVML loads (the count: DRIVER) */                     \
   X(CONTEXT, 3, "CUDA context")               /* the primary context (the driver's start: DRIVER) */       \
   X(STREAMS, 4, "streams and events")                                                                      \
@@ -71,7 +71,13 @@
   X(CUFFT_PLAN, 12, "cuFFT plans")            /* cufftPlanMany for a new FFTW plan */                      \
   X(FIRST_CALL, 13, "first call, in all")     /* the routine's whole first GPU call, the above included */ \
   X(OTHER, 14, "the rest of the start")       /* the start's time not in a phase above */                 \
-  X(DRIVER, 15, "CUDA driver initialisation") /* cudaGetDeviceCount: the driver's own start (cuInit) */
+  X(DRIVER, 15, "CUDA driver initialisation") /* cudaGetDeviceCount: the driver's own start (cuInit) */   \
+  X(LOAD_CUBLAS, 16, "loading cuBLAS")        /* dlopen of cuBLAS and cuBLASLt, at cuBLAS's first use */   \
+  X(LOAD_CUSOLVER, 17, "loading cuSOLVER")    /* dlopen, at cuSOLVER's first use */                      \
+  X(LOAD_CUFFT, 18, "loading cuFFT")          /* dlopen, at cuFFT's first use */                         \
+  /* the libraries of the call that started the GPU, on a helper thread while the context is made: */    \
+  /* not a step of the start (the start waits for it only if it outlasts the context) */                  \
+  X(LIBRARIES_BESIDE, 19, "CUDA libraries loaded beside the start")
 
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
@@ -95,7 +101,7 @@ enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 19, "reason numbers are part of the trace format: append, then update this");
-static_assert(GOFL_SP_END == 16, "setup phase numbers are part of the trace format: append, then update this");
+static_assert(GOFL_SP_END == 20, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:

@@ -1,5 +1,7 @@
 // One-time costs, paid only for what is used (issue 19): a fresh process that only multiplies never
-// makes a cuSOLVER handle, one that factors does; the staging buffers start at the size of the
+// loads cuSOLVER or cuFFT nor makes a cuSOLVER handle, one that factors does; the start loads only
+// the libraries of the call that starts it, beside the context's making, and a library first used
+// later is loaded by that call; the staging buffers start at the size of the
 // first call and grow for a larger one, the results staying right; each start step and each
 // routine's first GPU call is in the trace (record.h, gofl_setup_record). The parent re-runs this
 // binary as the fresh process, with a trace folder of its own, and reads the records itself.
@@ -8,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <fftw3.h>
 
 #include "gpu_harness.h"
 #include "trace/record.h"
@@ -100,6 +105,17 @@ bool has(const std::vector<SetupRecord>& v, uint32_t phase) {
 
 bool reserve_mode() { return std::getenv("GPU_OFFLOAD_MEMORY_RESERVE") != nullptr; }
 
+// Whether a library whose file name contains `name` is mapped into this process.
+bool mapped(const char* name) {
+  FILE* f = std::fopen("/proc/self/maps", "r");
+  if (!f) return false;
+  char line[4096];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f)) found = std::strstr(line, name) != nullptr;
+  std::fclose(f);
+  return found;
+}
+
 }  // namespace
 
 // ---- the fresh processes (skipped in a normal run) ------------------------------------------------
@@ -109,10 +125,16 @@ TEST(OneTimeCosts, ChildMultipliesSmallThenLarge) {
   EXPECT_TRUE(dgemm_checked(300, 1));   // 0.7 MB operands: the smallest staging ring
   EXPECT_TRUE(dgemm_checked(1500, 3));  // 18 MB: the ring grows between the calls
   EXPECT_TRUE(dgemm_checked(300, 5));   // and still serves a small one
+  // Only the library the program used is loaded.
+  EXPECT_TRUE(mapped("libcublas"));
+  EXPECT_FALSE(mapped("libcusolver"));
+  EXPECT_FALSE(mapped("libcufft"));
 }
 
-TEST(OneTimeCosts, ChildFactors) {
-  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.AProgramThatFactorsMakesItsCusolverHandle";
+TEST(OneTimeCosts, ChildMultipliesThenFactors) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.AProgramThatFactorsLoadsCusolverAtItsFirstUse";
+  EXPECT_TRUE(dgemm_checked(300, 1));  // starts the GPU: cuBLAS only
+  EXPECT_FALSE(mapped("libcusolver"));
   int n = 600, info = -1;
   auto a = gpu_test::random_matrix<double>(n, n, n, 7);
   for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;  // symmetric part dominant: positive definite
@@ -121,6 +143,28 @@ TEST(OneTimeCosts, ChildFactors) {
   gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
   EXPECT_EQ(info, 0);
   EXPECT_EQ(gpu_test::last_call().device, 1);
+  EXPECT_TRUE(mapped("libcusolver"));
+  EXPECT_FALSE(mapped("libcufft"));
+}
+
+TEST(OneTimeCosts, ChildTransforms) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.AProgramThatOnlyTransformsLoadsOnlyCufft";
+  const int n = 1024;
+  std::vector<std::complex<double>> a(size_t(n) * n), out(a.size());
+  for (size_t i = 0; i < a.size(); ++i) a[i] = {double(i % 17) - 8.0, double(i % 5)};
+  fftw_plan p = fftw_plan_dft_2d(n, n, reinterpret_cast<fftw_complex*>(a.data()), reinterpret_cast<fftw_complex*>(out.data()),
+                                 FFTW_FORWARD, FFTW_ESTIMATE);
+  ASSERT_NE(p, nullptr);
+  fftw_execute(p);
+  EXPECT_EQ(gpu_test::last_call().device, 1);
+  // The sum of the input is the transform's first element.
+  std::complex<double> sum = 0;
+  for (const auto& x : a) sum += x;
+  EXPECT_LT(std::abs(out[0] - sum), 1e-9 * std::abs(sum));
+  fftw_destroy_plan(p);
+  EXPECT_TRUE(mapped("libcufft"));
+  EXPECT_FALSE(mapped("libcublas"));
+  EXPECT_FALSE(mapped("libcusolver"));
 }
 
 // ---- the checks -----------------------------------------------------------------------------------
@@ -135,19 +179,40 @@ TEST(OneTimeCosts, AProgramThatOnlyMultipliesMakesNoCusolverHandle) {
   EXPECT_EQ(s[0].op, GOFL_SETUP_AT_START);
   EXPECT_TRUE(s[0].phases.count(GOFL_SP_LOAD) && s[0].phases.count(GOFL_SP_CONTEXT));
   EXPECT_FALSE(s[0].phases.count(GOFL_SP_CUBLAS) || s[0].phases.count(GOFL_SP_CUSOLVER));
+  // cuBLAS, which the first call uses, is loaded beside the start, so no call loads it.
+  EXPECT_TRUE(s[0].phases.count(GOFL_SP_LIBRARIES_BESIDE));
   EXPECT_TRUE(has(s, GOFL_SP_CUBLAS));
-  EXPECT_FALSE(has(s, GOFL_SP_CUSOLVER));
+  EXPECT_FALSE(has(s, GOFL_SP_LOAD_CUBLAS) || has(s, GOFL_SP_CUSOLVER) || has(s, GOFL_SP_LOAD_CUSOLVER) ||
+               has(s, GOFL_SP_LOAD_CUFFT));
   int first_calls = 0, staging = 0;
   for (const SetupRecord& x : s) first_calls += int(x.phases.count(GOFL_SP_FIRST_CALL)), staging += int(x.phases.count(GOFL_SP_STAGING));
   EXPECT_EQ(first_calls, 1);  // dgemm's first call only
   EXPECT_EQ(staging, 2);      // made for the first call, grown for the larger one
 }
 
-TEST(OneTimeCosts, AProgramThatFactorsMakesItsCusolverHandle) {
+TEST(OneTimeCosts, AProgramThatFactorsLoadsCusolverAtItsFirstUse) {
   if (in_child() || reserve_mode()) GTEST_SKIP();
   bool ok = false;
-  const std::vector<SetupRecord> s = child_setups("ChildFactors", &ok);
+  const std::vector<SetupRecord> s = child_setups("ChildMultipliesThenFactors", &ok);
   ASSERT_TRUE(ok) << "the child process failed";
-  EXPECT_TRUE(has(s, GOFL_SP_CUSOLVER));
+  // The first potrf's record: cuSOLVER loaded and its handle made there.
+  bool potrf_loaded = false;
+  for (const SetupRecord& x : s)
+    potrf_loaded = potrf_loaded || (x.op != GOFL_SETUP_AT_START && x.phases.count(GOFL_SP_LOAD_CUSOLVER) &&
+                                    x.phases.count(GOFL_SP_CUSOLVER));
+  EXPECT_TRUE(potrf_loaded);
+  EXPECT_FALSE(has(s, GOFL_SP_LOAD_CUFFT));
   EXPECT_TRUE(has(s, GOFL_SP_FIRST_CALL));
+}
+
+TEST(OneTimeCosts, AProgramThatOnlyTransformsLoadsOnlyCufft) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  bool ok = false;
+  const std::vector<SetupRecord> s = child_setups("ChildTransforms", &ok);
+  ASSERT_TRUE(ok) << "the child process failed (its results are checked there)";
+  // cuFFT was loaded beside the start (the child checks that it alone is mapped); no handle is made.
+  ASSERT_FALSE(s.empty());
+  EXPECT_TRUE(s[0].phases.count(GOFL_SP_LIBRARIES_BESIDE));
+  EXPECT_TRUE(has(s, GOFL_SP_CUFFT_PLAN));
+  EXPECT_FALSE(has(s, GOFL_SP_CUBLAS) || has(s, GOFL_SP_CUSOLVER));
 }

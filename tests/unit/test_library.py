@@ -4,7 +4,7 @@ with only small math never loading CUDA."""
 import subprocess
 import sys
 
-from conftest import BUILD, LIB, run
+from conftest import BUILD, LIB, require, run
 
 
 def needed(path):
@@ -53,3 +53,22 @@ def test_a_backend_of_another_build_is_refused_before_anything_is_called():
     p = run([sys.executable, "-c", script], env={"GPU_OFFLOAD_DEVICE": "gpu", "GPU_OFFLOAD_BACKEND": str(foreign)})
     assert p.stdout.split() == ["True"], p.stdout
     assert "is from another gpu-offload version (operation table)" in p.stderr, p.stderr
+
+
+def test_the_backend_links_only_the_cuda_runtime_and_loads_nothing_else():
+    # cuBLAS (with cuBLASLt), cuSOLVER and cuFFT are loaded at their first use (src/cuda/
+    # cuda_libraries.h), not with the backend at the GPU's start: a program that only multiplies
+    # never loads cuSOLVER or cuFFT, and the start does not wait for cuBLAS.
+    backend = BUILD / "lib" / "libgpuoffload-cuda.so"
+    require(backend.exists(), f"the CUDA backend ({backend}: built when the CUDA toolkit is found)")
+    libs = needed(backend)
+    assert any(l.startswith("libcudart") for l in libs), libs
+    assert not [l for l in libs if l.startswith(("libcublas", "libcusolver", "libcufft"))], libs
+    # Loaded into a process (no GPU is needed to load it), it brings the runtime and nothing more.
+    script = ("import ctypes, sys\n"
+              "ctypes.CDLL(sys.argv[1])\n"
+              "maps = open('/proc/self/maps').read()\n"
+              "print(*(name in maps for name in ('libcudart', 'libcublas', 'libcusolver', 'libcufft')))\n")
+    p = subprocess.run([sys.executable, "-c", script, str(backend)], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "False", "False", "False"], p.stdout

@@ -93,14 +93,14 @@ struct FakeGpu final : GpuEnv {
     started();
     return is_unavailable;
   }
-  bool start_ahead() override {
-    if (start_takes < 0) return start();
+  bool start_ahead(const gofl_call& first) override {
+    if (start_takes < 0) return start(first);
     ++starts;
     in_start = true;
     start_ends = t + start_takes;
     return true;
   }
-  bool start() override {
+  bool start(const gofl_call&) override {
     if (in_start) {
       ++waits;
       t = std::max(t, start_ends);

@@ -1,0 +1,91 @@
+// Loading cuBLAS, cuSOLVER and cuFFT at their first use (cuda_libraries.h).
+#include "cuda/cuda_libraries.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+
+#include "cuda/engine.h"
+
+namespace gofl {
+namespace cuda {
+
+namespace {
+
+#define GOFL_STR2(x) #x
+#define GOFL_STR(x) GOFL_STR2(x)
+
+struct LibraryInfo {
+  const char* soname;  // the major version the backend was built with
+  const char* what;    // the step named in a Failure to load it
+  const char* missing; // ... and in a Failure to find a function in it
+  int status;          // the gofl_gpu_status of a Failure
+};
+
+const LibraryInfo& info(CudaLibrary lib) {
+  static const LibraryInfo kInfo[] = {
+      {"libcublas.so." GOFL_STR(CUBLAS_VER_MAJOR), "loading cuBLAS (libcublas.so." GOFL_STR(CUBLAS_VER_MAJOR) ")",
+       "a cuBLAS function (dlsym)", GOFL_GPU_CUBLAS_ERROR},
+      {"libcusolver.so." GOFL_STR(CUSOLVER_VER_MAJOR),
+       "loading cuSOLVER (libcusolver.so." GOFL_STR(CUSOLVER_VER_MAJOR) ")", "a cuSOLVER function (dlsym)",
+       GOFL_GPU_CUSOLVER_ERROR},
+      {"libcufft.so." GOFL_STR(CUFFT_VER_MAJOR), "loading cuFFT (libcufft.so." GOFL_STR(CUFFT_VER_MAJOR) ")",
+       "a cuFFT function (dlsym)", GOFL_GPU_CUFFT_ERROR},
+  };
+  return kInfo[int(lib)];
+}
+
+struct Loaded {
+  std::mutex mu;
+  std::atomic<void*> handle{nullptr};
+  bool failed = false;  // under mu
+};
+
+Loaded& loaded(CudaLibrary lib) {
+  static Loaded libs[3];
+  return libs[int(lib)];
+}
+
+}  // namespace
+
+void* open_toolkit_library(std::initializer_list<const char*> sonames) {
+  for (const char* name : sonames)
+    if (void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL)) return h;
+#ifdef GOFL_CUDA_LIBDIR
+  if (sonames.size()) {
+    const std::string path = std::string(GOFL_CUDA_LIBDIR) + "/" + *sonames.begin();
+    if (void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+  }
+#endif
+  return nullptr;
+}
+
+double load_cuda_library(CudaLibrary lib) {
+  Loaded& l = loaded(lib);
+  if (l.handle.load(std::memory_order_acquire)) return 0.0;
+  std::lock_guard<std::mutex> lock(l.mu);
+  if (l.handle.load(std::memory_order_relaxed)) return 0.0;
+  const LibraryInfo& li = info(lib);
+  if (l.failed) fail(li.status, li.what);
+  const auto t0 = std::chrono::steady_clock::now();
+  void* h = open_toolkit_library({li.soname});
+  if (!h) {
+    l.failed = true;
+    fail(li.status, li.what);
+  }
+  l.handle.store(h, std::memory_order_release);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void* cuda_library_symbol(CudaLibrary lib, const char* name) {
+  (void)load_cuda_library(lib);
+  void* f = dlsym(loaded(lib).handle.load(std::memory_order_acquire), name);
+  if (!f) fail(info(lib).status, info(lib).missing);
+  return f;
+}
+
+}  // namespace cuda
+}  // namespace gofl
