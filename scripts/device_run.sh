@@ -2,7 +2,7 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [startup] [residency]
+#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
@@ -79,6 +79,10 @@ fi
 if has firstcall; then
   echo "== the first GPU call of each routine (bench/first_call.py)"
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
+fi
+if has driverprobe; then
+  echo "== the CUDA driver step in fresh Python processes, after NumPy and OpenBLAS (bench/driver_start_probe.py)"
+  timeout 240 "$PY" bench/driver_start_probe.py --reps ${DRIVER_PROBE_REPS:-5} ${DRIVER_PROBE_ARGS:-} 2>&1 | tee "$OUT/driver_probe.log"
 fi
 if has startup; then
   echo "== one-time costs: loading the CUDA libraries, the first GPU call of each routine, the start's steps (bench/startup_costs.py)"
