@@ -256,7 +256,7 @@ call forced to the CPU, then every call forced to the GPU. From the two traces i
   - GPU compute speed curves (the traced compute time, copies taken off);
   - the copy cost each way: fixed cost + bytes / bandwidth, a straight-line fit over the GPU
     calls whose copies are known exactly (gemm with beta != 0, trsm, potrf, getrf);
-  - the GPU start-up cost: loading the CUDA libraries and creating the context, measured once;
+  - the GPU start-up cost: loading the backend, starting the driver and creating the context, measured once;
   - where more than one GPU is usable, a third pass with every call of the routines the split
     engines run (gemm, getrf, getrs, potrf, potrs, syevd, heevd) split over all of them: the whole
     call's speed on that many GPUs (`split` lines); with one GPU it says it skipped this.

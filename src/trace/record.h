@@ -107,7 +107,7 @@ typedef struct gofl_start_gpu {
 
 typedef struct gofl_start_record {
   uint64_t t_start_ns;  // CLOCK_MONOTONIC, like the calls' t_start_ns
-  uint64_t duration_ns; // loading the CUDA libraries and making the context: not in any call's time
+  uint64_t duration_ns; // loading the backend, the driver's start, the context: not in any call's time
   uint32_t tid;         // the thread whose call started it
   int32_t ok;           // 1: the GPU runs (gpu says which); 0: it cannot be used (message says why)
   union {
