@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -41,7 +42,8 @@ const LibraryInfo& info(CudaLibrary lib) {
 struct Loaded {
   std::mutex mu;
   std::atomic<void*> handle{nullptr};
-  bool failed = false;  // under mu
+  std::atomic<bool> failed{false};
+  std::atomic<uint64_t> load_ns{0};  // until taken (take_load_seconds)
 };
 
 Loaded& loaded(CudaLibrary lib) {
@@ -63,25 +65,38 @@ void* open_toolkit_library(std::initializer_list<const char*> sonames) {
   return nullptr;
 }
 
-double load_cuda_library(CudaLibrary lib) {
+void load_cuda_library(CudaLibrary lib) {
   Loaded& l = loaded(lib);
-  if (l.handle.load(std::memory_order_acquire)) return 0.0;
+  if (l.handle.load(std::memory_order_acquire)) return;
+  // cuSOLVER links cuBLAS and cuBLASLt: loaded first, under their own lock, so that its time is
+  // cuBLAS's and not counted twice when both load at once.
+  if (lib == CudaLibrary::Cusolver) {
+    try {
+      load_cuda_library(CudaLibrary::Cublas);
+    } catch (const Failure&) {  // cuSOLVER's own load says why it cannot be used
+    }
+  }
   std::lock_guard<std::mutex> lock(l.mu);
-  if (l.handle.load(std::memory_order_relaxed)) return 0.0;
+  if (l.handle.load(std::memory_order_relaxed)) return;
   const LibraryInfo& li = info(lib);
-  if (l.failed) fail(li.status, li.what);
+  if (l.failed.load()) fail(li.status, li.what);
   const auto t0 = std::chrono::steady_clock::now();
   void* h = open_toolkit_library({li.soname});
   if (!h) {
-    l.failed = true;
+    l.failed.store(true);
     fail(li.status, li.what);
   }
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count();
+  l.load_ns.store(uint64_t(ns > 0 ? ns : 1));
   l.handle.store(h, std::memory_order_release);
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+double take_load_seconds(CudaLibrary lib) { return double(loaded(lib).load_ns.exchange(0)) * 1e-9; }
+
+bool cuda_library_failed(CudaLibrary lib) { return loaded(lib).failed.load(); }
+
 void* cuda_library_symbol(CudaLibrary lib, const char* name) {
-  (void)load_cuda_library(lib);
+  load_cuda_library(lib);
   void* f = dlsym(loaded(lib).handle.load(std::memory_order_acquire), name);
   if (!f) fail(info(lib).status, info(lib).missing);
   return f;

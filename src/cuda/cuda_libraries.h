@@ -23,11 +23,16 @@ namespace cuda {
 
 enum class CudaLibrary { Cublas, Cusolver, Cufft };
 
-// Loads `lib` now if it is not loaded yet; the seconds this call spent loading it (0 when it was
-// loaded already). Thread-safe. Throws Failure (the library's error status, "loading cuBLAS", ...)
-// when it cannot be loaded (it is not tried again: every later use fails the same way, and the call
-// runs on the CPU).
-double load_cuda_library(CudaLibrary lib);
+// Loads `lib` now if it is not loaded yet (cuSOLVER loads cuBLAS first: it needs it). Thread-safe.
+// Throws Failure (the library's error status, "loading cuBLAS", ...) when it cannot be loaded (it
+// is not tried again: every later use fails the same way, and the call runs on the CPU).
+void load_cuda_library(CudaLibrary lib);
+// How long loading `lib` took, to the first one who asks after it loaded (0 before, and after):
+// whichever thread loaded it (a call site's first lookup, a handle's helper, the start's), the time
+// is noted once, by whoever notes one-time costs next.
+double take_load_seconds(CudaLibrary lib);
+// Whether `lib` failed to load (then every use of it fails).
+bool cuda_library_failed(CudaLibrary lib);
 
 // The address of `name` in `lib`, loading it first if needed. Throws Failure when either is missing.
 void* cuda_library_symbol(CudaLibrary lib, const char* name);

@@ -17,12 +17,14 @@ constexpr int kNotLoaded = -2;
 
 // Made with the engine's context current on the calling thread (the helper, or the call's own),
 // loading the library first if this is its first use. 0 on success, else the library's status.
-// `load_s` grows by the time spent loading the library (until note_made takes it); `made_s`: making
-// the handle.
+// `load_s` grows by the time loading the library took, whoever loaded it, if no one noted it yet
+// (until note_made takes it); `made_s`: making the handle.
 int make_handle(unsigned library, cudaStream_t stream, void** out, double* load_s, double* made_s, Failure* why) {
   const auto t0 = Clock::now();
+  const CudaLibrary lib = library == Engine::kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver;
   try {
-    *load_s += load_cuda_library(library == Engine::kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver);
+    load_cuda_library(lib);
+    *load_s += take_load_seconds(lib);
     const auto t1 = Clock::now();
     int status = 0;
     if (library == Engine::kCublas) {
@@ -45,9 +47,11 @@ int make_handle(unsigned library, cudaStream_t stream, void** out, double* load_
     return *out ? 0 : status ? status : -1;
   } catch (const Failure& f) {  // the library cannot be loaded, or lacks a function
     *why = f;
-    *made_s = seconds_since(t0);
-    return kNotLoaded;
+  } catch (...) {  // out of host memory, or a thread error, while loading
+    *why = Failure{library == Engine::kCublas ? GOFL_GPU_CUBLAS_ERROR : GOFL_GPU_CUSOLVER_ERROR, 0, "loading the library"};
   }
+  *made_s = seconds_since(t0);
+  return kNotLoaded;
 }
 
 // The one-time costs of a handle made (or attempted): loading its library, if this did, and making it.
@@ -91,7 +95,8 @@ void Engine::prepare(const gofl_call& c, unsigned libraries) {
     for (unsigned lib : {unsigned(kCublas), unsigned(kCusolver)}) {
       Impl::Ahead& a = impl_->ahead[slot(lib)];
       const bool made = lib == kCublas ? blas_ != nullptr : solver_ != nullptr;
-      if (!(libraries & lib) || made || a.thread.joinable()) continue;
+      const bool unusable = cuda_library_failed(lib == kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver);
+      if (!(libraries & lib) || made || unusable || a.thread.joinable()) continue;
       const cudaStream_t stream = stream_;
       try {
         a.thread = std::thread([this, &a, lib, stream] {

@@ -22,7 +22,8 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   if (h) return h;
   cublasXtHandle_t made = nullptr;
   // cuBLASXt is part of cuBLAS, loaded here if no one-GPU call has used it yet.
-  if (const double load_s = load_cuda_library(CudaLibrary::Cublas); load_s > 0)
+  load_cuda_library(CudaLibrary::Cublas);
+  if (const double load_s = take_load_seconds(CudaLibrary::Cublas); load_s > 0)
     Engine::get().note_setup(GOFL_SP_LOAD_CUBLAS, load_s);
   check(cublasXtCreate(&made), "cublasXtCreate");
   std::vector<int> ids(devices);

@@ -309,7 +309,11 @@ int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
     return GOFL_GPU_OK;
   }
   const int st = g_backend->split_run(&c, r);
+  // What the split engines set up (cuBLASXt's handle, with cuBLAS's loading): this call's record.
+  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
+  const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
   pthread_mutex_unlock(&g_run_mu);
+  if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
   if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
   return st;
 }
