@@ -16,9 +16,6 @@ namespace cuda {
 
 namespace {
 
-#define GOFL_STR2(x) #x
-#define GOFL_STR(x) GOFL_STR2(x)
-
 struct LibraryInfo {
   const char* soname;  // the major version the backend was built with
   const char* what;    // the step named in a Failure to load it
@@ -28,12 +25,12 @@ struct LibraryInfo {
 
 const LibraryInfo& info(CudaLibrary lib) {
   static const LibraryInfo kInfo[] = {
-      {"libcublas.so." GOFL_STR(CUBLAS_VER_MAJOR), "loading cuBLAS (libcublas.so." GOFL_STR(CUBLAS_VER_MAJOR) ")",
+      {"libcublas.so." GOFL_CUDA_STR(CUBLAS_VER_MAJOR), "loading cuBLAS (libcublas.so." GOFL_CUDA_STR(CUBLAS_VER_MAJOR) ")",
        "a cuBLAS function (dlsym)", GOFL_GPU_CUBLAS_ERROR},
-      {"libcusolver.so." GOFL_STR(CUSOLVER_VER_MAJOR),
-       "loading cuSOLVER (libcusolver.so." GOFL_STR(CUSOLVER_VER_MAJOR) ")", "a cuSOLVER function (dlsym)",
+      {"libcusolver.so." GOFL_CUDA_STR(CUSOLVER_VER_MAJOR),
+       "loading cuSOLVER (libcusolver.so." GOFL_CUDA_STR(CUSOLVER_VER_MAJOR) ")", "a cuSOLVER function (dlsym)",
        GOFL_GPU_CUSOLVER_ERROR},
-      {"libcufft.so." GOFL_STR(CUFFT_VER_MAJOR), "loading cuFFT (libcufft.so." GOFL_STR(CUFFT_VER_MAJOR) ")",
+      {"libcufft.so." GOFL_CUDA_STR(CUFFT_VER_MAJOR), "loading cuFFT (libcufft.so." GOFL_CUDA_STR(CUFFT_VER_MAJOR) ")",
        "a cuFFT function (dlsym)", GOFL_GPU_CUFFT_ERROR},
   };
   return kInfo[int(lib)];

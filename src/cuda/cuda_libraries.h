@@ -45,6 +45,10 @@ void* open_toolkit_library(std::initializer_list<const char*> sonames);
 }  // namespace cuda
 }  // namespace gofl
 
+// A version number macro as text, for sonames: "libcublas.so." GOFL_CUDA_STR(CUBLAS_VER_MAJOR).
+#define GOFL_CUDA_STR_(x) #x
+#define GOFL_CUDA_STR(x) GOFL_CUDA_STR_(x)
+
 // One call site's pointer to `name`: looked up at its first use, kept in a static of its own.
 #define GOFL_CUDA_LIBRARY_FN(lib, name)                                                  \
   ([]() -> decltype(&::name) {                                                           \

@@ -68,11 +68,9 @@ class LibrariesBeside {
     try {
       thread_ = std::thread([this, libraries] {
         const auto t0 = Clock::now();
-        const std::pair<unsigned, CudaLibrary> all[] = {{Engine::kCublas, CudaLibrary::Cublas},
-                                                        {Engine::kCusolver, CudaLibrary::Cusolver},
-                                                        {Engine::kCufft, CudaLibrary::Cufft}};
-        for (const auto& [bit, lib] : all) {
+        for (unsigned bit : {unsigned(Engine::kCublas), unsigned(Engine::kCusolver), unsigned(Engine::kCufft)}) {
           if (!(libraries & bit)) continue;
+          const CudaLibrary lib = Engine::library_of(bit);
           try {
             load_cuda_library(lib);
           } catch (...) {  // its first use fails the same way and reports it

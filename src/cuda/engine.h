@@ -112,6 +112,12 @@ class Engine {
   cusolverDnHandle_t solver();
   cusolverDnParams_t params();
   enum Library : unsigned { kCublas = 1, kCusolver = 2, kCufft = 4 };
+  static CudaLibrary library_of(unsigned bit) {  // one Library bit's library
+    return bit == kCublas ? CudaLibrary::Cublas : bit == kCusolver ? CudaLibrary::Cusolver : CudaLibrary::Cufft;
+  }
+  // Loads `lib` if it is not loaded yet and notes the time its loading took, if no one noted it yet,
+  // as this call's one-time cost (throws Failure when it cannot be loaded). On the call's thread.
+  void load_library(CudaLibrary lib);
 
   // Before a call runs (engine_setup.cpp): the handles of the libraries it uses (`libraries`:
   // Library bits) that do not exist yet start being made on a helper thread, overlapping the

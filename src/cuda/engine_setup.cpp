@@ -12,6 +12,12 @@ namespace cuda {
 
 namespace {
 
+// The trace's setup phase for loading `lib`.
+int load_phase(CudaLibrary lib) {
+  if (lib == CudaLibrary::Cublas) return GOFL_SP_LOAD_CUBLAS;
+  return lib == CudaLibrary::Cusolver ? GOFL_SP_LOAD_CUSOLVER : GOFL_SP_LOAD_CUFFT;
+}
+
 // make_handle's status when the library itself could not be used (Ahead::failure says why).
 constexpr int kNotLoaded = -2;
 
@@ -21,7 +27,7 @@ constexpr int kNotLoaded = -2;
 // (until note_made takes it); `made_s`: making the handle.
 int make_handle(unsigned library, cudaStream_t stream, void** out, double* load_s, double* made_s, Failure* why) {
   const auto t0 = Clock::now();
-  const CudaLibrary lib = library == Engine::kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver;
+  const CudaLibrary lib = Engine::library_of(library);
   try {
     load_cuda_library(lib);
     *load_s += take_load_seconds(lib);
@@ -56,9 +62,8 @@ int make_handle(unsigned library, cudaStream_t stream, void** out, double* load_
 
 // The one-time costs of a handle made (or attempted): loading its library, if this did, and making it.
 void note_made(Engine& e, unsigned library, double* load_s, double made_s) {
-  const bool cublas = library == Engine::kCublas;
-  if (*load_s > 0) e.note_setup(cublas ? GOFL_SP_LOAD_CUBLAS : GOFL_SP_LOAD_CUSOLVER, *load_s);
-  e.note_setup(cublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, made_s);
+  if (*load_s > 0) e.note_setup(load_phase(Engine::library_of(library)), *load_s);
+  e.note_setup(library == Engine::kCublas ? GOFL_SP_CUBLAS : GOFL_SP_CUSOLVER, made_s);
   *load_s = 0;
 }
 
@@ -81,6 +86,11 @@ void Engine::note_setup(int phase, double seconds) {
   impl_->setup.push_back(gofl_setup_phase{uint32_t(phase), 0, ns});
 }
 
+void Engine::load_library(CudaLibrary lib) {
+  load_cuda_library(lib);
+  if (const double s = take_load_seconds(lib); s > 0) note_setup(load_phase(lib), s);
+}
+
 int Engine::take_setup(gofl_setup_phase* out, int max) {
   if (!impl_ || !out || max <= 0) return 0;
   const int n = std::min<int>(max, int(impl_->setup.size()));
@@ -95,8 +105,7 @@ void Engine::prepare(const gofl_call& c, unsigned libraries) {
     for (unsigned lib : {unsigned(kCublas), unsigned(kCusolver)}) {
       Impl::Ahead& a = impl_->ahead[slot(lib)];
       const bool made = lib == kCublas ? blas_ != nullptr : solver_ != nullptr;
-      const bool unusable = cuda_library_failed(lib == kCublas ? CudaLibrary::Cublas : CudaLibrary::Cusolver);
-      if (!(libraries & lib) || made || unusable || a.thread.joinable()) continue;
+      if (!(libraries & lib) || made || cuda_library_failed(library_of(lib)) || a.thread.joinable()) continue;
       const cudaStream_t stream = stream_;
       try {
         a.thread = std::thread([this, &a, lib, stream] {

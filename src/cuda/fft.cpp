@@ -192,9 +192,7 @@ CachedPlan plan_for(const void* plan, const Layout& l) {
   CachedPlan c;
   c.layout = l;
   // cuFFT itself is loaded at the first plan (cuda_libraries.h): a cost of its own in the trace.
-  load_cuda_library(CudaLibrary::Cufft);
-  if (const double load_s = take_load_seconds(CudaLibrary::Cufft); load_s > 0)
-    Engine::get().note_setup(GOFL_SP_LOAD_CUFFT, load_s);
+  Engine::get().load_library(CudaLibrary::Cufft);
   const auto t0 = std::chrono::steady_clock::now();
   check_fft(cufftCreate(&c.handle), "cufftCreate");
   Layout m = l;  // cufftMakePlanMany64 takes non-const arrays

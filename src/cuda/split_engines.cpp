@@ -22,9 +22,7 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   if (h) return h;
   cublasXtHandle_t made = nullptr;
   // cuBLASXt is part of cuBLAS, loaded here if no one-GPU call has used it yet.
-  load_cuda_library(CudaLibrary::Cublas);
-  if (const double load_s = take_load_seconds(CudaLibrary::Cublas); load_s > 0)
-    Engine::get().note_setup(GOFL_SP_LOAD_CUBLAS, load_s);
+  Engine::get().load_library(CudaLibrary::Cublas);
   check(cublasXtCreate(&made), "cublasXtCreate");
   std::vector<int> ids(devices);
   cublasStatus_t s = cublasXtDeviceSelect(made, int(ids.size()), ids.data());
@@ -41,10 +39,8 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   return h;
 }
 
-#define GOFL_MG_STR2(x) #x
-#define GOFL_MG_STR(x) GOFL_MG_STR2(x)
 // cusolverMg of the cuSOLVER version the backend was built with, then any.
-constexpr const char* kMgSoname = "libcusolverMg.so." GOFL_MG_STR(CUSOLVER_VER_MAJOR);
+constexpr const char* kMgSoname = "libcusolverMg.so." GOFL_CUDA_STR(CUSOLVER_VER_MAJOR);
 
 const MgApi& mg_api(const std::vector<int>& devices) {
   static MgApi api;
