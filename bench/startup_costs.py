@@ -3,7 +3,7 @@
 routine's first GPU call, in one run (issue 19).
 
     python3 bench/startup_costs.py [--build build] [--n 1024] [--ops gemm,syrk,...] [--dtypes float32,...]
-                                   [--loads 3] [--ahead-off] [--libraries-ahead-off]
+                                   [--loads 3] [--ahead-off] [--libraries-ahead-off] [--warm MS]
 
 1. Loading the CUDA libraries the backend uses, one after another in a fresh process each time
    (ctypes, dependencies first, so each line is that library alone): the runtime, which the backend
@@ -18,6 +18,9 @@ routine's first GPU call, in one run (issue 19).
 3. The GPU start, step by step, from the trace's setup records (`gpu-offload dump --setup`): the
    median over the processes of table 2.
 --ahead-off repeats table 2 with GPU_OFFLOAD_HANDLES_AHEAD=0 (every handle made on the call's path).
+--warm MS adds table 4 (warming, src/cuda/warm.h): each routine's first GPU call in a fresh process whose
+GPU another routine started (cgemm of n = 64) before MS ms of other work, as it is and with the routine
+warmed beside that work (GPU_OFFLOAD_WARM=routine); its warm-up's own time from the trace.
 --libraries-ahead-off repeats tables 2 and 3 with GPU_OFFLOAD_LIBRARIES_AHEAD=0: the start no longer
 loads the starting call's CUDA libraries beside the context, each loads at its first use.
 """
@@ -88,13 +91,13 @@ def load_table(backend, reps):
         print(f"   {'all loaded ' + when:<34} {sec * 1e3:8.1f} ms")
 
 
-def run_row(cli, op, dt, n, env):
+def run_row(cli, op, dt, n, env, warm=0):
     """(first, second, device, setup phases of the op's first GPU call, start phases, start seconds) or an error."""
     with tempfile.TemporaryDirectory() as td:
         w = os.path.join(td, "w.py")
         open(w, "w").write(WORKER)
         trace = os.path.join(td, "t")
-        p = subprocess.run([cli, "run", "--device", "gpu", "--trace", trace, "--", sys.executable, w, op, dt, str(n), "0"],
+        p = subprocess.run([cli, "run", "--device", "gpu", "--trace", trace, "--", sys.executable, w, op, dt, str(n), str(warm)],
                            capture_output=True, text=True, env=env)
         if p.returncode != 0:
             return p.stderr[-300:]
@@ -141,6 +144,34 @@ def first_call_table(cli, ops, dtypes, n, env, title):
     return starts
 
 
+def warm_table(cli, ops, dtypes, n, env, wait_ms):
+    """Warming (src/cuda/warm.h): each routine's first GPU call when another routine started the GPU
+    (cgemm of n = 64) and the program then did wait_ms of other work: as it is, and with the routine
+    warmed beside that work (GPU_OFFLOAD_WARM=routine). Fresh processes, --device gpu."""
+    print(f"\n4. Warming: the first GPU call of each routine after a start by cgemm (n = 64) and {wait_ms} ms of other "
+          f"work, not warmed and warmed (GPU_OFFLOAD_WARM=routine): n = {n}, ms; excess = first - second")
+    print(f"   {'op':<6} {'dtype':<10} {'first':>8} {'second':>8} {'excess':>8} {'warmed':>8} {'second':>8} "
+          f"{'excess':>8} {'warm-up':>8}")
+    totals = [0.0, 0.0]
+    rows_n = 0
+    for op in ops:
+        for dt in dtypes:
+            cold = run_row(cli, op, dt, n, env, -wait_ms)
+            warm = run_row(cli, op, dt, n, dict(env, GPU_OFFLOAD_WARM=routine_name(op, dt)), -wait_ms)
+            if isinstance(cold, str) or isinstance(warm, str):
+                print(f"   {op:<6} {dt:<10} failed: {cold if isinstance(cold, str) else warm}", flush=True)
+                continue
+            ex_c, ex_w = cold[0] - cold[1], warm[0] - warm[1]
+            totals[0] += ex_c
+            totals[1] += ex_w
+            rows_n += 1
+            print(f"   {op:<6} {dt:<10} {cold[0] * 1e3:8.2f} {cold[1] * 1e3:8.2f} {ex_c * 1e3:8.2f} {warm[0] * 1e3:8.2f} "
+                  f"{warm[1] * 1e3:8.2f} {ex_w * 1e3:8.2f} {warm[3].get('warmed beside the calls', 0.0) * 1e3:8.2f}"
+                  + ("" if cold[2] == warm[2] == "gpu" else f"  (ran on {cold[2]}, {warm[2]})"), flush=True)
+    print(f"   first-call excess summed over {rows_n} rows: {totals[0]:.3f} s not warmed, {totals[1]:.3f} s warmed "
+          f"(warm-up column: the warm-up's own time, beside the program)")
+
+
 def start_table(starts):
     if not starts:
         return
@@ -165,6 +196,9 @@ def main():
     ap.add_argument("--loads", type=int, default=3)
     ap.add_argument("--ahead-off", action="store_true")
     ap.add_argument("--libraries-ahead-off", action="store_true")
+    ap.add_argument("--warm", type=int, default=0, metavar="MS",
+                    help="table 4: each routine's first call after a start by another routine and MS ms of other work, "
+                         "not warmed and warmed")
     a = ap.parse_args()
     print("$ python3 bench/startup_costs.py " + " ".join(sys.argv[1:]))
     cli = os.path.join(a.build, "bin", "gpu-offload")
@@ -177,6 +211,8 @@ def main():
         start_table(first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_LIBRARIES_AHEAD="0"),
                                      "The same, each CUDA library loaded at its first use "
                                      "(GPU_OFFLOAD_LIBRARIES_AHEAD=0)"))
+    if a.warm > 0:
+        warm_table(cli, ops, dtypes, a.n, base, a.warm)
     if a.ahead_off:
         first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_HANDLES_AHEAD="0"),
                          "The same, every handle made on the call's path (GPU_OFFLOAD_HANDLES_AHEAD=0)")

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
-#                              [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
+#                              [firstuse] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -162,6 +162,8 @@ if has sweeptwice; then
     --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
   for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
   cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
+  # The runs' traced calls, for a look here afterwards (a few hundred kB each).
+  for r in 1 2; do mkdir -p "$OUT/sweep-$r"; cp /tmp/gofl-sweep-$r/{gpu,auto}.* "$OUT/sweep-$r/" 2>/dev/null; done
   unset XDG_CACHE_HOME
 fi
 if has fft; then
@@ -220,6 +222,15 @@ lu = sl.lu_factor(S)
 for i in range(6):
     X = r.standard_normal((3000, 64)); A @ X; sl.lu_solve(lu, X); A @ r.standard_normal(3000)
     if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
+fi
+if has firstuse; then
+  # A CUDA library routine's first call inside one bare process, and paid on a second thread (bench/first_use_probe.cpp).
+  echo "== first uses inside one process (bench/first_use_probe.cpp, n = ${FIRSTUSE_N:-1024})"
+  for args in "seq" "small 64" "small 256" "helper"; do
+    echo "-- first_use_probe $args ${FIRSTUSE_N:-1024}"; timeout 120 "$B/bin/first_use_probe" $args ${FIRSTUSE_N:-1024} 2>&1
+  done
+  echo "-- CUDA_MODULE_LOADING=EAGER first_use_probe seq ${FIRSTUSE_N:-1024}"
+  CUDA_MODULE_LOADING=EAGER timeout 120 "$B/bin/first_use_probe" seq ${FIRSTUSE_N:-1024} 2>&1
 fi
 if has solveprobe; then
   echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "cli/help.h"
 #include "cli/options.h"
+#include "common/table.h"
 #include "policy/config.h"
 #include "policy/settings.h"
 
@@ -21,6 +22,13 @@ std::string number(double v) {
   char buf[64];
   snprintf(buf, sizeof buf, "%g", v);
   return buf;
+}
+
+std::string warm_text(const Settings& s) {
+  if (!s.warm) return "off";
+  std::string ops;
+  for (const uint16_t op : s.warm_ops) ops += (ops.empty() ? "" : ",") + std::string(gofl_ops[op].name);
+  return ops.empty() ? "on" : "on, and at the start: " + ops;
 }
 
 }  // namespace
@@ -86,6 +94,7 @@ int config_command(const std::vector<std::string>& args) {
       {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES",
        s.split_copies > 0 ? "strided ?copy of " + number(double(s.split_copies)) + " bytes or more" : "off"},
       {"split", "GPU_OFFLOAD_SPLIT", split_mode_name(s.split)},
+      {"warm", "GPU_OFFLOAD_WARM", warm_text(s)},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());

@@ -204,6 +204,10 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
   split_copies     GPU_OFFLOAD_SPLIT_COPIES     on/off, or the smallest strided ?copy to run on several
                                                 threads, in bytes (K, M, G); on: 32K (default on)
   split            GPU_OFFLOAD_SPLIT            off/auto/force: one call over several GPUs (default auto)
+  warm             GPU_OFFLOAD_WARM             on/off: do the CUDA libraries' first-use work for each
+                                                operation a program calls on another thread, before
+                                                its first GPU call (default on, under auto); or a list
+                                                of operations to warm at the start: dsyevd,zgemm
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

@@ -19,6 +19,7 @@
 #include "cuda/prefault.h"
 #include "cuda/resident.h"
 #include "cuda/split.h"
+#include "cuda/warm.h"
 
 namespace gofl {
 namespace cuda {
@@ -49,6 +50,7 @@ void ensure_registered() {
       for (int op = 0; op < GOFL_N_OPS; ++op)
         if (!before[op] && routines()[op].run) routines()[op].libraries = libraries;
     }
+    register_lapack_warm();
     // One call over several GPUs: engines of their own (cuBLASXt, cusolverMg), made at first use.
     register_split_blas3();
     register_split_lapack();
@@ -301,6 +303,13 @@ int b_take_setup(gofl_setup_phase* out, int max) {
 
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 
+int b_warm(uint32_t op) {
+  ensure_registered();
+  return warm_queue(op);
+}
+
+int b_take_warmed(gofl_warmed* out, int max) { return out && max > 0 ? take_warmed(out, max) : 0; }
+
 void b_fft_forget(const void* plan) {
   // Never wait: the destroying thread may not block behind another thread's long GPU call.
   std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
@@ -367,7 +376,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
       b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_split_gpus, b_split_supports, b_split_run,
-      b_fft_forget, b_take_setup,
+      b_fft_forget, b_take_setup, b_warm, b_take_warmed,
   };
   return &b;
 }

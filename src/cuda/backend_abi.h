@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 8
+#define GOFL_BACKEND_ABI 9
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -45,6 +45,18 @@ typedef struct gofl_gpu_device {
   char name[64];
   char chosen_by[192];  // why that one (common/gpu_placement.h)
 } gofl_gpu_device;
+
+// One finished warm-up: its operation, when it ended (CLOCK_MONOTONIC ns, as the trace), whether it
+// succeeded, and its time by phase (GOFL_SP_WARMED: the whole warm-up; loading a library or making
+// the warming thread's handle, when it did).
+#define GOFL_WARMED_MAX_PHASES 4
+typedef struct gofl_warmed {
+  uint32_t op;
+  int32_t status;  // gofl_gpu_status
+  uint64_t end_ns;
+  int32_t n_phases;
+  gofl_setup_phase phases[GOFL_WARMED_MAX_PHASES];
+} gofl_warmed;
 
 typedef struct gofl_backend {
   uint32_t abi;          // GOFL_BACKEND_ABI
@@ -98,6 +110,13 @@ typedef struct gofl_backend {
   // the start's steps; after run(), what that call set up (nothing for most calls). Returns how
   // many were written to `out` (at most `max`).
   int (*take_setup)(gofl_setup_phase* out, int max);
+  // Warming (cuda/warm.h): make operation `op`'s first GPU call cheaper by running its CUDA library
+  // routines once on a small problem of the backend's own, on a thread, stream and handles of their
+  // own, beside the calls. Returns at once: GOFL_GPU_OK when queued (or done or queued before),
+  // GOFL_GPU_UNSUPPORTED when the operation has no warm-up, GOFL_GPU_NO_DEVICE before start().
+  int (*warm)(uint32_t op);
+  // The warm-ups finished since the last take, at most `max`: their number.
+  int (*take_warmed)(gofl_warmed* out, int max);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -10,6 +10,7 @@
 #include "common/table.h"
 #include "cuda/blas3_args.h"
 #include "cuda/engine.h"
+#include "cuda/warm.h"
 
 namespace gofl {
 namespace cuda {
@@ -502,26 +503,92 @@ template <class T, bool Solve> void tri_run(Engine& e, const CallArgs& a) {
   e.keep_output(std::move(dB), t.B, t.m, t.n, t.ldb, sizeof(T));
 }
 
+// ---- warming (warm.h): each routine once at n = 64, as its run calls it for 'N' / lower / left -----------
+
+constexpr int64_t kWarmN = 64;
+
+template <class T> void gemm_warm(WarmLane& l) {
+  const T one(1), zero(0);
+  l.fresh<T>(kWarmN);
+  check(x_gemm<T>(l.blas(), CUBLAS_OP_N, CUBLAS_OP_N, kWarmN, kWarmN, kWarmN, cu(&one), cu(l.matrix<T>(0)), kWarmN,
+                  cu(l.matrix<T>(1)), kWarmN, cu(&zero), cu(l.matrix<T>(2)), kWarmN),
+        "cublasXgemm (warming)");
+}
+
+template <class T, bool Herm> void symm_warm(WarmLane& l) {
+  const T one(1), zero(0);
+  l.fresh<T>(kWarmN);
+  const auto A = cu(l.matrix<T>(0)), B = cu(l.matrix<T>(1));
+  const auto C = cu(l.matrix<T>(2));
+  cublasStatus_t st;
+  if constexpr (Herm)
+    st = x_hemm<T>(l.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, kWarmN, kWarmN, cu(&one), A, kWarmN, B, kWarmN,
+                   cu(&zero), C, kWarmN);
+  else
+    st = x_symm<T>(l.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, kWarmN, kWarmN, cu(&one), A, kWarmN, B, kWarmN,
+                   cu(&zero), C, kWarmN);
+  check(st, "cublasXsymm (warming)");
+}
+
+template <class T, bool Two, bool Herm> void rank_warm(WarmLane& l) {
+  using R = real_t<T>;
+  l.fresh<T>(kWarmN);
+  const T one(1);
+  const R rone(1), rzero(0);
+  const T* A = l.matrix<T>(0);
+  T* C = l.matrix<T>(2);
+  cublasStatus_t st;
+  if constexpr (Herm && Two) {
+    st = x_her2k<T>(l.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, kWarmN, kWarmN, cu(&one), cu(A), kWarmN,
+                    cu(l.matrix<T>(1)), kWarmN, &rzero, cu(C), kWarmN);
+  } else if constexpr (Herm) {
+    st = x_herk<T>(l.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, kWarmN, kWarmN, &rone, cu(A), kWarmN, &rzero, cu(C),
+                   kWarmN);
+  } else if constexpr (Two) {
+    const T zero(0);
+    st = x_syr2k<T>(l.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, kWarmN, kWarmN, cu(&one), cu(A), kWarmN,
+                    cu(l.matrix<T>(1)), kWarmN, cu(&zero), cu(C), kWarmN);
+  } else {
+    const T zero(0);
+    st = x_syrk<T>(l.blas(), CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, kWarmN, kWarmN, cu(&one), cu(A), kWarmN, cu(&zero),
+                   cu(C), kWarmN);
+  }
+  check(st, "cublasXsyrk (warming)");
+}
+
+template <class T, bool Solve> void tri_warm(WarmLane& l) {
+  const T one(1);
+  l.fresh<T>(kWarmN);
+  const cublasStatus_t st =
+      Solve ? x_trsm<T>(l.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, kWarmN,
+                        kWarmN, cu(&one), cu(l.matrix<T>(0)), kWarmN, cu(l.matrix<T>(1)), kWarmN)
+            : x_trmm<T>(l.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, kWarmN,
+                        kWarmN, cu(&one), cu(l.matrix<T>(0)), kWarmN, cu(l.matrix<T>(1)), kWarmN, cu(l.matrix<T>(2)),
+                        kWarmN);
+  check(st, Solve ? "cublasXtrsm (warming)" : "cublasXtrmm (warming)");
+}
+
 // ---- registration ---------------------------------------------------------------------------------------
 
 template <class T, class S, class Sb, bool Two, bool Herm> Routine rank_routine() {
-  return Routine{rank_supports<T, S, Sb, Two, Herm>, rank_bytes<T, S, Sb, Two, Herm>, rank_run<T, S, Sb, Two, Herm>};
+  return Routine{rank_supports<T, S, Sb, Two, Herm>, rank_bytes<T, S, Sb, Two, Herm>, rank_run<T, S, Sb, Two, Herm>, 0,
+                 rank_warm<T, Two, Herm>};
 }
 
 template <class T> void register_type(int gemm, int symm, int syrk, int syr2k, int trmm, int trsm) {
   Routine* r = routines();
-  r[gemm] = Routine{gemm_supports<T>, gemm_bytes<T>, gemm_run<T>};
-  r[symm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, false>};
+  r[gemm] = Routine{gemm_supports<T>, gemm_bytes<T>, gemm_run<T>, 0, gemm_warm<T>};
+  r[symm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, false>, 0, symm_warm<T, false>};
   r[syrk] = rank_routine<T, T, T, false, false>();
   r[syr2k] = rank_routine<T, T, T, true, false>();
-  r[trmm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, false>};
-  r[trsm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, true>};
+  r[trmm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, false>, 0, tri_warm<T, false>};
+  r[trsm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, true>, 0, tri_warm<T, true>};
 }
 
 template <class T> void register_hermitian(int hemm, int herk, int her2k) {
   using R = real_t<T>;
   Routine* r = routines();
-  r[hemm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, true>};
+  r[hemm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, true>, 0, symm_warm<T, true>};
   r[herk] = rank_routine<T, R, R, false, true>();
   r[her2k] = rank_routine<T, T, R, true, true>();
 }

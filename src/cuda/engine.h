@@ -348,11 +348,14 @@ inline cublasDiagType_t diag_of(char d) { return d == 'U' ? CUBLAS_DIAG_UNIT : C
 using SupportsFn = int (*)(const CallArgs&);          // GOFL_GPU_OK / UNSUPPORTED / INVALID_ARGS
 using BytesFn = uint64_t (*)(const CallArgs&);        // device bytes needed
 using RunFn = void (*)(Engine&, const CallArgs&);     // throws Failure; writes outputs on success
+class WarmLane;
+using WarmFn = void (*)(WarmLane&);                   // warm.h: the routine's library work, on a small problem
 struct Routine {
   SupportsFn supports = nullptr;
   BytesFn bytes = nullptr;
   RunFn run = nullptr;
   unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (set by backend.cpp per family)
+  WarmFn warm = nullptr;   // set by the family next to run (warm.h); null: not warmed
 };
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();
@@ -365,6 +368,7 @@ void register_geev();     // lapack_geev.cpp: geev
 void register_geevx();    // lapack_geevx.cpp: geevx
 void register_svd();      // lapack_svd.cpp: gesvd gesdd
 void register_gelsd();    // lapack_gelsd.cpp: gelsd
+void register_lapack_warm();  // lapack_warm.cpp: Routine::warm of the LAPACK families above
 
 // LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check
 // the CPU library makes would fail, so the CPU library reports it through its own xerbla.

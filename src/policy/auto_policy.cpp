@@ -187,6 +187,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.pred_gpu_s = as_float(t_gpu);
   ++stats_.decided;
   if (!(t_cpu >= level_.required_speedup * t_gpu)) {
+    warm_for(c, env, false);
     c.reason = GOFL_R_PREDICTED_SLOWER;
     return;
   }
@@ -204,6 +205,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       if (!stats_.at_once && stats_.missed_savings_s + saving < stats_.start_needed_s) {
         stats_.missed_savings_s += saving;
         ++stats_.not_started_calls;
+        warm_for(c, env, false);  // noted for the start
         c.reason = GOFL_R_NOT_STARTED;
         return;
       }
@@ -232,6 +234,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
         stats_.started = true;
         stats_.start_call = call_no;
         trigger = true;  // this call pays for the start: it runs there, no probe
+        if (env.started()) warm_at_start(c, env);
       }
       if (!env.started()) {  // the start goes on beside the calls (GpuEnv::start_ahead)
         starting_ = true;
@@ -287,6 +290,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       st.since_cpu = 0;
       st.gpu_s_since_cpu = 0;
       ++stats_.probes;
+      warm_for(c, env, false);
       c.reason = GOFL_R_PROBE;
       return;
     }
@@ -295,8 +299,40 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   st.gpu_s_since_cpu += t_gpu;
   ++gpu_inflight_;
   last_gpu_activity_ = now;
+  warm_for(c, env, true);
   c.device = GOFL_DEV_GPU;
   c.reason = GOFL_R_OFFLOADED;
+}
+
+// Warming (PolicyConfig::warm). A routine's first GPU call pays the CUDA libraries' one-time work for
+// it (cuBLAS's set-up of each precision: 49-114 ms on the H200; cuSOLVER's kernels: up to 36 ms
+// more), which a small call on another thread pays as well, off the program's path (cuda/warm.h). A
+// program that calls an operation is likely to call it again, larger: so, once the GPU runs, each
+// operation decided on the CPU (predicted slower, or a probe) is warmed, and at the start every one
+// decided before it. One warm-up per operation, none for one whose first GPU call came first; none
+// for calls below the threshold (no decision), so small math never warms anything.
+void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
+  if (!cfg_.warm) return;
+  OpState& st = ops_[c.op];
+  if (st.warm_settled) return;
+  if (!env.started()) {
+    if (!st.decided_before_start) decided_order_.push_back(c.op);
+    st.decided_before_start = true;
+    return;
+  }
+  st.warm_settled = true;
+  if (!gpu && env.warm(c.op)) ++stats_.warm_asked;
+}
+
+void AutoPolicy::warm_at_start(const gofl_call& first, GpuEnv& env) {
+  if (!cfg_.warm) return;
+  ops_[first.op].warm_settled = true;  // it runs there now
+  for (const int op : decided_order_) {
+    if (ops_[op].warm_settled) continue;
+    ops_[op].warm_settled = true;
+    if (env.warm(op)) ++stats_.warm_asked;
+  }
+  decided_order_.clear();
 }
 
 namespace {

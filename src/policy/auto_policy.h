@@ -58,6 +58,7 @@
 #include <functional>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "common/call.h"
 #include "policy/level.h"
@@ -86,6 +87,9 @@ class GpuEnv {
   // A replay has them in the calls themselves (gofl_call.resident, counted by call_bytes()).
   virtual uint64_t resident_bytes(const gofl_call&) { return 0; }
   virtual double now() = 0;        // seconds, monotonic
+  // After the start: have the backend warm operation `op` beside the calls (cuda/warm.h); false when
+  // it cannot. Returns at once.
+  virtual bool warm(int /*op*/) { return false; }
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
@@ -132,6 +136,9 @@ struct PolicyConfig {
   // took 482-562 ms instead of 308-372, and the calls it left on the CPU lost more than the wait it
   // saved (1.097 and 1.084 of the best plan known in advance, against 1.082 and 1.022 in the call).
   bool start_ahead = false;
+  // Warm each operation the program calls before its first GPU call (GpuEnv::warm): at the start,
+  // every one decided before it; after, one decided on the CPU. GPU_OFFLOAD_WARM=0 turns it off.
+  bool warm = true;
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
@@ -158,6 +165,7 @@ struct PolicyStats {
   double offloaded_actual_s = 0;    // their measured time
   uint64_t probes = 0;
   double probe_actual_s = 0, probe_pred_gpu_s = 0;
+  uint64_t warm_asked = 0;       // operations the backend was asked to warm (GpuEnv::warm)
 };
 
 // The learnt correction of one operation on one device, by size: a factor per band of work (a
@@ -208,7 +216,13 @@ class AutoPolicy {
     bool cpu_seen = false;        // a CPU observation happened
     bool probed_after_start = false;
     bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us
+    bool decided_before_start = false;  // a call of it was decided before the GPU started
+    bool warm_settled = false;    // warmed, or its first GPU call came: nothing more to warm
   };
+  // Warming (PolicyConfig::warm), under mu_: the call `c` was decided; `gpu` when it goes there now.
+  void warm_for(const gofl_call& c, GpuEnv& env, bool gpu);
+  void warm_at_start(const gofl_call& first, GpuEnv& env);
+  std::vector<int> decided_order_;  // operations in the order of their first decided call, before the start
 
   Model model_;
   PolicyConfig cfg_;

@@ -31,6 +31,7 @@ const Key kKeys[] = {
     {"history", "GPU_OFFLOAD_HISTORY", false},
     {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES", false},
     {"split", "GPU_OFFLOAD_SPLIT", false},
+    {"warm", "GPU_OFFLOAD_WARM", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is

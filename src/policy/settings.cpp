@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/gpu_placement.h"
+#include "common/table.h"
 #include "policy/config.h"
 
 namespace gofl {
@@ -114,6 +115,23 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     if (parse_bool(v, &on)) s.split_copies = on ? kSplitCopiesDefaultBytes : 0;
     else if (parse_size(v, &b) && b >= 1 && b < 0x1p62) s.split_copies = int64_t(b);
     else complain(msgs, where("GPU_OFFLOAD_SPLIT_COPIES"), v, "on, off, or the smallest copy to split: bytes, optionally with K, M or G", "on");
+  }
+  if (const char* v = get("GPU_OFFLOAD_WARM"); v && *v) {
+    if (!parse_bool(v, &s.warm) && strcasecmp(v, "auto") != 0) {
+      // A list of operations ("dsyevd,zgemm"): warmed at the start, the program's own as well.
+      std::string bad;
+      for (const char* p = v; *p;) {
+        const char* end = strchr(p, ',');
+        const std::string name(p, end ? size_t(end - p) : strlen(p));
+        const int op = gofl_op_by_name(name.c_str());
+        if (op >= 0 && gofl_ops[op].gpu_capable) s.warm_ops.push_back(uint16_t(op));
+        else bad += (bad.empty() ? "" : ",") + name;
+        p = end ? end + 1 : p + strlen(p);
+      }
+      if (!bad.empty())
+        complain(msgs, where("GPU_OFFLOAD_WARM"), bad.c_str(),
+                 "on, off, or operations the GPU runs, as a trace names them: dgemm,zheevd,...", "the others");
+    }
   }
   return s;
 }

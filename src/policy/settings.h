@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <string>
+#include <vector>
 
 #include "trace/codes.h"
 
@@ -39,6 +40,11 @@ struct Settings {
   // (preload/copy_split.h); 0: never.
   int64_t split_copies = kSplitCopiesDefaultBytes;
   SplitMode split = SplitMode::Auto;  // one call over several of them
+  // Warming (cuda/warm.h): the CUDA libraries' first-use work for an operation done beside the calls.
+  // On: under auto, each operation the program calls (PolicyConfig::warm); off: none. warm_ops: the
+  // operations named in the setting, warmed as soon as the GPU starts, whatever the mode.
+  bool warm = true;
+  std::vector<uint16_t> warm_ops;
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

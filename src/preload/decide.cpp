@@ -61,6 +61,7 @@ class LibraryGpu final : public GpuEnv {
     return b ? b->resident_bytes(&c) : 0;
   }
   double now() override { return now_s(); }
+  bool warm(int op) override { return gpu_warm(uint32_t(op)); }
 
  private:
   static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }
@@ -99,6 +100,7 @@ AutoPolicy& policy() {
     // not to pay on the H200, so off by default).
     const char* ahead = secure_getenv("GPU_OFFLOAD_START_AHEAD");
     cfg.start_ahead = ahead && strcmp(ahead, "1") == 0;
+    cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);

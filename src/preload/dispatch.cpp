@@ -226,6 +226,7 @@ __attribute__((destructor)) void on_unload() {
     // A process that made no call gets no trace file for it.
     if (const std::string never = gpu_never_usable(); !never.empty()) trace_gpu_absent(never.c_str());
   }
+  gpu_note_warmed();  // the warm-ups that ended after the last GPU call (the one in progress at exit was waited for)
   trace_flush();
   record_this_run();  // what the GPU gained this run, for the next run of the program
   if (settings().summary) summary_print(STDERR_FILENO);

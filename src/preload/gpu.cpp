@@ -171,6 +171,9 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
   if (dt > in_steps && g_n_start_phases < GOFL_SETUP_MAX_PHASES)
     g_start_phases[g_n_start_phases++] = gofl_setup_phase{GOFL_SP_OTHER, 0, dt - in_steps};
   trace_setup(GOFL_SETUP_AT_START, end, g_start_phases, g_n_start_phases);
+  // The operations GPU_OFFLOAD_WARM names, beside the calls from now on.
+  if (settings().warm)
+    for (const uint16_t op : settings().warm_ops) gpu_warm(op);
 }
 
 uint32_t this_tid() { return uint32_t(syscall(SYS_gettid)); }
@@ -291,7 +294,44 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   const int n = b->take_setup(phases, GOFL_SETUP_MAX_PHASES);
   pthread_mutex_unlock(&g_run_mu);
   if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
+  gpu_note_warmed();
   return st;
+}
+
+namespace {
+std::atomic<bool> g_warm_asked{false};  // a warm-up was queued: gpu_note_warmed() has work to look for
+std::mutex g_warmed_mu;
+int g_warmed_count = 0;
+double g_warmed_s = 0;
+}  // namespace
+
+bool gpu_warm(uint32_t op) {
+  if (!gpu_started() || !g_backend->warm) return false;
+  const bool ok = g_backend->warm(op) == GOFL_GPU_OK;
+  if (ok) g_warm_asked.store(true, std::memory_order_relaxed);
+  return ok;
+}
+
+void gpu_note_warmed() {
+  if (!g_warm_asked.load(std::memory_order_relaxed) || !gpu_started()) return;
+  gofl_warmed w[8];
+  for (int n; (n = g_backend->take_warmed(w, 8)) > 0;) {
+    for (int i = 0; i < n; ++i) {
+      if (w[i].status == GOFL_GPU_OK) {
+        std::lock_guard<std::mutex> lock(g_warmed_mu);
+        ++g_warmed_count;
+        g_warmed_s += double(w[i].phases[0].duration_ns) * 1e-9;
+      }
+      // A failed warm-up is recorded too: its phases say how far it got (nothing else depends on it).
+      trace_setup(uint16_t(w[i].op), w[i].end_ns, w[i].phases, std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES));
+    }
+  }
+}
+
+void gpu_warmed(int* count, double* seconds) {
+  std::lock_guard<std::mutex> lock(g_warmed_mu);
+  *count = g_warmed_count;
+  *seconds = g_warmed_s;
 }
 
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
@@ -334,6 +374,8 @@ void gpu_fork_child() {
   new (&g_start_mu) std::mutex();
   pthread_mutex_init(&g_run_mu, nullptr);
   new (&g_start_cv) std::condition_variable();
+  new (&g_warmed_mu) std::mutex();
+  g_warm_asked.store(false);
   if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here
     g_lost_by_fork = true;
     g_state = State::Unavailable;

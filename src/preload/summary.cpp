@@ -215,6 +215,16 @@ std::string policy_lines() {
     out += line;
   }
   if (st.started) out += start_split_line();
+  if (st.warm_asked > 0) {
+    int warmed = 0;
+    double warmed_s = 0;
+    gpu_warmed(&warmed, &warmed_s);
+    snprintf(line, sizeof line,
+             "  warmed beside the calls: %d of %llu operations asked (%s of the CUDA libraries' first-use work, off "
+             "the calls' path)\n",
+             warmed, (unsigned long long)st.warm_asked, fmt_s(warmed_s).c_str());
+    out += line;
+  }
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
     snprintf(line, sizeof line,

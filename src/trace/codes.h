@@ -77,7 +77,9 @@
   X(LOAD_CUFFT, 18, "loading cuFFT")          /* dlopen, at cuFFT's first use */                         \
   /* the libraries of the call that started the GPU, on a helper thread while the context is made: */    \
   /* not a step of the start (the start waits for it only if it outlasts the context) */                  \
-  X(LIBRARIES_BESIDE, 19, "CUDA libraries loaded beside the start")
+  X(LIBRARIES_BESIDE, 19, "CUDA libraries loaded beside the start")                                       \
+  /* a routine's CUDA library work done ahead, on the warming thread beside the calls (cuda/warm.h) */    \
+  X(WARMED, 20, "warmed beside the calls")
 
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
@@ -101,7 +103,7 @@ enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 19, "reason numbers are part of the trace format: append, then update this");
-static_assert(GOFL_SP_END == 20, "setup phase numbers are part of the trace format: append, then update this");
+static_assert(GOFL_SP_END == 21, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:

@@ -3,9 +3,12 @@
 // the libraries of the call that starts it, beside the context's making, and a library first used
 // later is loaded by that call; the staging buffers start at the size of the
 // first call and grow for a larger one, the results staying right; each start step and each
-// routine's first GPU call is in the trace (record.h, gofl_setup_record). The parent re-runs this
+// routine's first GPU call is in the trace (record.h, gofl_setup_record); every warm-up (cuda/warm.h)
+// runs on the GPU, and under --device auto what the program called before the start is warmed at
+// it, off the calls' path. The parent re-runs this
 // binary as the fresh process, with a trace folder of its own, and reads the records itself.
 #include <dirent.h>
+#include <dlfcn.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,12 +17,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <fftw3.h>
 
+#include "common/table.h"
+#include "cuda/backend_abi.h"
 #include "gpu_harness.h"
 #include "trace/record.h"
 
@@ -53,7 +59,7 @@ struct SetupRecord {
 };
 
 // Runs this binary's test `name` as a fresh process tracing into a folder of its own; its setup records.
-std::vector<SetupRecord> child_setups(const char* name, bool* ok) {
+std::vector<SetupRecord> child_setups(const char* name, bool* ok, const std::vector<std::string>& extra_env = {}) {
   char dir[] = "/tmp/gofl-one-time-XXXXXX";
   *ok = mkdtemp(dir) != nullptr;
   if (!*ok) return {};
@@ -62,6 +68,12 @@ std::vector<SetupRecord> child_setups(const char* name, bool* ok) {
     if (std::strncmp(*e, "GPU_OFFLOAD_TRACE=", 18) != 0) env_s.push_back(*e);
   env_s.push_back(std::string("GPU_OFFLOAD_TRACE=") + dir);
   env_s.push_back("GOFL_TEST_ONE_TIME_CHILD=1");
+  for (const std::string& e : extra_env) {  // replaces the variable if set
+    const std::string key = e.substr(0, e.find('=') + 1);
+    for (auto it = env_s.begin(); it != env_s.end();)
+      it = it->compare(0, key.size(), key) == 0 ? env_s.erase(it) : it + 1;
+    env_s.push_back(e);
+  }
   std::vector<char*> envp;
   for (auto& s : env_s) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -215,4 +227,104 @@ TEST(OneTimeCosts, AProgramThatOnlyTransformsLoadsOnlyCufft) {
   EXPECT_TRUE(s[0].phases.count(GOFL_SP_LIBRARIES_BESIDE));
   EXPECT_TRUE(has(s, GOFL_SP_CUFFT_PLAN));
   EXPECT_FALSE(has(s, GOFL_SP_CUBLAS) || has(s, GOFL_SP_CUSOLVER));
+}
+
+// ---- warming (cuda/warm.h) -------------------------------------------------------------------------
+
+namespace {
+
+// The backend the preload library loaded (this process's copy: its warming state is the one in use).
+const gofl_backend* loaded_backend() {
+  FILE* f = std::fopen("/proc/self/maps", "r");
+  if (!f) return nullptr;
+  char line[4096];
+  std::string path;
+  while (path.empty() && std::fgets(line, sizeof line, f))
+    if (const char* p = std::strstr(line, "/"); p && std::strstr(line, GOFL_BACKEND_SONAME)) path = std::string(p, std::strcspn(p, "\n"));
+  std::fclose(f);
+  void* h = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  auto entry = h ? reinterpret_cast<gofl_backend_entry_fn>(dlsym(h, GOFL_BACKEND_ENTRY)) : nullptr;
+  return entry ? entry() : nullptr;
+}
+
+}  // namespace
+
+TEST(OneTimeCosts, EveryWarmUpRunsOnTheGpuAndLeavesTheCallsRight) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  ASSERT_TRUE(dgemm_checked(300, 11));  // the GPU runs
+  const gofl_backend* b = loaded_backend();
+  ASSERT_NE(b, nullptr);
+  std::map<uint32_t, bool> asked;
+  for (uint32_t op = 0; op < GOFL_N_OPS; ++op) {
+    const int st = b->warm(op);
+    if (st == GOFL_GPU_OK) asked[op] = false;
+    else EXPECT_EQ(st, GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
+    EXPECT_EQ(st == GOFL_GPU_OK, gofl_ops[op].kind == GOFL_KIND_BLAS3 || (gofl_ops[op].kind == GOFL_KIND_LAPACK && gofl_ops[op].gpu_capable))
+        << gofl_ops[op].name;
+  }
+  EXPECT_EQ(b->warm(OP_dgemm), GOFL_GPU_OK);  // asked again: nothing more is queued
+  // Meanwhile the program's own calls run on the GPU and stay right.
+  EXPECT_TRUE(dgemm_checked(700, 13));
+  size_t done = 0;
+  for (int waited = 0; done < asked.size() && waited < 1200; ++waited) {
+    gofl_warmed w[16];
+    const int n = b->take_warmed(w, 16);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_TRUE(asked.count(w[i].op)) << w[i].op;
+      EXPECT_FALSE(asked[w[i].op]) << gofl_ops[w[i].op].name << " warmed twice";
+      asked[w[i].op] = true;
+      ++done;
+      EXPECT_EQ(w[i].status, GOFL_GPU_OK) << gofl_ops[w[i].op].name;
+      ASSERT_GE(w[i].n_phases, 1);
+      EXPECT_EQ(w[i].phases[0].phase, uint32_t(GOFL_SP_WARMED));
+      EXPECT_GT(w[i].phases[0].duration_ns, 0u);
+    }
+    if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(done, asked.size()) << "warm-ups still unfinished after 120 s";
+  EXPECT_TRUE(dgemm_checked(300, 17));
+}
+
+TEST(OneTimeCosts, ChildDecidesThenStarts) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.AnAutoProgramWarmsWhatItCalledBeforeTheStart";
+  // A Cholesky factorisation decided before the start: it runs on the CPU (the GPU is not started).
+  int n = 400, info = -1;
+  auto a = gpu_test::random_matrix<double>(n, n, n, 7);
+  for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) a[size_t(j) * n + i] = a[size_t(i) * n + j];
+  gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
+  EXPECT_EQ(info, 0);
+  EXPECT_EQ(gpu_test::last_call().device, 0);
+  // Products until the missed savings start the GPU (the built-in profile, level 5).
+  bool started = false;
+  for (int i = 0; i < 200 && !started; ++i) {
+    const int m = 2000;
+    static std::vector<double> x = gpu_test::random_matrix<double>(m, m, m, 3), c(size_t(m) * m);
+    const double one = 1, zero = 0;
+    gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &m, &m, &one, x.data(), &m, x.data(), &m, &zero, c.data(), &m);
+    started = gpu_test::last_call().device == 1;
+  }
+  ASSERT_TRUE(started);
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the warm-up runs beside; queued ones are dropped at exit
+}
+
+TEST(OneTimeCosts, AnAutoProgramWarmsWhatItCalledBeforeTheStart) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  bool ok = false;
+  const std::vector<SetupRecord> s =
+      child_setups("ChildDecidesThenStarts", &ok, {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=off"});
+  ASSERT_TRUE(ok) << "the child process failed";
+  // dpotrf was warmed beside the calls (loading cuSOLVER and making the warming thread's handle
+  // there), and never ran on the GPU; dgemm, which started it, was not warmed.
+  bool warmed = false;
+  for (const SetupRecord& x : s) {
+    if (x.op == OP_dpotrf) {
+      EXPECT_FALSE(x.phases.count(GOFL_SP_FIRST_CALL));
+      warmed = warmed || (x.phases.count(GOFL_SP_WARMED) && x.phases.count(GOFL_SP_LOAD_CUSOLVER) &&
+                          x.phases.count(GOFL_SP_CUSOLVER));
+    }
+    if (x.op == OP_dgemm) EXPECT_FALSE(x.phases.count(GOFL_SP_WARMED));
+  }
+  EXPECT_TRUE(warmed);
 }

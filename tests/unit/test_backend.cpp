@@ -1,6 +1,7 @@
 // The CUDA backend as the preload library meets it, without a GPU: libgpuoffload-cuda.so (when this
 // build made it) loads, its handshake names this build's op table and call layout, and it has a
-// routine for exactly the operations the table (ops/operations.py, gpu=True) sends to the GPU.
+// routine for exactly the operations the table (ops/operations.py, gpu=True) sends to the GPU, and a
+// warm-up for each BLAS-3 and LAPACK one.
 // Registering the routines needs no GPU, so this runs wherever the backend was built.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -45,6 +46,24 @@ TEST(Backend, RegistersExactlyTheOperationsTheTableSendsToTheGpu) {
   for (int op = 0; op < GOFL_N_OPS; ++op)
     EXPECT_EQ(b->has_routine(uint32_t(op)) != 0, gofl_ops[op].gpu_capable) << gofl_ops[op].name;
   EXPECT_EQ(b->has_routine(GOFL_N_OPS), 0);
+}
+
+// Every BLAS-3 and LAPACK routine the backend runs has a warm-up (cuda/warm.h): asked before the
+// start, it answers "no device" rather than "unsupported", and nothing is warmed. The others
+// (BLAS-2, copies, FFTs) have none.
+TEST(Backend, EveryBlas3AndLapackRoutineHasAWarmUp) {
+  const gofl_backend* b = backend();
+  ASSERT_NE(b, nullptr);
+  ASSERT_NE(b->warm, nullptr);
+  ASSERT_NE(b->take_warmed, nullptr);
+  for (int op = 0; op < GOFL_N_OPS; ++op) {
+    if (!b->has_routine(uint32_t(op))) continue;
+    const bool warmed = gofl_ops[op].kind == GOFL_KIND_BLAS3 || gofl_ops[op].kind == GOFL_KIND_LAPACK;
+    EXPECT_EQ(b->warm(uint32_t(op)), warmed ? GOFL_GPU_NO_DEVICE : GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
+  }
+  EXPECT_EQ(b->warm(GOFL_N_OPS), GOFL_GPU_UNSUPPORTED);
+  gofl_warmed w[4];
+  EXPECT_EQ(b->take_warmed(w, 4), 0);
 }
 
 // A row-major CBLAS call is mapped to the column-major call on the other triangle or side. An

@@ -7,7 +7,9 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "common/table.h"
 #include "policy/config.h"
 #include "policy/settings.h"
 
@@ -204,4 +206,23 @@ TEST(Config, TheSplitSettingFromTheEnvironmentOrTheFile) {
   EXPECT_EQ(s.split, gofl::SplitMode::Auto);
   EXPECT_NE(msgs.find("GPU_OFFLOAD_SPLIT='always' is not valid (use off, auto or force); using auto"), std::string::npos)
       << msgs;
+}
+
+TEST(Config, TheWarmSettingIsOnOffOrOperationsToWarmAtTheStart) {
+  std::string msgs;
+  EXPECT_TRUE(parse({}, &msgs).warm);
+  EXPECT_FALSE(parse({{"GPU_OFFLOAD_WARM", "off"}}, &msgs).warm);
+  EXPECT_FALSE(parse({{"GPU_OFFLOAD_WARM", "0"}}, &msgs).warm);
+  EXPECT_TRUE(parse({{"GPU_OFFLOAD_WARM", "auto"}}, &msgs).warm);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  const gofl::Settings s = parse({{"GPU_OFFLOAD_WARM", "dsyevd,zgemm"}}, &msgs);
+  EXPECT_TRUE(s.warm);
+  EXPECT_EQ(s.warm_ops, (std::vector<uint16_t>{uint16_t(gofl_op_by_name("dsyevd")), uint16_t(gofl_op_by_name("zgemm"))}));
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("warm = dpotrf\n");
+  EXPECT_EQ(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).warm_ops, (std::vector<uint16_t>{uint16_t(gofl_op_by_name("dpotrf"))}));
+  // Unknown names and operations the GPU never runs (dcopy) are named, the others kept.
+  const gofl::Settings t = parse({{"GPU_OFFLOAD_WARM", "dgemm,dsyevx,dcopy"}}, &msgs);
+  EXPECT_EQ(t.warm_ops, (std::vector<uint16_t>{uint16_t(gofl_op_by_name("dgemm"))}));
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_WARM='dsyevx,dcopy' is not valid"), std::string::npos) << msgs;
 }

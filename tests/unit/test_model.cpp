@@ -130,6 +130,12 @@ struct FakeGpu final : GpuEnv {
   }
   uint64_t device_bytes(const gofl_call&) override { return need; }
   double now() override { return t; }
+  std::vector<int> warmed;  // the operations warm() was asked for, in order
+  bool warm(int op) override {
+    if (!is_started) ++asked_started_gpu;
+    warmed.push_back(op);
+    return true;
+  }
 };
 
 // Runs one call through decide() and observe() as the library does, `seconds` on its device.
@@ -797,6 +803,44 @@ TEST(SkiRental, EarlierRunsThatPaidStartTheGpuAtTheFirstCallPredictedToGain) {
   FakeGpu g;
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_NOT_STARTED);
   EXPECT_FALSE(p.stats().at_once);
+}
+
+// Warming (PolicyConfig::warm, cuda/warm.h): nothing is asked of the backend before the start; at
+// the start, each operation decided before it (in that order) is warmed, except the starting call's
+// own; after it, an operation whose call stays on the CPU is warmed once; one whose first decided
+// call after the start goes to the GPU, and small math that is never decided, are not.
+TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheyStayOnTheCpu) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, make_call("sgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e9)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(run(p, g, make_call("zgemm", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e9)), GOFL_R_NOT_STARTED);
+  int guard = 0;
+  while (run(p, g, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  EXPECT_EQ(g.asked_started_gpu, 0);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf"), op("zgemm")}));  // not dgemm: it runs there
+  EXPECT_EQ(run(p, g, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // stays on the CPU: warmed
+  EXPECT_EQ(run(p, g, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // once
+  EXPECT_EQ(run(p, g, make_call("ssyrk", 1e9)), GOFL_R_OFFLOADED);               // its first GPU call: no warm-up
+  EXPECT_EQ(run(p, g, make_call("ssyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // nor afterwards
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // warmed at the start already
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf"), op("zgemm"), op("dsyevd")}));
+  EXPECT_EQ(p.stats().warm_asked, 3u);
+
+  PolicyConfig off{5};
+  off.warm = false;  // GPU_OFFLOAD_WARM=0
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5, copies)), off);
+  FakeGpu h;
+  EXPECT_EQ(run(q, h, make_call("dpotrf", 1e9)), GOFL_R_NOT_STARTED);
+  while (run(q, h, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 200) {
+  }
+  EXPECT_EQ(run(q, h, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_TRUE(h.warmed.empty());
+  EXPECT_EQ(q.stats().warm_asked, 0u);
 }
 
 TEST(SkiRental, AFailedStartIsNotRetried) {

@@ -1,0 +1,146 @@
+// Warm-ups of the LAPACK families (warm.h): each runs, on the warming lane's small well-conditioned
+// matrices, the cuSOLVER routines its family's run function calls (lapack_lu.cpp, lapack_qr.cpp,
+// lapack_syev.cpp, lapack_svd.cpp, geev_core.h), at a size that loads most of what a larger call
+// uses (bench/first_use_probe.cpp: syevd needs n = 256, the rest little more than 64).
+#include <complex>
+#include <cstdint>
+#include <cstring>
+
+#include "common/table.h"
+#include "cuda/engine.h"
+#include "cuda/lapack_common.h"
+#include "cuda/warm.h"
+
+namespace gofl {
+namespace cuda {
+namespace {
+
+constexpr int64_t kLuN = 128, kEigN = 256, kSvdN = 128, kGeevN = 64;
+
+template <class T> void lu_warm(WarmLane& l) {  // getrf, getrs, gesv, getri: Xgetrf, then Xgetrs
+  const int64_t n = kLuN;
+  const cudaDataType t = data_type<T>();
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXgetrf_bufferSize(l.solver(), l.params(), n, n, t, l.matrix<T>(0), n, t, &d, &h),
+        "cusolverDnXgetrf_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXgetrf(l.solver(), l.params(), n, n, t, l.matrix<T>(0), n, l.pivots(), t, dw, d, hw, h, l.info()),
+        "cusolverDnXgetrf (warming)");
+  check(cusolverDnXgetrs(l.solver(), l.params(), CUBLAS_OP_N, n, n, t, l.matrix<T>(0), n, l.pivots(), t,
+                         l.matrix<T>(1), n, l.info()),
+        "cusolverDnXgetrs (warming)");
+}
+
+template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf, then Xpotrs
+  const int64_t n = kLuN;
+  const cudaDataType t = data_type<T>();
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXpotrf_bufferSize(l.solver(), l.params(), CUBLAS_FILL_MODE_LOWER, n, t, l.matrix<T>(0), n, t, &d, &h),
+        "cusolverDnXpotrf_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXpotrf(l.solver(), l.params(), CUBLAS_FILL_MODE_LOWER, n, t, l.matrix<T>(0), n, t, dw, d, hw, h,
+                         l.info()),
+        "cusolverDnXpotrf (warming)");
+  check(cusolverDnXpotrs(l.solver(), l.params(), CUBLAS_FILL_MODE_LOWER, n, n, t, l.matrix<T>(0), n, t, l.matrix<T>(1),
+                         n, l.info()),
+        "cusolverDnXpotrs (warming)");
+}
+
+template <class T> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr (range 'A'): Xsyevd
+  using R = real_t<T>;
+  const int64_t n = kEigN;
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXsyevd_bufferSize(l.solver(), l.params(), CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                    data_type<T>(), l.matrix<T>(0), n, data_type<R>(), l.vec(), data_type<T>(), &d, &h),
+        "cusolverDnXsyevd_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXsyevd(l.solver(), l.params(), CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, data_type<T>(),
+                         l.matrix<T>(0), n, data_type<R>(), l.vec(), data_type<T>(), dw, d, hw, h, l.info()),
+        "cusolverDnXsyevd (warming)");
+}
+
+template <class T> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
+  using R = real_t<T>;
+  const int64_t n = kSvdN;
+  const cudaDataType t = data_type<T>();
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXgesvd_bufferSize(l.solver(), l.params(), 'S', 'S', n, n, t, l.matrix<T>(0), n, data_type<R>(),
+                                    l.vec(), t, l.matrix<T>(1), n, t, l.matrix<T>(2), n, t, &d, &h),
+        "cusolverDnXgesvd_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXgesvd(l.solver(), l.params(), 'S', 'S', n, n, t, l.matrix<T>(0), n, data_type<R>(), l.vec(), t,
+                         l.matrix<T>(1), n, t, l.matrix<T>(2), n, t, dw, d, hw, h, l.info()),
+        "cusolverDnXgesvd (warming)");
+}
+
+template <class T> void qr_warm(WarmLane& l) {  // geqrf, orgqr, ungqr, gels, gelsd: Xgeqrf
+  const int64_t n = kLuN;
+  const cudaDataType t = data_type<T>();
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXgeqrf_bufferSize(l.solver(), l.params(), n, n, t, l.matrix<T>(0), n, t, l.vec(), t, &d, &h),
+        "cusolverDnXgeqrf_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXgeqrf(l.solver(), l.params(), n, n, t, l.matrix<T>(0), n, t, l.vec(), t, dw, d, hw, h, l.info()),
+        "cusolverDnXgeqrf (warming)");
+}
+
+template <class T> void geev_warm(WarmLane& l) {  // geev, geevx: Xgeev with right eigenvectors
+  using R = real_t<T>;
+  const int64_t n = kGeevN;
+  const cudaDataType t = data_type<T>(), tw = data_type<std::complex<R>>();
+  l.fresh<T>(n);
+  size_t d = 0, h = 0;
+  check(cusolverDnXgeev_bufferSize(l.solver(), l.params(), CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, n, t,
+                                   l.matrix<T>(0), n, tw, l.vec(), t, nullptr, 1, t, l.matrix<T>(1), n, t, &d, &h),
+        "cusolverDnXgeev_bufferSize (warming)");
+  void* dw = l.device_work(d);
+  void* hw = l.host_work(h);
+  check(cusolverDnXgeev(l.solver(), l.params(), CUSOLVER_EIG_MODE_NOVECTOR, CUSOLVER_EIG_MODE_VECTOR, n, t,
+                        l.matrix<T>(0), n, tw, l.vec(), t, nullptr, 1, t, l.matrix<T>(1), n, t, dw, d, hw, h, l.info()),
+        "cusolverDnXgeev (warming)");
+}
+
+// The warm-up of each LAPACK routine, by the routine's name in the operation table (its family).
+struct FamilyWarm {
+  const char* routine;
+  WarmFn s, d, c, z;
+};
+#define GOFL_WARM_ALL(fn) fn<float>, fn<double>, fn<std::complex<float>>, fn<std::complex<double>>
+const FamilyWarm kFamilies[] = {
+    {"getrf", GOFL_WARM_ALL(lu_warm)},    {"getrs", GOFL_WARM_ALL(lu_warm)},    {"gesv", GOFL_WARM_ALL(lu_warm)},
+    {"getri", GOFL_WARM_ALL(lu_warm)},    {"potrf", GOFL_WARM_ALL(chol_warm)},  {"potrs", GOFL_WARM_ALL(chol_warm)},
+    {"posv", GOFL_WARM_ALL(chol_warm)},   {"syevd", GOFL_WARM_ALL(syevd_warm)}, {"heevd", GOFL_WARM_ALL(syevd_warm)},
+    {"syev", GOFL_WARM_ALL(syevd_warm)},  {"heev", GOFL_WARM_ALL(syevd_warm)},  {"syevr", GOFL_WARM_ALL(syevd_warm)},
+    {"heevr", GOFL_WARM_ALL(syevd_warm)}, {"gesvd", GOFL_WARM_ALL(svd_warm)},   {"gesdd", GOFL_WARM_ALL(svd_warm)},
+    {"geqrf", GOFL_WARM_ALL(qr_warm)},    {"orgqr", GOFL_WARM_ALL(qr_warm)},    {"ungqr", GOFL_WARM_ALL(qr_warm)},
+    {"gels", GOFL_WARM_ALL(qr_warm)},     {"gelsd", GOFL_WARM_ALL(qr_warm)},    {"geev", GOFL_WARM_ALL(geev_warm)},
+    {"geevx", GOFL_WARM_ALL(geev_warm)},
+};
+#undef GOFL_WARM_ALL
+
+}  // namespace
+
+void register_lapack_warm() {
+  Routine* r = routines();
+  for (int op = 0; op < GOFL_N_OPS; ++op) {
+    if (!r[op].run || gofl_ops[op].kind != GOFL_KIND_LAPACK) continue;
+    for (const FamilyWarm& f : kFamilies) {
+      if (std::strcmp(f.routine, gofl_ops[op].routine) != 0) continue;
+      const char p = gofl_ops[op].precision;
+      r[op].warm = p == 's' ? f.s : p == 'd' ? f.d : p == 'c' ? f.c : f.z;
+    }
+  }
+}
+
+}  // namespace cuda
+}  // namespace gofl

@@ -1,0 +1,262 @@
+// The warming thread (warm.h): a queue of operations, one thread that works through it on a lane
+// of its own, and the finished warm-ups for the trace.
+#include "cuda/warm.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <complex>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+
+namespace gofl {
+namespace cuda {
+
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+constexpr size_t kMaxWorkBytes = size_t(256) << 20;  // more than any warm-up at kMaxN needs
+
+template <class T> std::vector<T> pristine_matrix() {
+  const int64_t n = WarmLane::kMaxN;
+  std::vector<T> m(size_t(n * n));
+  uint64_t s = 0x9e3779b97f4a7c15ull;
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t i = 0; i <= j; ++i) {
+      s = s * 6364136223846793005ull + 1442695040888963407ull;
+      const double v = i == j ? double(n) : double(s >> 11) / double(1ull << 53) - 0.5;
+      m[size_t(j * n + i)] = m[size_t(i * n + j)] = T(v);
+    }
+  return m;
+}
+
+template <class T> void upload_pristine(void** to, cudaStream_t s) {
+  const std::vector<T> h = pristine_matrix<T>();
+  check(cudaMalloc(to, h.size() * sizeof(T)), "cudaMalloc (warming)");
+  check(cudaMemcpyAsync(*to, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (warming)");
+  check(cudaStreamSynchronize(s), "cudaStreamSynchronize (warming)");  // h goes out of scope
+}
+
+template <class T> int type_index() {
+  if constexpr (std::is_same_v<T, float>) return 0;
+  else if constexpr (std::is_same_v<T, double>) return 1;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return 2;
+  else return 3;
+}
+
+// ---- the queue ----------------------------------------------------------------------------------------
+// Never destroyed: the library's exit-time trace and summary read g_done after this object's own
+// static destructors would have run (it is dlopened after the preload library, so finalised first).
+std::mutex& g_m = *new std::mutex;
+std::condition_variable& g_cv = *new std::condition_variable;  // work queued, or a warm-up ended
+std::deque<uint32_t>& g_queue = *new std::deque<uint32_t>;
+bool g_asked[GOFL_N_OPS] = {};
+bool g_thread_made = false;
+bool g_busy = false;                // a warm-up runs
+bool g_exiting = false;
+pid_t g_pid = 0;                    // the process the thread runs in (a forked child has none)
+std::vector<gofl_warmed>& g_done = *new std::vector<gofl_warmed>;
+
+// At exit: no new warm-up, and the one in progress is waited for (at most a few seconds: exit never
+// hangs on it). Registered again after each library the lane first uses, so that it runs before that
+// library's own exit handlers (atexit runs the latest first).
+void wait_at_exit() {
+  if (getpid() != g_pid) return;  // a forked child: its mutex may be held by the parent's thread
+  std::unique_lock<std::mutex> lk(g_m);
+  g_exiting = true;
+  g_queue.clear();
+  g_cv.wait_for(lk, std::chrono::seconds(5), [] { return !g_busy; });
+}
+
+void register_exit_wait() { (void)atexit(wait_at_exit); }
+
+void finish(uint32_t op, int status, double seconds, std::vector<gofl_setup_phase> phases) {
+  gofl_warmed w{};
+  w.op = op;
+  w.status = status;
+  w.end_ns = clock_ns();
+  w.phases[0] = gofl_setup_phase{GOFL_SP_WARMED, 0, uint64_t(seconds * 1e9)};
+  w.n_phases = 1;
+  for (const gofl_setup_phase& p : phases)
+    if (w.n_phases < GOFL_WARMED_MAX_PHASES) w.phases[w.n_phases++] = p;
+  std::lock_guard<std::mutex> lk(g_m);
+  if (g_done.size() < 4 * GOFL_N_OPS) g_done.push_back(w);
+}
+
+void work() {
+  Engine& e = Engine::get();
+  const ThreadOnGpu on(e);
+  WarmLane* lane = nullptr;  // made at the first warm-up, kept (never destroyed: see wait_at_exit)
+  for (;;) {
+    uint32_t op = 0;
+    {
+      std::unique_lock<std::mutex> lk(g_m);
+      g_busy = false;
+      g_cv.notify_all();
+      g_cv.wait(lk, [] { return g_exiting || !g_queue.empty(); });
+      if (g_exiting) return;
+      op = g_queue.front();
+      g_queue.pop_front();
+      g_busy = true;
+    }
+    const auto t0 = Clock::now();
+    int status = GOFL_GPU_OK;
+    std::vector<gofl_setup_phase> phases;
+    try {
+      if (e.lost()) fail(GOFL_GPU_CUDA_ERROR, "the GPU was lost");
+      if (!lane) lane = new WarmLane();
+      routines()[op].warm(*lane);
+      lane->sync();
+    } catch (const Failure& f) {
+      status = f.status;
+    } catch (...) {
+      status = GOFL_GPU_CUDA_ERROR;
+    }
+    if (lane) phases = lane->take_phases();
+    finish(op, status, seconds_since(t0), std::move(phases));
+  }
+}
+
+}  // namespace
+
+// ---- the lane ---------------------------------------------------------------------------------------------
+
+WarmLane::WarmLane() {
+  check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (warming)");
+  const size_t bytes = size_t(kMaxN * kMaxN) * sizeof(std::complex<double>);
+  for (void*& m : m_) check(cudaMalloc(&m, bytes), "cudaMalloc (warming)");
+  check(cudaMalloc(&vec_, size_t(kMaxN) * sizeof(std::complex<double>)), "cudaMalloc (warming)");
+  check(cudaMalloc(reinterpret_cast<void**>(&piv_), size_t(kMaxN) * sizeof(int64_t)), "cudaMalloc (warming)");
+  check(cudaMalloc(reinterpret_cast<void**>(&info_), sizeof(int)), "cudaMalloc (warming)");
+  upload_pristine<float>(&pristine_[0], stream_);
+  upload_pristine<double>(&pristine_[1], stream_);
+  upload_pristine<std::complex<float>>(&pristine_[2], stream_);
+  upload_pristine<std::complex<double>>(&pristine_[3], stream_);
+}
+
+void WarmLane::note(int phase, double seconds) {
+  if (seconds > 0) phases_.push_back(gofl_setup_phase{uint32_t(phase), 0, uint64_t(seconds * 1e9)});
+}
+
+std::vector<gofl_setup_phase> WarmLane::take_phases() {
+  std::vector<gofl_setup_phase> out;
+  out.swap(phases_);
+  return out;
+}
+
+cublasHandle_t WarmLane::blas() {
+  if (blas_) return blas_;
+  load_cuda_library(CudaLibrary::Cublas);
+  note(GOFL_SP_LOAD_CUBLAS, take_load_seconds(CudaLibrary::Cublas));
+  register_exit_wait();  // after cuBLAS's own exit handlers: runs before them
+  const auto t0 = Clock::now();
+  cublasHandle_t h = nullptr;
+  check(cublasCreate(&h), "cublasCreate (warming)");
+  blas_ = h;
+  check(cublasSetStream(h, stream_), "cublasSetStream (warming)");
+  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode (warming)");
+  note(GOFL_SP_CUBLAS, seconds_since(t0));
+  return blas_;
+}
+
+cusolverDnHandle_t WarmLane::solver() {
+  if (solver_) return solver_;
+  load_cuda_library(CudaLibrary::Cusolver);  // cuBLAS first
+  note(GOFL_SP_LOAD_CUBLAS, take_load_seconds(CudaLibrary::Cublas));
+  note(GOFL_SP_LOAD_CUSOLVER, take_load_seconds(CudaLibrary::Cusolver));
+  register_exit_wait();
+  const auto t0 = Clock::now();
+  cusolverDnHandle_t h = nullptr;
+  check(cusolverDnCreate(&h), "cusolverDnCreate (warming)");
+  solver_ = h;
+  check(cusolverDnSetStream(h, stream_), "cusolverDnSetStream (warming)");
+  check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams (warming)");
+  note(GOFL_SP_CUSOLVER, seconds_since(t0));
+  return solver_;
+}
+
+cusolverDnParams_t WarmLane::params() {
+  solver();
+  return params_;
+}
+
+template <class T> void WarmLane::fresh(int64_t n) {
+  if (n < 1 || n > kMaxN) fail(GOFL_GPU_INVALID_ARGS, "warming size");
+  const void* from = pristine_[type_index<T>()];
+  for (void* to : m_)
+    check(cudaMemcpy2DAsync(to, size_t(n) * sizeof(T), from, size_t(kMaxN) * sizeof(T), size_t(n) * sizeof(T), size_t(n),
+                            cudaMemcpyDeviceToDevice, stream_),
+          "cudaMemcpy2DAsync (warming)");
+}
+template void WarmLane::fresh<float>(int64_t);
+template void WarmLane::fresh<double>(int64_t);
+template void WarmLane::fresh<std::complex<float>>(int64_t);
+template void WarmLane::fresh<std::complex<double>>(int64_t);
+
+void* WarmLane::device_work(size_t bytes) {
+  if (bytes > kMaxWorkBytes) fail(GOFL_GPU_NO_MEMORY, "warming workspace");
+  if (bytes > work_bytes_) {
+    // The old one may still be in use by queued work: wait, then replace it.
+    sync();
+    if (work_) check(cudaFree(work_), "cudaFree (warming)");
+    work_ = nullptr;
+    work_bytes_ = 0;
+    check(cudaMalloc(&work_, bytes), "cudaMalloc (warming)");
+    work_bytes_ = bytes;
+  }
+  return work_;
+}
+
+void* WarmLane::host_work(size_t bytes) {
+  if (bytes > kMaxWorkBytes) fail(GOFL_GPU_NO_MEMORY, "warming host workspace");
+  sync();  // the previous routine's host workspace may still be read by its queued work
+  if (bytes > host_work_.size()) host_work_.resize(bytes);
+  return host_work_.data();
+}
+
+void WarmLane::sync() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (warming)"); }
+
+// ---- the interface ------------------------------------------------------------------------------------------
+
+int warm_queue(uint32_t op) {
+  if (op >= GOFL_N_OPS || !routines()[op].warm) return GOFL_GPU_UNSUPPORTED;
+  Engine& e = Engine::get();
+  if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
+  std::lock_guard<std::mutex> lk(g_m);
+  if (g_exiting) return GOFL_GPU_NO_DEVICE;
+  if (g_asked[op]) return GOFL_GPU_OK;
+  if (!g_thread_made) {
+    try {
+      g_pid = getpid();
+      register_exit_wait();  // after the CUDA runtime's (the backend links it)
+      g_busy = false;
+      std::thread(work).detach();  // detached: it holds nothing that needs cleaning up
+      g_thread_made = true;
+    } catch (...) {
+      return GOFL_GPU_NO_MEMORY;  // no thread to be had: no warming
+    }
+  }
+  g_asked[op] = true;
+  g_queue.push_back(op);
+  g_cv.notify_all();
+  return GOFL_GPU_OK;
+}
+
+int take_warmed(gofl_warmed* out, int max) {
+  std::lock_guard<std::mutex> lk(g_m);
+  int n = 0;
+  for (; n < max && n < int(g_done.size()); ++n) out[n] = g_done[size_t(n)];
+  g_done.erase(g_done.begin(), g_done.begin() + n);
+  return n;
+}
+
+}  // namespace cuda
+}  // namespace gofl

@@ -1,0 +1,75 @@
+// Warming (issue 19): a routine's first GPU call pays the CUDA libraries' one-time work for it, and
+// most of that work does not depend on the call's data or size. Inside one process on the H200
+// (bench/first_use_probe.cpp, n = 1024): cuBLAS's first gemm of each precision 114 / 49 / 71 ms
+// (s / d / z; with CUDA_MODULE_LOADING=EAGER still 129 / 58 / 109: set-up inside cuBLAS, not kernel
+// loading), cuSOLVER's first sgetrf 24 ms and ssyevd 36 ms after that. A call of n = 64 (256 for
+// syevd) beforehand leaves 0.1-0.6 ms of it, sgetrf's 13 ms (kernels of its size) aside. Made on a
+// second thread with a stream and handles of its own, it held up the calling thread's sgemm calls by
+// 0.03 ms (median; 2.7 ms at most) and left them warm.
+//
+// So the backend warms an operation when asked (backend_abi.h, warm): the warming thread runs the
+// operation's CUDA library routines once on a small well-conditioned problem of its own (each family
+// registers Routine::warm next to its run function, calling what that run calls), while the
+// program's calls go on. Nothing the program can see is read or written; a warm-up that fails is
+// only reported. At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must
+// not run under it); queued ones are dropped.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "cuda/engine.h"
+
+namespace gofl {
+namespace cuda {
+
+// What a warm-up runs on: the warming thread's stream and handles (made at their first use), and
+// device buffers for problems of up to kMaxN x kMaxN.
+class WarmLane {
+ public:
+  static constexpr int64_t kMaxN = 256;
+  cudaStream_t stream() const { return stream_; }
+  cublasHandle_t blas();
+  cusolverDnHandle_t solver();
+  cusolverDnParams_t params();
+  // Matrix i (0, 1, 2) as n x n with leading dimension n (n <= kMaxN), holding the leading n x n
+  // block of a Hermitian positive definite matrix (diagonal kMaxN, the rest in [-0.5, 0.5)): fit for
+  // every routine (nonsingular, definite, symmetric). Refreshed by fresh<T>(n) before each use.
+  template <class T> T* matrix(int i) const { return static_cast<T*>(m_[i]); }
+  template <class T> void fresh(int64_t n);
+  void* vec() const { return vec_; }          // kMaxN elements (eigen- or singular values, tau)
+  int64_t* pivots() const { return piv_; }    // kMaxN
+  int* info() const { return info_; }
+  // Device and host workspace of at least the bytes asked (cuSOLVER's bufferSize); throws when more
+  // than a warm-up should use.
+  void* device_work(size_t bytes);
+  void* host_work(size_t bytes);
+  void sync();  // waits for the lane's stream; throws on any error
+
+  WarmLane();  // on the engine's GPU, on the warming thread
+  // Library loads and handles this lane made for the warm-up in progress (its trace record's phases).
+  std::vector<gofl_setup_phase> take_phases();
+
+ private:
+  void note(int phase, double seconds);
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  cusolverDnHandle_t solver_ = nullptr;
+  cusolverDnParams_t params_ = nullptr;
+  void* m_[3] = {};
+  void* pristine_[4] = {};  // float, double, complex<float>, complex<double>: kMaxN x kMaxN
+  void* vec_ = nullptr;
+  int64_t* piv_ = nullptr;
+  int* info_ = nullptr;
+  void* work_ = nullptr;
+  size_t work_bytes_ = 0;
+  std::vector<char> host_work_;
+  std::vector<gofl_setup_phase> phases_;
+};
+
+// The backend's interface (backend.cpp): queue op's warm-up; the finished ones.
+int warm_queue(uint32_t op);
+int take_warmed(gofl_warmed* out, int max);
+
+}  // namespace cuda
+}  // namespace gofl
