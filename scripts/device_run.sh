@@ -160,10 +160,10 @@ if has sweeptwice; then
   timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
     --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
     --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
-  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up" /tmp/gofl-sweep-$r/auto.summary; done
+  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up|warmed beside" /tmp/gofl-sweep-$r/auto.summary; done
   cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
   # The runs' traced calls, for a look here afterwards (a few hundred kB each).
-  for r in 1 2; do mkdir -p "$OUT/sweep-$r"; cp /tmp/gofl-sweep-$r/{gpu,auto}.* "$OUT/sweep-$r/" 2>/dev/null; done
+  for r in 1 2; do cp /tmp/gofl-sweep-$r/auto.summary "$OUT/sweep-$r-auto.summary" 2>/dev/null; done
   unset XDG_CACHE_HOME
 fi
 if has fft; then
