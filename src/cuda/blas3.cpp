@@ -503,17 +503,12 @@ template <class T, bool Solve> void tri_run(Engine& e, const CallArgs& a) {
   e.keep_output(std::move(dB), t.B, t.m, t.n, t.ldb, sizeof(T));
 }
 
-// ---- warming (warm.h): each routine once at n = 64, as its run calls it for 'N' / lower / left -----------
+// ---- warming (warm.h): each routine once at n = 64, as its run calls it for 'N' / lower / left, after
+// the precision's gemm (WarmLane::precision_gemm) ------------------------------------------------------
 
 constexpr int64_t kWarmN = 64;
 
-template <class T> void gemm_warm(WarmLane& l) {
-  const T one(1), zero(0);
-  l.fresh<T>(kWarmN);
-  check(x_gemm<T>(l.blas(), CUBLAS_OP_N, CUBLAS_OP_N, kWarmN, kWarmN, kWarmN, cu(&one), cu(l.matrix<T>(0)), kWarmN,
-                  cu(l.matrix<T>(1)), kWarmN, cu(&zero), cu(l.matrix<T>(2)), kWarmN),
-        "cublasXgemm (warming)");
-}
+template <class T> void gemm_warm(WarmLane&) {}  // the precision's gemm, which the warming thread runs first
 
 template <class T, bool Herm> void symm_warm(WarmLane& l) {
   const T one(1), zero(0);

@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/table.h"
+#include "cuda/lapack_common.h"
 
 namespace gofl {
 namespace cuda {
@@ -113,6 +115,7 @@ void work() {
     try {
       if (e.lost()) fail(GOFL_GPU_CUDA_ERROR, "the GPU was lost");
       if (!lane) lane = new WarmLane();
+      lane->precision_gemm(gofl_ops[op].precision);
       routines()[op].warm(*lane);
       lane->sync();
     } catch (const Failure& f) {
@@ -220,6 +223,25 @@ void* WarmLane::host_work(size_t bytes) {
   sync();  // the previous routine's host workspace may still be read by its queued work
   if (bytes > host_work_.size()) host_work_.resize(bytes);
   return host_work_.data();
+}
+
+template <class T> void WarmLane::gemm_of() {
+  bool& done = gemm_done_[type_index<T>()];
+  if (done) return;
+  constexpr int64_t n = 64;
+  const T one(1), zero(0);
+  fresh<T>(n);
+  check(lapack::Blas<T>::gemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, lapack::cu(&one), lapack::cu(matrix<T>(0)), n,
+                              lapack::cu(matrix<T>(1)), n, lapack::cu(&zero), lapack::cu(matrix<T>(2)), n),
+        "cublasXgemm (warming)");
+  done = true;
+}
+
+void WarmLane::precision_gemm(char p) {
+  if (p == 's') gemm_of<float>();
+  else if (p == 'd') gemm_of<double>();
+  else if (p == 'c') gemm_of<std::complex<float>>();
+  else if (p == 'z') gemm_of<std::complex<double>>();
 }
 
 void WarmLane::sync() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (warming)"); }

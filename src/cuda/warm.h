@@ -45,6 +45,11 @@ class WarmLane {
   void* device_work(size_t bytes);
   void* host_work(size_t bytes);
   void sync();  // waits for the lane's stream; throws on any error
+  // cuBLAS's gemm of precision p ('s', 'd', 'c', 'z') at n = 64, once per lane: cuBLAS's set-up of
+  // the precision (49-114 ms on the H200), which the larger calls of most routines pay through the
+  // gemm calls inside them (sgetrf, syrk and trsm at n = 1024 did even after their own warm-up).
+  // Run before each operation's own warm-up.
+  void precision_gemm(char p);
 
   WarmLane();  // on the engine's GPU, on the warming thread
   // Library loads and handles this lane made for the warm-up in progress (its trace record's phases).
@@ -65,6 +70,8 @@ class WarmLane {
   size_t work_bytes_ = 0;
   std::vector<char> host_work_;
   std::vector<gofl_setup_phase> phases_;
+  bool gemm_done_[4] = {};
+  template <class T> void gemm_of();
 };
 
 // The backend's interface (backend.cpp): queue op's warm-up; the finished ones.
