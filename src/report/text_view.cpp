@@ -498,6 +498,14 @@ std::vector<std::string> report_summary(const Analysis& a) {
                     format_seconds(first_s) + " in all, set-up included: " + list +
                     (firsts.size() > 5 ? "; ..." : "") + " ('gpu-offload dump --setup').");
     }
+    // Warming (cuda/warm.h): operations whose library first-use work a thread did beside the calls.
+    double warmed_s = 0;
+    size_t warmed_n = 0;
+    for (const auto& [op, phases] : a.first_calls)
+      if (const auto it = phases.find(GOFL_SP_WARMED); it != phases.end()) warmed_s += it->second, ++warmed_n;
+    if (warmed_n)
+      out.push_back("Warmed beside the calls: " + plural(warmed_n, "operation") + " (" + format_seconds(warmed_s) +
+                    " of the CUDA libraries' first-use work, off the calls' path; GPU_OFFLOAD_WARM).");
     // Which GPUs the processes ran on (a process runs its GPU calls on one GPU).
     std::map<std::string, size_t> gpus;
     for (const GpuStart& s : a.starts)
