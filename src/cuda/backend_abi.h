@@ -47,9 +47,9 @@ typedef struct gofl_gpu_device {
 } gofl_gpu_device;
 
 // One finished warm-up: its operation, when it ended (CLOCK_MONOTONIC ns, as the trace), whether it
-// succeeded, and its time by phase (GOFL_SP_WARMED: the whole warm-up; loading a library or making
-// the warming thread's handle, when it did).
-#define GOFL_WARMED_MAX_PHASES 4
+// succeeded, and its time by phase (GOFL_SP_WARMED: the whole warm-up; loading cuBLAS or cuSOLVER and
+// making the warming thread's handles, when it did: at most 5).
+#define GOFL_WARMED_MAX_PHASES 6
 typedef struct gofl_warmed {
   uint32_t op;
   int32_t status;  // gofl_gpu_status

@@ -11,6 +11,7 @@
 #include "cuda/resident.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -73,7 +74,7 @@ struct Engine::Impl {
   char* small_pinned = nullptr;  // read_small's bounce buffer
   static constexpr size_t kSmall = 4096;
   int* info = nullptr;           // dev_info()
-  bool lost = false;
+  std::atomic<bool> lost{false};  // read by the warming thread (warm.cpp) without the run lock
 
   // Per call.
   char precision = 0;

@@ -50,7 +50,7 @@ template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf,
         "cusolverDnXpotrs (warming)");
 }
 
-template <class T> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr (range 'A'): Xsyevd
+template <class T> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd (not syevr's Xsyevdx)
   using R = real_t<T>;
   const int64_t n = kEigN;
   l.fresh<T>(n);
@@ -81,7 +81,8 @@ template <class T> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U 
         "cusolverDnXgesvd (warming)");
 }
 
-template <class T> void qr_warm(WarmLane& l) {  // geqrf, orgqr, ungqr, gels, gelsd: Xgeqrf
+template <class T> void qr_warm(WarmLane& l) {  // geqrf, orgqr, ungqr, gels, gelsd: Xgeqrf, their first step or
+  // the routine nearest it (not ?orgqr, ?ormqr, nor gelsd's SVD)
   const int64_t n = kLuN;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);

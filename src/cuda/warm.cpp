@@ -97,6 +97,7 @@ void work() {
   Engine& e = Engine::get();
   const ThreadOnGpu on(e);
   WarmLane* lane = nullptr;  // made at the first warm-up, kept (never destroyed: see wait_at_exit)
+  bool lane_failed = false;
   for (;;) {
     uint32_t op = 0;
     {
@@ -104,7 +105,9 @@ void work() {
       g_busy = false;
       g_cv.notify_all();
       g_cv.wait(lk, [] { return g_exiting || !g_queue.empty(); });
-      if (g_exiting) return;
+      // At exit: park for good. Returning would run this thread's exit (ThreadOnGpu gives the
+      // context back) beside the CUDA runtime's exit handlers.
+      while (g_exiting) g_cv.wait(lk);
       op = g_queue.front();
       g_queue.pop_front();
       g_busy = true;
@@ -114,7 +117,12 @@ void work() {
     std::vector<gofl_setup_phase> phases;
     try {
       if (e.lost()) fail(GOFL_GPU_CUDA_ERROR, "the GPU was lost");
-      if (!lane) lane = new WarmLane();
+      if (lane_failed) fail(GOFL_GPU_CUDA_ERROR, "the warming lane could not be made");
+      if (!lane) {
+        lane_failed = true;  // until it is made (its parts are not freed if it fails: a few MB at most)
+        lane = new WarmLane();
+        lane_failed = false;
+      }
       lane->precision_gemm(gofl_ops[op].precision);
       routines()[op].warm(*lane);
       lane->sync();
@@ -123,6 +131,7 @@ void work() {
     } catch (...) {
       status = GOFL_GPU_CUDA_ERROR;
     }
+    if (status != GOFL_GPU_OK) (void)cudaGetLastError();  // no error left for the next warm-up's first call
     if (lane) phases = lane->take_phases();
     finish(op, status, seconds_since(t0), std::move(phases));
   }
@@ -163,9 +172,11 @@ cublasHandle_t WarmLane::blas() {
   const auto t0 = Clock::now();
   cublasHandle_t h = nullptr;
   check(cublasCreate(&h), "cublasCreate (warming)");
-  blas_ = h;
-  check(cublasSetStream(h, stream_), "cublasSetStream (warming)");
-  check(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode (warming)");
+  cublasStatus_t st = cublasSetStream(h, stream_);
+  if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST);
+  if (st != CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
+  check(st, "cublasSetStream (warming)");
+  blas_ = h;  // only once it is on the lane's stream
   note(GOFL_SP_CUBLAS, seconds_since(t0));
   return blas_;
 }
@@ -179,9 +190,13 @@ cusolverDnHandle_t WarmLane::solver() {
   const auto t0 = Clock::now();
   cusolverDnHandle_t h = nullptr;
   check(cusolverDnCreate(&h), "cusolverDnCreate (warming)");
-  solver_ = h;
-  check(cusolverDnSetStream(h, stream_), "cusolverDnSetStream (warming)");
-  check(cusolverDnCreateParams(&params_), "cusolverDnCreateParams (warming)");
+  cusolverDnParams_t params = nullptr;
+  cusolverStatus_t st = cusolverDnSetStream(h, stream_);
+  if (st == CUSOLVER_STATUS_SUCCESS) st = cusolverDnCreateParams(&params);
+  if (st != CUSOLVER_STATUS_SUCCESS) cusolverDnDestroy(h);
+  check(st, "cusolverDnSetStream (warming)");
+  params_ = params;
+  solver_ = h;  // only once it is on the lane's stream, with its parameters
   note(GOFL_SP_CUSOLVER, seconds_since(t0));
   return solver_;
 }
@@ -207,12 +222,11 @@ template void WarmLane::fresh<std::complex<double>>(int64_t);
 void* WarmLane::device_work(size_t bytes) {
   if (bytes > kMaxWorkBytes) fail(GOFL_GPU_NO_MEMORY, "warming workspace");
   if (bytes > work_bytes_) {
-    // The old one may still be in use by queued work: wait, then replace it.
-    sync();
-    if (work_) check(cudaFree(work_), "cudaFree (warming)");
-    work_ = nullptr;
-    work_bytes_ = 0;
-    check(cudaMalloc(&work_, bytes), "cudaMalloc (warming)");
+    // The old one is kept, never freed: cudaFree would wait for the whole GPU, the program's calls
+    // included (the lane's workspaces come to a few MB in all).
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes), "cudaMalloc (warming)");
+    work_ = p;
     work_bytes_ = bytes;
   }
   return work_;

@@ -234,7 +234,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
         stats_.started = true;
         stats_.start_call = call_no;
         trigger = true;  // this call pays for the start: it runs there, no probe
-        if (env.started()) warm_at_start(c, env);
+        if (env.started()) warm_at_start(&c, env);
       }
       if (!env.started()) {  // the start goes on beside the calls (GpuEnv::start_ahead)
         starting_ = true;
@@ -248,6 +248,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       if (!(t_cpu > rest + t_gpu)) {
         stats_.starting_missed_s += saving;
         ++stats_.starting_calls;
+        warm_for(c, env, false);  // noted for when the start ends
         c.reason = GOFL_R_STARTING;
         return;
       }
@@ -313,6 +314,9 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
 // for calls below the threshold (no decision), so small math never warms anything.
 void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (!cfg_.warm) return;
+  // A start beside the calls (start_ahead) ends after the call that began it: its warm-ups come with
+  // the first decision that finds the GPU running.
+  if (!decided_order_.empty() && stats_.started && env.started()) warm_at_start(nullptr, env);
   OpState& st = ops_[c.op];
   if (st.warm_settled) return;
   if (!env.started()) {
@@ -324,9 +328,9 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (!gpu && env.warm(c.op)) ++stats_.warm_asked;
 }
 
-void AutoPolicy::warm_at_start(const gofl_call& first, GpuEnv& env) {
+void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   if (!cfg_.warm) return;
-  ops_[first.op].warm_settled = true;  // it runs there now
+  if (first) ops_[first->op].warm_settled = true;  // it runs there now
   for (const int op : decided_order_) {
     if (ops_[op].warm_settled) continue;
     ops_[op].warm_settled = true;

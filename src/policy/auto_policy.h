@@ -221,7 +221,9 @@ class AutoPolicy {
   };
   // Warming (PolicyConfig::warm), under mu_: the call `c` was decided; `gpu` when it goes there now.
   void warm_for(const gofl_call& c, GpuEnv& env, bool gpu);
-  void warm_at_start(const gofl_call& first, GpuEnv& env);
+  // At the start (`first`: the call that runs there now), or at the first decision after a start
+  // beside the calls ended (null).
+  void warm_at_start(const gofl_call* first, GpuEnv& env);
   std::vector<int> decided_order_;  // operations in the order of their first decided call, before the start
 
   Model model_;

@@ -301,14 +301,20 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
 namespace {
 std::atomic<bool> g_warm_asked{false};  // a warm-up was queued: gpu_note_warmed() has work to look for
 std::mutex g_warmed_mu;
-int g_warmed_count = 0;
+int g_warm_queued = 0;    // warm-ups the backend took (each operation once)
+int g_warmed_count = 0;   // those that ended well
 double g_warmed_s = 0;
+bool g_warm_queued_op[GOFL_N_OPS] = {};
 }  // namespace
 
 bool gpu_warm(uint32_t op) {
-  if (!gpu_started() || !g_backend->warm) return false;
+  if (!gpu_started() || !g_backend->warm || op >= GOFL_N_OPS) return false;
   const bool ok = g_backend->warm(op) == GOFL_GPU_OK;
-  if (ok) g_warm_asked.store(true, std::memory_order_relaxed);
+  if (ok) {
+    std::lock_guard<std::mutex> lock(g_warmed_mu);
+    if (!g_warm_queued_op[op]) g_warm_queued_op[op] = true, ++g_warm_queued;
+    g_warm_asked.store(true, std::memory_order_relaxed);
+  }
   return ok;
 }
 
@@ -317,19 +323,22 @@ void gpu_note_warmed() {
   gofl_warmed w[8];
   for (int n; (n = g_backend->take_warmed(w, 8)) > 0;) {
     for (int i = 0; i < n; ++i) {
-      if (w[i].status == GOFL_GPU_OK) {
+      // A failed warm-up is only counted (the summary's "N of M"): nothing depends on it, and a record
+      // would read as work done.
+      if (w[i].status != GOFL_GPU_OK) continue;
+      {
         std::lock_guard<std::mutex> lock(g_warmed_mu);
         ++g_warmed_count;
         g_warmed_s += double(w[i].phases[0].duration_ns) * 1e-9;
       }
-      // A failed warm-up is recorded too: its phases say how far it got (nothing else depends on it).
       trace_setup(uint16_t(w[i].op), w[i].end_ns, w[i].phases, std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES));
     }
   }
 }
 
-void gpu_warmed(int* count, double* seconds) {
+void gpu_warmed(int* asked, int* count, double* seconds) {
   std::lock_guard<std::mutex> lock(g_warmed_mu);
+  *asked = g_warm_queued;
   *count = g_warmed_count;
   *seconds = g_warmed_s;
 }
@@ -376,6 +385,8 @@ void gpu_fork_child() {
   new (&g_start_cv) std::condition_variable();
   new (&g_warmed_mu) std::mutex();
   g_warm_asked.store(false);
+  g_warm_queued = g_warmed_count = 0;  // the child's own (it warms nothing: it has no GPU)
+  g_warmed_s = 0;
   if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here
     g_lost_by_fork = true;
     g_state = State::Unavailable;

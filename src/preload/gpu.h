@@ -43,10 +43,11 @@ void gpu_fft_forget(const void* plan);
 // Warming (cuda/warm.h): ask the started backend to warm `op` beside the calls (false when it has no
 // warm-up for it, or the GPU is not started); the finished warm-ups go to the trace as setup records
 // (GOFL_SP_WARMED) and are counted for the summary: gpu_note_warmed() takes them (after each GPU call,
-// and at exit); gpu_warmed() says how many finished well and their time.
+// and at exit); gpu_warmed() says how many operations the backend took, how many of those finished
+// well so far, and their time.
 bool gpu_warm(uint32_t op);
 void gpu_note_warmed();
-void gpu_warmed(int* count, double* seconds);
+void gpu_warmed(int* asked, int* count, double* seconds);
 // Test-only fault switch, applied now or when the backend starts.
 void gpu_set_fault(const char* spec);
 void gpu_fork_child();

@@ -148,6 +148,21 @@ std::string start_split_line() {
   return line + (steps.size() > 4 ? ", ...\n" : "\n");
 }
 
+// Warming (cuda/warm.h), in any mode: how many operations the backend was asked to warm, how many
+// warm-ups ended well and the work they did beside the calls. Empty when none was asked.
+std::string warm_line() {
+  int asked = 0, warmed = 0;
+  double warmed_s = 0;
+  gpu_warmed(&asked, &warmed, &warmed_s);
+  if (asked == 0) return "";
+  char line[256];
+  snprintf(line, sizeof line,
+           "  warmed beside the calls: %d of %d operations asked (%s of the CUDA libraries' first-use work, off the "
+           "calls' path)\n",
+           warmed, asked, fmt_s(warmed_s).c_str());
+  return line;
+}
+
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
 std::string policy_lines() {
@@ -215,16 +230,6 @@ std::string policy_lines() {
     out += line;
   }
   if (st.started) out += start_split_line();
-  if (st.warm_asked > 0) {
-    int warmed = 0;
-    double warmed_s = 0;
-    gpu_warmed(&warmed, &warmed_s);
-    snprintf(line, sizeof line,
-             "  warmed beside the calls: %d of %llu operations asked (%s of the CUDA libraries' first-use work, off "
-             "the calls' path)\n",
-             warmed, (unsigned long long)st.warm_asked, fmt_s(warmed_s).c_str());
-    out += line;
-  }
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;
     snprintf(line, sizeof line,
@@ -386,6 +391,7 @@ void summary_print(int fd) {
     out += line;
   }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
+  out += warm_line();
   out += conversion_line();
   if (gpu_started()) {
     char info[256] = "";

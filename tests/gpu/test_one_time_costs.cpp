@@ -313,10 +313,12 @@ TEST(OneTimeCosts, AnAutoProgramWarmsWhatItCalledBeforeTheStart) {
   if (in_child() || reserve_mode()) GTEST_SKIP();
   bool ok = false;
   const std::vector<SetupRecord> s =
-      child_setups("ChildDecidesThenStarts", &ok, {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=off"});
+      child_setups("ChildDecidesThenStarts", &ok,
+                   {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=off", "GPU_OFFLOAD_WARM=on", "GPU_OFFLOAD_START_AHEAD=0"});
   ASSERT_TRUE(ok) << "the child process failed";
   // dpotrf was warmed beside the calls (loading cuSOLVER and making the warming thread's handle
-  // there), and never ran on the GPU; dgemm, which started it, was not warmed.
+  // there; only a warm-up that ended well is recorded), and never ran on the GPU; dgemm, which
+  // started it, was not warmed.
   bool warmed = false;
   for (const SetupRecord& x : s) {
     if (x.op == OP_dpotrf) {

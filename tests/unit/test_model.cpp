@@ -901,6 +901,22 @@ TEST(SkiRental, CallsRunOnTheCpuWhileTheGpuStartsBesideThemUnlessWaitingGains) {
   EXPECT_EQ(h.waits, 0);
 }
 
+// With the start beside the calls (start_ahead), the operations decided before it and while it runs
+// are warmed at the first decision that finds the GPU running.
+TEST(Warming, AStartBesideTheCallsWarmsWhenItEnds) {
+  AutoPolicy p = at_once(true);
+  FakeGpu g = starting_for(0.5);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);  // began the start
+  EXPECT_EQ(run(p, g, make_call("zpotrf", 1e9)), GOFL_R_STARTING);
+  EXPECT_EQ(run(p, g, make_call("ssyevd", 1e9)), GOFL_R_STARTING);
+  EXPECT_TRUE(g.warmed.empty());
+  EXPECT_EQ(g.asked_started_gpu, 0);
+  g.t += 1.0;  // the start has ended
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dgemm"), op("zpotrf"), op("ssyevd")}));
+  EXPECT_EQ(p.stats().warm_asked, 3u);
+}
+
 TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
   AutoPolicy p = at_once(true);
   FakeGpu g = starting_for(0.3, true);
