@@ -22,9 +22,6 @@ namespace cuda {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 constexpr size_t kMaxWorkBytes = size_t(256) << 20;  // more than any warm-up at kMaxN needs
 
 template <class T> std::vector<T> pristine_matrix() {
@@ -112,7 +109,7 @@ void work() {
       g_queue.pop_front();
       g_busy = true;
     }
-    const auto t0 = Clock::now();
+    const uint64_t t0 = clock_ns();
     int status = GOFL_GPU_OK;
     std::vector<gofl_setup_phase> phases;
     try {
@@ -133,7 +130,7 @@ void work() {
     }
     if (status != GOFL_GPU_OK) (void)cudaGetLastError();  // no error left for the next warm-up's first call
     if (lane) phases = lane->take_phases();
-    finish(op, status, seconds_since(t0), std::move(phases));
+    finish(op, status, 1e-9 * double(clock_ns() - t0), std::move(phases));
   }
 }
 
@@ -169,7 +166,7 @@ cublasHandle_t WarmLane::blas() {
   load_cuda_library(CudaLibrary::Cublas);
   note(GOFL_SP_LOAD_CUBLAS, take_load_seconds(CudaLibrary::Cublas));
   register_exit_wait();  // after cuBLAS's own exit handlers: runs before them
-  const auto t0 = Clock::now();
+  const uint64_t t0 = clock_ns();
   cublasHandle_t h = nullptr;
   check(cublasCreate(&h), "cublasCreate (warming)");
   cublasStatus_t st = cublasSetStream(h, stream_);
@@ -177,7 +174,7 @@ cublasHandle_t WarmLane::blas() {
   if (st != CUBLAS_STATUS_SUCCESS) cublasDestroy(h);
   check(st, "cublasSetStream (warming)");
   blas_ = h;  // only once it is on the lane's stream
-  note(GOFL_SP_CUBLAS, seconds_since(t0));
+  note(GOFL_SP_CUBLAS, 1e-9 * double(clock_ns() - t0));
   return blas_;
 }
 
@@ -187,7 +184,7 @@ cusolverDnHandle_t WarmLane::solver() {
   note(GOFL_SP_LOAD_CUBLAS, take_load_seconds(CudaLibrary::Cublas));
   note(GOFL_SP_LOAD_CUSOLVER, take_load_seconds(CudaLibrary::Cusolver));
   register_exit_wait();
-  const auto t0 = Clock::now();
+  const uint64_t t0 = clock_ns();
   cusolverDnHandle_t h = nullptr;
   check(cusolverDnCreate(&h), "cusolverDnCreate (warming)");
   cusolverDnParams_t params = nullptr;
@@ -197,7 +194,7 @@ cusolverDnHandle_t WarmLane::solver() {
   check(st, "cusolverDnSetStream (warming)");
   params_ = params;
   solver_ = h;  // only once it is on the lane's stream, with its parameters
-  note(GOFL_SP_CUSOLVER, seconds_since(t0));
+  note(GOFL_SP_CUSOLVER, 1e-9 * double(clock_ns() - t0));
   return solver_;
 }
 

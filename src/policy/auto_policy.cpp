@@ -325,7 +325,7 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
     return;
   }
   st.warm_settled = true;
-  if (!gpu && env.warm(c.op)) ++stats_.warm_asked;
+  if (!gpu) env.warm(c.op);
 }
 
 void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
@@ -334,7 +334,7 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   for (const int op : decided_order_) {
     if (ops_[op].warm_settled) continue;
     ops_[op].warm_settled = true;
-    if (env.warm(op)) ++stats_.warm_asked;
+    env.warm(op);
   }
   decided_order_.clear();
 }

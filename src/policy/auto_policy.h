@@ -87,9 +87,9 @@ class GpuEnv {
   // A replay has them in the calls themselves (gofl_call.resident, counted by call_bytes()).
   virtual uint64_t resident_bytes(const gofl_call&) { return 0; }
   virtual double now() = 0;        // seconds, monotonic
-  // After the start: have the backend warm operation `op` beside the calls (cuda/warm.h); false when
-  // it cannot. Returns at once.
-  virtual bool warm(int /*op*/) { return false; }
+  // After the start: have the backend warm operation `op` beside the calls (cuda/warm.h), when it
+  // can. Returns at once.
+  virtual void warm(int /*op*/) {}
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
@@ -165,7 +165,6 @@ struct PolicyStats {
   double offloaded_actual_s = 0;    // their measured time
   uint64_t probes = 0;
   double probe_actual_s = 0, probe_pred_gpu_s = 0;
-  uint64_t warm_asked = 0;       // operations the backend was asked to warm (GpuEnv::warm)
 };
 
 // The learnt correction of one operation on one device, by size: a factor per band of work (a

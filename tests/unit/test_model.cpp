@@ -131,10 +131,9 @@ struct FakeGpu final : GpuEnv {
   uint64_t device_bytes(const gofl_call&) override { return need; }
   double now() override { return t; }
   std::vector<int> warmed;  // the operations warm() was asked for, in order
-  bool warm(int op) override {
+  void warm(int op) override {
     if (!is_started) ++asked_started_gpu;
     warmed.push_back(op);
-    return true;
   }
 };
 
@@ -829,7 +828,6 @@ TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheySt
   EXPECT_EQ(run(p, g, make_call("ssyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // nor afterwards
   EXPECT_EQ(run(p, g, make_call("dpotrf", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // warmed at the start already
   EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf"), op("zgemm"), op("dsyevd")}));
-  EXPECT_EQ(p.stats().warm_asked, 3u);
 
   PolicyConfig off{5};
   off.warm = false;  // GPU_OFFLOAD_WARM=0
@@ -840,7 +838,6 @@ TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheySt
   }
   EXPECT_EQ(run(q, h, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
   EXPECT_TRUE(h.warmed.empty());
-  EXPECT_EQ(q.stats().warm_asked, 0u);
 }
 
 TEST(SkiRental, AFailedStartIsNotRetried) {
@@ -914,7 +911,6 @@ TEST(Warming, AStartBesideTheCallsWarmsWhenItEnds) {
   g.t += 1.0;  // the start has ended
   EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
   EXPECT_EQ(g.warmed, (std::vector<int>{op("dgemm"), op("zpotrf"), op("ssyevd")}));
-  EXPECT_EQ(p.stats().warm_asked, 3u);
 }
 
 TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
