@@ -78,7 +78,8 @@ def traced_calls(csv_text):
 
 
 def run_mode(cli, mode, sizes, limits, level, env, profile=None):
-    """Runs the worker under --device MODE; returns its trace as CSV text and its summary."""
+    """Runs the worker under --device MODE; returns its trace as CSV text, its summary, its GPU starts
+    and its one-time costs (`gpu-offload dump --starts` / `--setup`, CSV)."""
     with tempfile.TemporaryDirectory() as td:
         # One path for every run: the run history (policy/history.h) knows a program by its script,
         # so a second sweep's auto run reads what the first one's gained.
@@ -96,7 +97,9 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
         d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True)
         s = subprocess.run([cli, "dump", "--starts", "--csv", trace], capture_output=True, text=True, check=True)
-        return d.stdout, p.stderr, s.stdout
+        # The one-time costs (start steps, first calls' set-up, warm-ups), for a look at a run's timeline.
+        u = subprocess.run([cli, "dump", "--setup", "--csv", trace], capture_output=True, text=True, check=True)
+        return d.stdout, p.stderr, s.stdout, u.stdout
 
 
 def startup_of(run):
@@ -203,7 +206,7 @@ def main():
             raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
             if a.save:
                 os.makedirs(a.save, exist_ok=True)
-                for ext, text in zip(("csv", "summary", "starts.csv"), raw[m]):
+                for ext, text in zip(("csv", "summary", "starts.csv", "setup.csv"), raw[m]):
                     with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
                         f.write(text)
             print(f"{m} run done", flush=True)

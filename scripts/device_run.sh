@@ -163,7 +163,9 @@ if has sweeptwice; then
   for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up|warmed beside" /tmp/gofl-sweep-$r/auto.summary; done
   cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
   # The runs' traced calls, for a look here afterwards (a few hundred kB each).
-  for r in 1 2; do cp /tmp/gofl-sweep-$r/auto.summary "$OUT/sweep-$r-auto.summary" 2>/dev/null; done
+  for r in 1 2; do
+    for x in summary csv setup.csv; do cp /tmp/gofl-sweep-$r/auto.$x "$OUT/sweep-$r-auto.$x" 2>/dev/null; done
+  done
   unset XDG_CACHE_HOME
 fi
 if has fft; then

@@ -303,9 +303,9 @@ int b_take_setup(gofl_setup_phase* out, int max) {
 
 void b_set_fault(const char* spec) { Engine::get().set_fault(spec); }
 
-int b_warm(uint32_t op) {
+int b_warm(uint32_t op, int64_t n) {
   ensure_registered();
-  return warm_queue(op);
+  return warm_queue(op, n);
 }
 
 int b_take_warmed(gofl_warmed* out, int max) { return out && max > 0 ? take_warmed(out, max) : 0; }

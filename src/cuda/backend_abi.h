@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 9
+#define GOFL_BACKEND_ABI 10
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -112,9 +112,11 @@ typedef struct gofl_backend {
   int (*take_setup)(gofl_setup_phase* out, int max);
   // Warming (cuda/warm.h): make operation `op`'s first GPU call cheaper by running its CUDA library
   // routines once on a small problem of the backend's own, on a thread, stream and handles of their
-  // own, beside the calls. Returns at once: GOFL_GPU_OK when queued (or done or queued before),
-  // GOFL_GPU_UNSUPPORTED when the operation has no warm-up, GOFL_GPU_NO_DEVICE before start().
-  int (*warm)(uint32_t op);
+  // own, beside the calls, for calls of about size `n` (their largest dimension; 0 when not known:
+  // every size the operation is warmed at). Returns at once: GOFL_GPU_OK when queued (or done or
+  // queued before), GOFL_GPU_UNSUPPORTED when the operation has no warm-up, GOFL_GPU_NO_DEVICE before
+  // start().
+  int (*warm)(uint32_t op, int64_t n);
   // The warm-ups finished since the last take, at most `max`: their number.
   int (*take_warmed)(gofl_warmed* out, int max);
 } gofl_backend;

@@ -356,6 +356,9 @@ struct Routine {
   RunFn run = nullptr;
   unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (set by backend.cpp per family)
   WarmFn warm = nullptr;   // set by the family next to run (warm.h); null: not warmed
+  // The same at a larger size (warm.h, WarmLane::kLargeN), for a family whose larger calls use other
+  // kernels; null: its small warm-up serves every size.
+  WarmFn warm_large = nullptr;
 };
 // The table, indexed by op id; filled by register_*() of each family file at start.
 Routine* routines();

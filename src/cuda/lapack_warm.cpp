@@ -50,9 +50,9 @@ template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf,
         "cusolverDnXpotrs (warming)");
 }
 
-template <class T> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd (not syevr's Xsyevdx)
+template <class T, int64_t n = kEigN> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd
+  // (not syevr's Xsyevdx)
   using R = real_t<T>;
-  const int64_t n = kEigN;
   l.fresh<T>(n);
   size_t d = 0, h = 0;
   check(cusolverDnXsyevd_bufferSize(l.solver(), l.params(), CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
@@ -65,9 +65,8 @@ template <class T> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, 
         "cusolverDnXsyevd (warming)");
 }
 
-template <class T> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
+template <class T, int64_t n = kSvdN> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
   using R = real_t<T>;
-  const int64_t n = kSvdN;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
   size_t d = 0, h = 0;
@@ -111,22 +110,30 @@ template <class T> void geev_warm(WarmLane& l) {  // geev, geevx: Xgeev with rig
         "cusolverDnXgeev (warming)");
 }
 
-// The warm-up of each LAPACK routine, by the routine's name in the operation table (its family).
+template <class T> void syevd_warm_large(WarmLane& l) { syevd_warm<T, WarmLane::kLargeN>(l); }
+template <class T> void svd_warm_large(WarmLane& l) { svd_warm<T, WarmLane::kLargeN>(l); }
+
+// The warm-ups of each LAPACK routine, by the routine's name in the operation table (its family):
+// small, and large where the family has one.
 struct FamilyWarm {
   const char* routine;
-  WarmFn s, d, c, z;
+  WarmFn small[4], large[4];  // s, d, c, z
 };
-#define GOFL_WARM_ALL(fn) fn<float>, fn<double>, fn<std::complex<float>>, fn<std::complex<double>>
+#define GOFL_WARM_ALL(fn) {fn<float>, fn<double>, fn<std::complex<float>>, fn<std::complex<double>>}
+#define GOFL_SMALL(fn) GOFL_WARM_ALL(fn), {}
+#define GOFL_BOTH(fn) GOFL_WARM_ALL(fn), GOFL_WARM_ALL(fn##_large)
 const FamilyWarm kFamilies[] = {
-    {"getrf", GOFL_WARM_ALL(lu_warm)},    {"getrs", GOFL_WARM_ALL(lu_warm)},    {"gesv", GOFL_WARM_ALL(lu_warm)},
-    {"getri", GOFL_WARM_ALL(lu_warm)},    {"potrf", GOFL_WARM_ALL(chol_warm)},  {"potrs", GOFL_WARM_ALL(chol_warm)},
-    {"posv", GOFL_WARM_ALL(chol_warm)},   {"syevd", GOFL_WARM_ALL(syevd_warm)}, {"heevd", GOFL_WARM_ALL(syevd_warm)},
-    {"syev", GOFL_WARM_ALL(syevd_warm)},  {"heev", GOFL_WARM_ALL(syevd_warm)},  {"syevr", GOFL_WARM_ALL(syevd_warm)},
-    {"heevr", GOFL_WARM_ALL(syevd_warm)}, {"gesvd", GOFL_WARM_ALL(svd_warm)},   {"gesdd", GOFL_WARM_ALL(svd_warm)},
-    {"geqrf", GOFL_WARM_ALL(qr_warm)},    {"orgqr", GOFL_WARM_ALL(qr_warm)},    {"ungqr", GOFL_WARM_ALL(qr_warm)},
-    {"gels", GOFL_WARM_ALL(qr_warm)},     {"gelsd", GOFL_WARM_ALL(qr_warm)},    {"geev", GOFL_WARM_ALL(geev_warm)},
-    {"geevx", GOFL_WARM_ALL(geev_warm)},
+    {"getrf", GOFL_SMALL(lu_warm)},    {"getrs", GOFL_SMALL(lu_warm)},    {"gesv", GOFL_SMALL(lu_warm)},
+    {"getri", GOFL_SMALL(lu_warm)},    {"potrf", GOFL_SMALL(chol_warm)},  {"potrs", GOFL_SMALL(chol_warm)},
+    {"posv", GOFL_SMALL(chol_warm)},   {"syevd", GOFL_BOTH(syevd_warm)},  {"heevd", GOFL_BOTH(syevd_warm)},
+    {"syev", GOFL_BOTH(syevd_warm)},   {"heev", GOFL_BOTH(syevd_warm)},   {"syevr", GOFL_BOTH(syevd_warm)},
+    {"heevr", GOFL_BOTH(syevd_warm)},  {"gesvd", GOFL_BOTH(svd_warm)},    {"gesdd", GOFL_BOTH(svd_warm)},
+    {"geqrf", GOFL_SMALL(qr_warm)},    {"orgqr", GOFL_SMALL(qr_warm)},    {"ungqr", GOFL_SMALL(qr_warm)},
+    {"gels", GOFL_SMALL(qr_warm)},     {"gelsd", GOFL_SMALL(qr_warm)},    {"geev", GOFL_SMALL(geev_warm)},
+    {"geevx", GOFL_SMALL(geev_warm)},
 };
+#undef GOFL_BOTH
+#undef GOFL_SMALL
 #undef GOFL_WARM_ALL
 
 }  // namespace
@@ -138,7 +145,9 @@ void register_lapack_warm() {
     for (const FamilyWarm& f : kFamilies) {
       if (std::strcmp(f.routine, gofl_ops[op].routine) != 0) continue;
       const char p = gofl_ops[op].precision;
-      r[op].warm = p == 's' ? f.s : p == 'd' ? f.d : p == 'c' ? f.c : f.z;
+      const int i = p == 's' ? 0 : p == 'd' ? 1 : p == 'c' ? 2 : 3;
+      r[op].warm = f.small[i];
+      r[op].warm_large = f.large[i];
     }
   }
 }

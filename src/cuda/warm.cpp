@@ -24,8 +24,10 @@ namespace {
 
 constexpr size_t kMaxWorkBytes = size_t(256) << 20;  // more than any warm-up at kMaxN needs
 
-template <class T> std::vector<T> pristine_matrix() {
-  const int64_t n = WarmLane::kMaxN;
+// The lane's sizes: kSmallN for the small warm-ups, kMaxN beyond.
+int64_t capacity_for(int64_t n) { return n <= WarmLane::kSmallN ? WarmLane::kSmallN : WarmLane::kMaxN; }
+
+template <class T> std::vector<T> pristine_matrix(int64_t n) {
   std::vector<T> m(size_t(n * n));
   uint64_t s = 0x9e3779b97f4a7c15ull;
   for (int64_t j = 0; j < n; ++j)
@@ -37,8 +39,8 @@ template <class T> std::vector<T> pristine_matrix() {
   return m;
 }
 
-template <class T> void upload_pristine(void** to, cudaStream_t s) {
-  const std::vector<T> h = pristine_matrix<T>();
+template <class T> void upload_pristine(void** to, int64_t n, cudaStream_t s) {
+  const std::vector<T> h = pristine_matrix<T>(n);
   check(cudaMalloc(to, h.size() * sizeof(T)), "cudaMalloc (warming)");
   check(cudaMemcpyAsync(*to, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice, s), "cudaMemcpyAsync (warming)");
   check(cudaStreamSynchronize(s), "cudaStreamSynchronize (warming)");  // h goes out of scope
@@ -56,8 +58,11 @@ template <class T> int type_index() {
 // static destructors would have run (it is dlopened after the preload library, so finalised first).
 std::mutex& g_m = *new std::mutex;
 std::condition_variable& g_cv = *new std::condition_variable;  // work queued, or a warm-up ended
+// Two queues: the small warm-ups (cheap, and most of what a first call pays) go before every large one.
 std::deque<uint32_t>& g_queue = *new std::deque<uint32_t>;
+std::deque<uint32_t>& g_large_queue = *new std::deque<uint32_t>;
 bool g_asked[GOFL_N_OPS] = {};
+bool g_asked_large[GOFL_N_OPS] = {};
 bool g_thread_made = false;
 bool g_busy = false;                // a warm-up runs
 bool g_exiting = false;
@@ -72,6 +77,7 @@ void wait_at_exit() {
   std::unique_lock<std::mutex> lk(g_m);
   g_exiting = true;
   g_queue.clear();
+  g_large_queue.clear();
   g_cv.wait_for(lk, std::chrono::seconds(5), [] { return !g_busy; });
 }
 
@@ -97,16 +103,19 @@ void work() {
   bool lane_failed = false;
   for (;;) {
     uint32_t op = 0;
+    bool large = false;
     {
       std::unique_lock<std::mutex> lk(g_m);
       g_busy = false;
       g_cv.notify_all();
-      g_cv.wait(lk, [] { return g_exiting || !g_queue.empty(); });
+      g_cv.wait(lk, [] { return g_exiting || !g_queue.empty() || !g_large_queue.empty(); });
       // At exit: park for good. Returning would run this thread's exit (ThreadOnGpu gives the
       // context back) beside the CUDA runtime's exit handlers.
       while (g_exiting) g_cv.wait(lk);
-      op = g_queue.front();
-      g_queue.pop_front();
+      large = g_queue.empty();
+      std::deque<uint32_t>& q = large ? g_large_queue : g_queue;
+      op = q.front();
+      q.pop_front();
       g_busy = true;
     }
     const uint64_t t0 = clock_ns();
@@ -121,7 +130,7 @@ void work() {
         lane_failed = false;
       }
       lane->precision_gemm(gofl_ops[op].precision);
-      routines()[op].warm(*lane);
+      (large ? routines()[op].warm_large : routines()[op].warm)(*lane);
       lane->sync();
     } catch (const Failure& f) {
       status = f.status;
@@ -140,15 +149,21 @@ void work() {
 
 WarmLane::WarmLane() {
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (warming)");
-  const size_t bytes = size_t(kMaxN * kMaxN) * sizeof(std::complex<double>);
-  for (void*& m : m_) check(cudaMalloc(&m, bytes), "cudaMalloc (warming)");
+  grow(kSmallN);
   check(cudaMalloc(&vec_, size_t(kMaxN) * sizeof(std::complex<double>)), "cudaMalloc (warming)");
   check(cudaMalloc(reinterpret_cast<void**>(&piv_), size_t(kMaxN) * sizeof(int64_t)), "cudaMalloc (warming)");
   check(cudaMalloc(reinterpret_cast<void**>(&info_), sizeof(int)), "cudaMalloc (warming)");
-  upload_pristine<float>(&pristine_[0], stream_);
-  upload_pristine<double>(&pristine_[1], stream_);
-  upload_pristine<std::complex<float>>(&pristine_[2], stream_);
-  upload_pristine<std::complex<double>>(&pristine_[3], stream_);
+}
+
+void WarmLane::grow(int64_t n) {
+  if (n <= m_n_) return;
+  // The smaller ones are kept, never freed (see device_work): 3 MB.
+  const int64_t cap = capacity_for(n);
+  const size_t bytes = size_t(cap * cap) * sizeof(std::complex<double>);
+  void* m[3] = {};
+  for (void*& p : m) check(cudaMalloc(&p, bytes), "cudaMalloc (warming)");
+  for (int i = 0; i < 3; ++i) m_[i] = m[i];
+  m_n_ = cap;
 }
 
 void WarmLane::note(int phase, double seconds) {
@@ -205,9 +220,16 @@ cusolverDnParams_t WarmLane::params() {
 
 template <class T> void WarmLane::fresh(int64_t n) {
   if (n < 1 || n > kMaxN) fail(GOFL_GPU_INVALID_ARGS, "warming size");
-  const void* from = pristine_[type_index<T>()];
+  grow(n);
+  const int t = type_index<T>();
+  if (pristine_n_[t] < n) {  // the first use of this type, or of this size: made now (a smaller one is kept)
+    const int64_t cap = capacity_for(n);
+    upload_pristine<T>(&pristine_[t], cap, stream_);
+    pristine_n_[t] = cap;
+  }
+  const void* from = pristine_[t];
   for (void* to : m_)
-    check(cudaMemcpy2DAsync(to, size_t(n) * sizeof(T), from, size_t(kMaxN) * sizeof(T), size_t(n) * sizeof(T), size_t(n),
+    check(cudaMemcpy2DAsync(to, size_t(n) * sizeof(T), from, size_t(pristine_n_[t]) * sizeof(T), size_t(n) * sizeof(T), size_t(n),
                             cudaMemcpyDeviceToDevice, stream_),
           "cudaMemcpy2DAsync (warming)");
 }
@@ -259,13 +281,15 @@ void WarmLane::sync() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchro
 
 // ---- the interface ------------------------------------------------------------------------------------------
 
-int warm_queue(uint32_t op) {
+int warm_queue(uint32_t op, int64_t n) {
   if (op >= GOFL_N_OPS || !routines()[op].warm) return GOFL_GPU_UNSUPPORTED;
   Engine& e = Engine::get();
   if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
   std::lock_guard<std::mutex> lk(g_m);
   if (g_exiting) return GOFL_GPU_NO_DEVICE;
-  if (g_asked[op]) return GOFL_GPU_OK;
+  const bool small = !g_asked[op];
+  const bool large = !g_asked_large[op] && routines()[op].warm_large && (n <= 0 || n >= WarmLane::kLargeFrom);
+  if (!small && !large) return GOFL_GPU_OK;
   if (!g_thread_made) {
     try {
       g_pid = getpid();
@@ -277,8 +301,8 @@ int warm_queue(uint32_t op) {
       return GOFL_GPU_NO_MEMORY;  // no thread to be had: no warming
     }
   }
-  g_asked[op] = true;
-  g_queue.push_back(op);
+  if (small) g_asked[op] = true, g_queue.push_back(op);
+  if (large) g_asked_large[op] = true, g_large_queue.push_back(op);
   g_cv.notify_all();
   return GOFL_GPU_OK;
 }

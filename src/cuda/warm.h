@@ -10,7 +10,10 @@
 // So the backend warms an operation when asked (backend_abi.h, warm): the warming thread runs the
 // operation's CUDA library routines once on a small well-conditioned problem of its own (each family
 // registers Routine::warm next to its run function, calling what that run calls), while the
-// program's calls go on. Nothing the program can see is read or written; a warm-up that fails is
+// program's calls go on. The eigenvalue and SVD families' larger calls use other kernels (after a
+// warm-up at 256 / 128, syevd still paid 52 ms at n = 1024 and gesdd 31-38 ms; ssyevd 100 ms at 2048):
+// for calls of kLargeFrom or more (or of a size not known) they are warmed at kLargeN as well
+// (Routine::warm_large), after every small warm-up queued. Nothing the program can see is read or written; a warm-up that fails is
 // only reported. At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must
 // not run under it); queued ones are dropped.
 #pragma once
@@ -24,17 +27,20 @@ namespace gofl {
 namespace cuda {
 
 // What a warm-up runs on: the warming thread's stream and handles (made at their first use), and
-// device buffers for problems of up to kMaxN x kMaxN.
+// device buffers for problems of up to kMaxN x kMaxN (made for kSmallN, grown at the first larger
+// warm-up; never freed: see device_work).
 class WarmLane {
  public:
-  static constexpr int64_t kMaxN = 256;
+  static constexpr int64_t kSmallN = 256, kMaxN = 1024;
+  static constexpr int64_t kLargeN = 1024, kLargeFrom = 512;
   cudaStream_t stream() const { return stream_; }
   cublasHandle_t blas();
   cusolverDnHandle_t solver();
   cusolverDnParams_t params();
   // Matrix i (0, 1, 2) as n x n with leading dimension n (n <= kMaxN), holding the leading n x n
-  // block of a Hermitian positive definite matrix (diagonal kMaxN, the rest in [-0.5, 0.5)): fit for
-  // every routine (nonsingular, definite, symmetric). Refreshed by fresh<T>(n) before each use.
+  // block of a Hermitian positive definite matrix (diagonal kSmallN or kMaxN, the rest in
+  // [-0.5, 0.5)): fit for every routine (nonsingular, definite, symmetric). Refreshed by fresh<T>(n)
+  // before each use.
   template <class T> T* matrix(int i) const { return static_cast<T*>(m_[i]); }
   template <class T> void fresh(int64_t n);
   void* vec() const { return vec_; }          // kMaxN elements (eigen- or singular values, tau)
@@ -62,7 +68,10 @@ class WarmLane {
   cusolverDnHandle_t solver_ = nullptr;
   cusolverDnParams_t params_ = nullptr;
   void* m_[3] = {};
-  void* pristine_[4] = {};  // float, double, complex<float>, complex<double>: kMaxN x kMaxN
+  int64_t m_n_ = 0;          // m_ hold n x n complex<double> up to this n
+  void* pristine_[4] = {};   // float, double, complex<float>, complex<double>: made at first use,
+  int64_t pristine_n_[4] = {};  // pristine_n_ x pristine_n_
+  void grow(int64_t n);      // m_ to at least n (kSmallN or kMaxN)
   void* vec_ = nullptr;
   int64_t* piv_ = nullptr;
   int* info_ = nullptr;
@@ -74,8 +83,9 @@ class WarmLane {
   template <class T> void gemm_of();
 };
 
-// The backend's interface (backend.cpp): queue op's warm-up; the finished ones.
-int warm_queue(uint32_t op);
+// The backend's interface (backend.cpp): queue op's warm-ups for calls of about size n (0: not known);
+// the finished ones.
+int warm_queue(uint32_t op, int64_t n);
 int take_warmed(gofl_warmed* out, int max);
 
 }  // namespace cuda

@@ -310,8 +310,15 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
 // more), which a small call on another thread pays as well, off the program's path (cuda/warm.h). A
 // program that calls an operation is likely to call it again, larger: so, once the GPU runs, each
 // operation decided on the CPU (predicted slower, or a probe) is warmed, and at the start every one
-// decided before it. One warm-up per operation, none for one whose first GPU call came first; none
-// for calls below the threshold (no decision), so small math never warms anything.
+// decided before it, for the largest size decided so far; a later call on the CPU of a larger size
+// asks again (the backend warms a second, larger size only where larger calls use other kernels).
+// Nothing for an operation once its first GPU call came, nor for one whose first decided call after
+// the start went there; none for calls below the threshold (no decision), so small math never warms
+// anything.
+namespace {
+int64_t call_size(const gofl_call& c) { return std::max({c.dims[0], c.dims[1], c.dims[2], int64_t(0)}); }
+}  // namespace
+
 void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (!cfg_.warm) return;
   // A start beside the calls (start_ahead) ends after the call that began it: its warm-ups come with
@@ -319,22 +326,30 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (!decided_order_.empty() && stats_.started && env.started()) warm_at_start(nullptr, env);
   OpState& st = ops_[c.op];
   if (st.warm_settled) return;
+  const int64_t n = call_size(c);
   if (!env.started()) {
     if (!st.decided_before_start) decided_order_.push_back(c.op);
     st.decided_before_start = true;
+    st.decided_n = std::max(st.decided_n, n);
     return;
   }
-  st.warm_settled = true;
-  if (!gpu) env.warm(c.op);
+  if (gpu) {
+    st.warm_settled = true;
+    return;
+  }
+  if (n <= st.warm_n) return;
+  st.warm_n = n;
+  env.warm(c.op, n);
 }
 
 void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   if (!cfg_.warm) return;
   if (first) ops_[first->op].warm_settled = true;  // it runs there now
   for (const int op : decided_order_) {
-    if (ops_[op].warm_settled) continue;
-    ops_[op].warm_settled = true;
-    env.warm(op);
+    OpState& st = ops_[op];
+    if (st.warm_settled || st.decided_n <= st.warm_n) continue;
+    st.warm_n = st.decided_n;
+    env.warm(op, st.decided_n);
   }
   decided_order_.clear();
 }

@@ -88,8 +88,9 @@ class GpuEnv {
   virtual uint64_t resident_bytes(const gofl_call&) { return 0; }
   virtual double now() = 0;        // seconds, monotonic
   // After the start: have the backend warm operation `op` beside the calls (cuda/warm.h), when it
-  // can. Returns at once.
-  virtual void warm(int /*op*/) {}
+  // can, for calls of about size `n` (their largest dimension; the backend picks its sizes from it).
+  // Returns at once.
+  virtual void warm(int /*op*/, int64_t /*n*/) {}
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
@@ -216,7 +217,9 @@ class AutoPolicy {
     bool probed_after_start = false;
     bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us
     bool decided_before_start = false;  // a call of it was decided before the GPU started
-    bool warm_settled = false;    // warmed, or its first GPU call came: nothing more to warm
+    int64_t decided_n = 0;        // before the start: the largest size of its decided calls
+    int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
+    bool warm_settled = false;    // its first GPU call came: nothing more to warm
   };
   // Warming (PolicyConfig::warm), under mu_: the call `c` was decided; `gpu` when it goes there now.
   void warm_for(const gofl_call& c, GpuEnv& env, bool gpu);

@@ -61,7 +61,7 @@ class LibraryGpu final : public GpuEnv {
     return b ? b->resident_bytes(&c) : 0;
   }
   double now() override { return now_s(); }
-  void warm(int op) override { gpu_warm(uint32_t(op)); }
+  void warm(int op, int64_t n) override { gpu_warm(uint32_t(op), n); }
 
  private:
   static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }

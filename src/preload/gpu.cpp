@@ -173,7 +173,7 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
   trace_setup(GOFL_SETUP_AT_START, end, g_start_phases, g_n_start_phases);
   // The operations GPU_OFFLOAD_WARM names, beside the calls from now on.
   if (settings().warm)
-    for (const uint16_t op : settings().warm_ops) gpu_warm(op);
+    for (const uint16_t op : settings().warm_ops) gpu_warm(op, 0);  // every size it has
 }
 
 uint32_t this_tid() { return uint32_t(syscall(SYS_gettid)); }
@@ -301,15 +301,16 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
 namespace {
 std::atomic<bool> g_warm_asked{false};  // a warm-up was queued: gpu_note_warmed() has work to look for
 std::mutex g_warmed_mu;
-int g_warm_queued = 0;    // warm-ups the backend took (each operation once)
-int g_warmed_count = 0;   // those that ended well
-double g_warmed_s = 0;
+int g_warm_queued = 0;    // operations the backend took a warm-up of
+int g_warmed_count = 0;   // those with a warm-up that ended well
+double g_warmed_s = 0;    // all their warm-ups' time (an operation may be warmed at two sizes)
 bool g_warm_queued_op[GOFL_N_OPS] = {};
+bool g_warmed_op[GOFL_N_OPS] = {};
 }  // namespace
 
-bool gpu_warm(uint32_t op) {
+bool gpu_warm(uint32_t op, int64_t n) {
   if (!gpu_started() || !g_backend->warm || op >= GOFL_N_OPS) return false;
-  const bool ok = g_backend->warm(op) == GOFL_GPU_OK;
+  const bool ok = g_backend->warm(op, n) == GOFL_GPU_OK;
   if (ok) {
     std::lock_guard<std::mutex> lock(g_warmed_mu);
     if (!g_warm_queued_op[op]) g_warm_queued_op[op] = true, ++g_warm_queued;
@@ -328,7 +329,7 @@ void gpu_note_warmed() {
       if (w[i].status != GOFL_GPU_OK) continue;
       {
         std::lock_guard<std::mutex> lock(g_warmed_mu);
-        ++g_warmed_count;
+        if (w[i].op < GOFL_N_OPS && !g_warmed_op[w[i].op]) g_warmed_op[w[i].op] = true, ++g_warmed_count;
         g_warmed_s += double(w[i].phases[0].duration_ns) * 1e-9;
       }
       trace_setup(uint16_t(w[i].op), w[i].end_ns, w[i].phases, std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES));
@@ -387,6 +388,8 @@ void gpu_fork_child() {
   g_warm_asked.store(false);
   g_warm_queued = g_warmed_count = 0;  // the child's own (it warms nothing: it has no GPU)
   g_warmed_s = 0;
+  std::fill(std::begin(g_warm_queued_op), std::end(g_warm_queued_op), false);
+  std::fill(std::begin(g_warmed_op), std::end(g_warmed_op), false);
   if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here
     g_lost_by_fork = true;
     g_state = State::Unavailable;

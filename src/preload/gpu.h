@@ -40,12 +40,13 @@ bool gpu_split_started();
 // An FFTW plan is being destroyed: the backend frees the cuFFT plan it made for it (nothing to do when
 // the GPU never started).
 void gpu_fft_forget(const void* plan);
-// Warming (cuda/warm.h): ask the started backend to warm `op` beside the calls (false when it has no
-// warm-up for it, or the GPU is not started); the finished warm-ups go to the trace as setup records
+// Warming (cuda/warm.h): ask the started backend to warm `op` beside the calls, for calls of about
+// size `n` (0: not known, every size it warms) (false when it has no warm-up for it, or the GPU is
+// not started); the finished warm-ups go to the trace as setup records
 // (GOFL_SP_WARMED) and are counted for the summary: gpu_note_warmed() takes them (after each GPU call,
 // and at exit); gpu_warmed() says how many operations the backend took, how many of those finished
 // well so far, and their time.
-bool gpu_warm(uint32_t op);
+bool gpu_warm(uint32_t op, int64_t n);
 void gpu_note_warmed();
 void gpu_warmed(int* asked, int* count, double* seconds);
 // Test-only fault switch, applied now or when the backend starts.

@@ -59,9 +59,9 @@ TEST(Backend, EveryBlas3AndLapackRoutineHasAWarmUp) {
   for (int op = 0; op < GOFL_N_OPS; ++op) {
     if (!b->has_routine(uint32_t(op))) continue;
     const bool warmed = gofl_ops[op].kind == GOFL_KIND_BLAS3 || gofl_ops[op].kind == GOFL_KIND_LAPACK;
-    EXPECT_EQ(b->warm(uint32_t(op)), warmed ? GOFL_GPU_NO_DEVICE : GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
+    EXPECT_EQ(b->warm(uint32_t(op), 0), warmed ? GOFL_GPU_NO_DEVICE : GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
   }
-  EXPECT_EQ(b->warm(GOFL_N_OPS), GOFL_GPU_UNSUPPORTED);
+  EXPECT_EQ(b->warm(GOFL_N_OPS, 0), GOFL_GPU_UNSUPPORTED);
   gofl_warmed w[4];
   EXPECT_EQ(b->take_warmed(w, 4), 0);
 }

@@ -131,9 +131,11 @@ struct FakeGpu final : GpuEnv {
   uint64_t device_bytes(const gofl_call&) override { return need; }
   double now() override { return t; }
   std::vector<int> warmed;  // the operations warm() was asked for, in order
-  void warm(int op) override {
+  std::vector<int64_t> warmed_n;  // and the size of each ask
+  void warm(int op, int64_t n) override {
     if (!is_started) ++asked_started_gpu;
     warmed.push_back(op);
+    warmed_n.push_back(n);
   }
 };
 
@@ -838,6 +840,37 @@ TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheySt
   }
   EXPECT_EQ(run(q, h, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
   EXPECT_TRUE(h.warmed.empty());
+}
+
+// The size a warm-up is asked for is the largest dimension of the calls decided so far: at the start,
+// the largest decided before it; afterwards a call on the CPU asks again only when it is larger than
+// any asked before (the backend adds its larger warm-up where the family has one).
+gofl_call sized(const char* name, double flops, int64_t n, double bytes_in = 0) {
+  gofl_call c = make_call(name, flops, bytes_in);
+  c.dims[0] = c.dims[1] = n;
+  return c;
+}
+TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 300)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 900)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 200)), GOFL_R_NOT_STARTED);
+  int guard = 0;
+  while (run(p, g, sized("dgemm", 1e9, 1000)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd")}));
+  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900}));
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 800, 1e12)), GOFL_R_PREDICTED_SLOWER);   // not larger: nothing
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048, 1e12)), GOFL_R_PREDICTED_SLOWER);  // larger: asked again
+  EXPECT_EQ(run(p, g, sized("zgesdd", 1e9, 64, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd"), op("dsyevd"), op("zgesdd")}));
+  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900, 2048, 64}));
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048)), GOFL_R_OFFLOADED);              // its first GPU call
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 8192, 1e12)), GOFL_R_PREDICTED_SLOWER);  // settled: no more asks
+  EXPECT_EQ(g.warmed.size(), 3u);
 }
 
 TEST(SkiRental, AFailedStartIsNotRetried) {
