@@ -180,6 +180,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no GPU routine");
 
   const ThreadOnGpu on(e);
+  const CallInFlight flight;  // no warm-up begins beside it
   const auto t_call = std::chrono::steady_clock::now();
   e.begin_call(*call);
   uint64_t need = 0;
@@ -256,6 +257,7 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no split routine");
   if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
   const ThreadOnGpu on(e);
+  const CallInFlight flight;
   e.begin_call(*call);
   // The engines write the program's memory without our copy-out: no kept device copy of an output
   // may serve a later call (cuBLASXt's pinned DMA writes are invisible to page tracking).

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 10
+#define GOFL_BACKEND_ABI 11
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -47,9 +47,10 @@ typedef struct gofl_gpu_device {
 } gofl_gpu_device;
 
 // One finished warm-up: its operation, when it ended (CLOCK_MONOTONIC ns, as the trace), whether it
-// succeeded, and its time by phase (GOFL_SP_WARMED: the whole warm-up; loading cuBLAS or cuSOLVER and
-// making the warming thread's handles, when it did: at most 5).
-#define GOFL_WARMED_MAX_PHASES 6
+// succeeded, and its time by phase (GOFL_SP_WARMED: the whole warm-up; GOFL_SP_WARM_CPU: the warming
+// thread's CPU time in it; loading cuBLAS or cuSOLVER and making the warming thread's handles, when
+// it did: at most 5).
+#define GOFL_WARMED_MAX_PHASES 8
 typedef struct gofl_warmed {
   uint32_t op;
   int32_t status;  // gofl_gpu_status

@@ -3,7 +3,12 @@
 #include "cuda/warm.h"
 
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include <chrono>
 #include <complex>
@@ -66,6 +71,9 @@ bool g_asked_large[GOFL_N_OPS] = {};
 bool g_thread_made = false;
 bool g_busy = false;                // a warm-up runs
 bool g_exiting = false;
+// The program's GPU calls running now (CallInFlight): no warm-up begins while one runs.
+std::atomic<int> g_calls_in_flight{0};
+std::atomic<bool> g_thread_running{false};  // g_thread_made, for the calls' side (read without g_m)
 pid_t g_pid = 0;                    // the process the thread runs in (a forked child has none)
 std::vector<gofl_warmed>& g_done = *new std::vector<gofl_warmed>;
 
@@ -83,13 +91,19 @@ void wait_at_exit() {
 
 void register_exit_wait() { (void)atexit(wait_at_exit); }
 
-void finish(uint32_t op, int status, double seconds, std::vector<gofl_setup_phase> phases) {
+uint64_t thread_cpu_ns() {
+  struct timespec t;
+  return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_nsec) : 0;
+}
+
+void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::vector<gofl_setup_phase> phases) {
   gofl_warmed w{};
   w.op = op;
   w.status = status;
   w.end_ns = clock_ns();
   w.phases[0] = gofl_setup_phase{GOFL_SP_WARMED, 0, uint64_t(seconds * 1e9)};
-  w.n_phases = 1;
+  w.phases[1] = gofl_setup_phase{GOFL_SP_WARM_CPU, 0, uint64_t(cpu_seconds * 1e9)};
+  w.n_phases = 2;
   for (const gofl_setup_phase& p : phases)
     if (w.n_phases < GOFL_WARMED_MAX_PHASES) w.phases[w.n_phases++] = p;
   std::lock_guard<std::mutex> lk(g_m);
@@ -97,6 +111,11 @@ void finish(uint32_t op, int status, double seconds, std::vector<gofl_setup_phas
 }
 
 void work() {
+  // The lowest CPU priority (Linux sets it per thread): where the program's threads want every core
+  // (OpenBLAS runs one thread per core), a warm-up waits for them. Beside 16 OpenBLAS threads on the
+  // H200 host, a warm-up at normal priority made a dgesdd of n = 512 on the CPU take 170-383 ms
+  // instead of 65 (bench/results, seventeenth session). A failure leaves the thread as it is.
+  (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), 19);
   Engine& e = Engine::get();
   const ThreadOnGpu on(e);
   WarmLane* lane = nullptr;  // made at the first warm-up, kept (never destroyed: see wait_at_exit)
@@ -108,7 +127,11 @@ void work() {
       std::unique_lock<std::mutex> lk(g_m);
       g_busy = false;
       g_cv.notify_all();
-      g_cv.wait(lk, [] { return g_exiting || !g_queue.empty() || !g_large_queue.empty(); });
+      // Work queued, and none of the program's GPU calls running: a warm-up beside a call would hold
+      // it up (loading a library's kernels waits for the GPU work in flight).
+      g_cv.wait(lk, [] {
+        return g_exiting || ((!g_queue.empty() || !g_large_queue.empty()) && g_calls_in_flight.load() == 0);
+      });
       // At exit: park for good. Returning would run this thread's exit (ThreadOnGpu gives the
       // context back) beside the CUDA runtime's exit handlers.
       while (g_exiting) g_cv.wait(lk);
@@ -118,7 +141,7 @@ void work() {
       q.pop_front();
       g_busy = true;
     }
-    const uint64_t t0 = clock_ns();
+    const uint64_t t0 = clock_ns(), cpu0 = thread_cpu_ns();
     int status = GOFL_GPU_OK;
     std::vector<gofl_setup_phase> phases;
     try {
@@ -139,7 +162,7 @@ void work() {
     }
     if (status != GOFL_GPU_OK) (void)cudaGetLastError();  // no error left for the next warm-up's first call
     if (lane) phases = lane->take_phases();
-    finish(op, status, 1e-9 * double(clock_ns() - t0), std::move(phases));
+    finish(op, status, 1e-9 * double(clock_ns() - t0), 1e-9 * double(thread_cpu_ns() - cpu0), std::move(phases));
   }
 }
 
@@ -149,6 +172,8 @@ void work() {
 
 WarmLane::WarmLane() {
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (warming)");
+  // Waited for by sleeping, not by spinning on a core the program may want (sync()).
+  check(cudaEventCreateWithFlags(&done_, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate (warming)");
   grow(kSmallN);
   check(cudaMalloc(&vec_, size_t(kMaxN) * sizeof(std::complex<double>)), "cudaMalloc (warming)");
   check(cudaMalloc(reinterpret_cast<void**>(&piv_), size_t(kMaxN) * sizeof(int64_t)), "cudaMalloc (warming)");
@@ -277,7 +302,11 @@ void WarmLane::precision_gemm(char p) {
   else if (p == 'z') gemm_of<std::complex<double>>();
 }
 
-void WarmLane::sync() { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (warming)"); }
+void WarmLane::sync() {
+  check(cudaEventRecord(done_, stream_), "cudaEventRecord (warming)");
+  check(cudaEventSynchronize(done_), "cudaEventSynchronize (warming)");
+  check(cudaStreamQuery(stream_), "cudaStreamQuery (warming)");  // an error of the work before it
+}
 
 // ---- the interface ------------------------------------------------------------------------------------------
 
@@ -297,6 +326,7 @@ int warm_queue(uint32_t op, int64_t n) {
       g_busy = false;
       std::thread(work).detach();  // detached: it holds nothing that needs cleaning up
       g_thread_made = true;
+      g_thread_running.store(true);
     } catch (...) {
       return GOFL_GPU_NO_MEMORY;  // no thread to be had: no warming
     }
@@ -305,6 +335,14 @@ int warm_queue(uint32_t op, int64_t n) {
   if (large) g_asked_large[op] = true, g_large_queue.push_back(op);
   g_cv.notify_all();
   return GOFL_GPU_OK;
+}
+
+CallInFlight::CallInFlight() { g_calls_in_flight.fetch_add(1); }
+
+CallInFlight::~CallInFlight() {
+  if (g_calls_in_flight.fetch_sub(1) != 1 || !g_thread_running.load()) return;
+  std::lock_guard<std::mutex> lk(g_m);  // the waiter reads the count under g_m: no wake-up is lost
+  g_cv.notify_all();
 }
 
 int take_warmed(gofl_warmed* out, int max) {

@@ -64,6 +64,7 @@ class WarmLane {
  private:
   void note(int phase, double seconds);
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t done_ = nullptr;  // recorded and waited for by sync()
   cublasHandle_t blas_ = nullptr;
   cusolverDnHandle_t solver_ = nullptr;
   cusolverDnParams_t params_ = nullptr;
@@ -87,6 +88,16 @@ class WarmLane {
 // the finished ones.
 int warm_queue(uint32_t op, int64_t n);
 int take_warmed(gofl_warmed* out, int max);
+
+// One of the program's GPU calls runs while this lives (backend.cpp's run functions): no warm-up
+// begins meanwhile (one in progress goes on). Costs an atomic add when nothing was ever warmed.
+class CallInFlight {
+ public:
+  CallInFlight();
+  ~CallInFlight();
+  CallInFlight(const CallInFlight&) = delete;
+  CallInFlight& operator=(const CallInFlight&) = delete;
+};
 
 }  // namespace cuda
 }  // namespace gofl

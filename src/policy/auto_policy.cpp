@@ -352,6 +352,22 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
     env.warm(op, st.decided_n);
   }
   decided_order_.clear();
+  // Then what earlier runs of the program ran on the GPU, in their order: a program that called an
+  // operation there last time is likely to again, and its warm-up then has time to end before.
+  for (const auto& [op, n] : cfg_.earlier_gpu_ops) {
+    if (op < 0 || op >= GOFL_N_OPS) continue;
+    OpState& st = ops_[op];
+    if (st.warm_settled || n <= st.warm_n) continue;
+    st.warm_n = n;
+    env.warm(op, n);
+  }
+}
+
+std::vector<std::pair<int, int64_t>> AutoPolicy::gpu_ops() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::vector<std::pair<int, int64_t>> out;
+  for (const int op : gpu_order_) out.emplace_back(op, ops_[op].gpu_n);
+  return out;
 }
 
 namespace {
@@ -413,6 +429,8 @@ void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
   int d;
   if (c.device == GOFL_DEV_GPU && c.reason == GOFL_R_OFFLOADED) {
     d = kGpu;
+    if (st.gpu_n == 0) gpu_order_.push_back(c.op);
+    st.gpu_n = std::max<int64_t>({st.gpu_n, c.dims[0], c.dims[1], c.dims[2], 1});
     ++stats_.offloaded;
     stats_.offloaded_pred_cpu_s += c.pred_cpu_s;
     stats_.offloaded_pred_gpu_s += c.pred_gpu_s;

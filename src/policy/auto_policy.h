@@ -132,6 +132,10 @@ struct PolicyConfig {
   // missed savings to reach the start factor; otherwise the rule above holds.
   int earlier_runs = 0;
   double earlier_gained_s = 0;
+  // The operations earlier runs of this program ran on the GPU (op, largest dimension), in the
+  // order of their first GPU call: warmed as soon as the GPU starts, whoever started it, after the
+  // ones decided before the start (PolicyConfig::warm).
+  std::vector<std::pair<int, int64_t>> earlier_gpu_ops = {};
   // Start the GPU beside the calls (GpuEnv::start_ahead) rather than in the call that justified it.
   // Off by default: on the H200 sweep of bench/auto_sweep.py the start beside OpenBLAS's 16 threads
   // took 482-562 ms instead of 308-372, and the calls it left on the CPU lost more than the wait it
@@ -201,6 +205,9 @@ class AutoPolicy {
   double predict_gpu(const gofl_call& c) const;
   double correction(int op, int device, double flops) const;
   PolicyStats stats() const;
+  // The operations this run offloaded (op, largest dimension of its calls there), in the order of
+  // their first GPU call: what the run history keeps for the next run.
+  std::vector<std::pair<int, int64_t>> gpu_ops() const;
   // In a forked child: a fresh lock (another thread may have held it) and counters of its own (it
   // pays its own start-up); the learnt corrections stay.
   void after_fork();
@@ -220,7 +227,9 @@ class AutoPolicy {
     int64_t decided_n = 0;        // before the start: the largest size of its decided calls
     int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
     bool warm_settled = false;    // its first GPU call came: nothing more to warm
+    int64_t gpu_n = 0;            // the largest size of its calls observed on the GPU (0: none)
   };
+  std::vector<int> gpu_order_;      // operations in the order of their first observed GPU call
   // Warming (PolicyConfig::warm), under mu_: the call `c` was decided; `gpu` when it goes there now.
   void warm_for(const gofl_call& c, GpuEnv& env, bool gpu);
   // At the start (`first`: the call that runs there now), or at the first decision after a start

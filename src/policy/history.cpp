@@ -76,6 +76,37 @@ bool safe_folder(const std::string& path, std::string* why) {
   return true;
 }
 
+// The optional last field of a line: " ops=NAME:N,NAME:N,..." (an operation's name: lower-case
+// letters, digits and '_', at most 31; N from 1 to 2^40; at most kHistoryMaxOps, no name twice).
+bool parse_ops(const std::string& field, std::vector<HistoryOp>* ops) {
+  const char* const kPrefix = " ops=";
+  if (field.rfind(kPrefix, 0) != 0) return false;
+  size_t pos = strlen(kPrefix);
+  while (pos < field.size()) {
+    size_t end = field.find(',', pos);
+    if (end == std::string::npos) end = field.size();
+    const std::string item = field.substr(pos, end - pos);
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos || colon == 0 || colon > 31 || colon + 1 >= item.size() || item.size() - colon > 14)
+      return false;
+    HistoryOp op;
+    op.name = item.substr(0, colon);
+    for (const char ch : op.name)
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+    for (size_t i = colon + 1; i < item.size(); ++i) {
+      if (item[i] < '0' || item[i] > '9') return false;
+      op.n = op.n * 10 + (item[i] - '0');
+    }
+    if (op.n < 1 || op.n > (int64_t(1) << 40) || ops->size() >= size_t(kHistoryMaxOps)) return false;
+    for (const HistoryOp& o : *ops)
+      if (o.name == op.name) return false;
+    ops->push_back(std::move(op));
+    if (end == field.size()) return true;
+    pos = end + 1;
+  }
+  return false;  // "ops=" with nothing after it, or a trailing comma
+}
+
 }  // namespace
 
 std::string program_identity(const std::string& exe, const std::vector<std::string>& argv) {
@@ -143,22 +174,22 @@ std::vector<HistoryRun> parse_history(const std::string& text) {
       if (line != kHeader) return {};  // not our format (or another version of it): nothing read
       continue;
     }
-    if (!complete || line.size() > 80) continue;
+    if (!complete || line.size() > kHistoryMaxLine) continue;
     char hex[17] = "";
     double gained = 0;
     int started = -1;
     long long when = -1;
     int used = 0;
     if (sscanf(line.c_str(), "%16[0-9a-f] %lf %d %lld%n", hex, &gained, &started, &when, &used) != 4 ||
-        size_t(used) != line.size() || strlen(hex) != 16 || !isfinite(gained) || fabs(gained) > 1e9 ||
-        (started != 0 && started != 1) || when < 0)
+        strlen(hex) != 16 || !isfinite(gained) || fabs(gained) > 1e9 || (started != 0 && started != 1) || when < 0)
       continue;
     HistoryRun r;
+    if (size_t(used) != line.size() && !parse_ops(line.substr(size_t(used)), &r.gpu_ops)) continue;
     r.program = strtoull(hex, nullptr, 16);
     r.gained_s = gained;
     r.started = started == 1;
     r.when = when;
-    runs.push_back(r);
+    runs.push_back(std::move(r));
   }
   if (runs.size() > size_t(kHistoryMaxRuns)) runs.erase(runs.begin(), runs.end() - kHistoryMaxRuns);
   return runs;
@@ -170,9 +201,22 @@ std::string format_history(const std::vector<HistoryRun>& runs) {
   char line[96];
   for (size_t i = from; i < runs.size(); ++i) {
     const HistoryRun& r = runs[i];
-    snprintf(line, sizeof line, "%016llx %.6f %d %lld\n", (unsigned long long)r.program,
+    snprintf(line, sizeof line, "%016llx %.6f %d %lld", (unsigned long long)r.program,
              std::clamp(isfinite(r.gained_s) ? r.gained_s : 0.0, -1e9, 1e9), r.started ? 1 : 0, (long long)r.when);
-    out += line;
+    const std::string text = line;
+    std::string ops;
+    std::vector<std::string> kept;
+    for (const HistoryOp& o : r.gpu_ops) {
+      // Only what parse_ops takes back (a name of the table's kind, a size in range, no repeat).
+      bool fit = !o.name.empty() && o.name.size() <= 31 && o.n >= 1 && o.n <= (int64_t(1) << 40) &&
+                 kept.size() < size_t(kHistoryMaxOps) && std::find(kept.begin(), kept.end(), o.name) == kept.end();
+      for (const char ch : o.name) fit = fit && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+      const std::string item = (ops.empty() ? " ops=" : ",") + o.name + ":" + std::to_string(o.n);
+      if (!fit || text.size() + ops.size() + item.size() > kHistoryMaxLine) continue;  // the line stays readable
+      ops += item;
+      kept.push_back(o.name);
+    }
+    out += text + ops + "\n";
   }
   return out;
 }
@@ -196,7 +240,7 @@ std::vector<HistoryRun> read_history(const std::string& path, std::string* why) 
     }
     text.resize(got);
   } else if (why) {
-    *why = path + " is not a private file of this user's of at most 64 KB: not used";
+    *why = path + " is not a private file of this user's of at most " + std::to_string(kHistoryMaxBytes >> 10) + " KB: not used";
   }
   close(fd);
   return parse_history(text);
@@ -209,6 +253,11 @@ ProgramHistory program_history(const std::vector<HistoryRun>& runs, uint64_t pro
     ++h.runs;
     if (it->started && it->gained_s > 0) ++h.paid;
     h.gained_s += it->gained_s;
+    for (const HistoryOp& o : it->gpu_ops) {
+      auto same = std::find_if(h.gpu_ops.begin(), h.gpu_ops.end(), [&](const HistoryOp& k) { return k.name == o.name; });
+      if (same != h.gpu_ops.end()) same->n = std::max(same->n, o.n);
+      else if (h.gpu_ops.size() < size_t(kHistoryMaxOps)) h.gpu_ops.push_back(o);
+    }
   }
   return h;
 }

@@ -17,15 +17,28 @@
 
 namespace gofl {
 
-constexpr int kHistoryMaxRuns = 256;          // runs kept over all programs (oldest dropped)
-constexpr int kHistoryRunsConsidered = 3;     // the latest runs of a program the decision reads
-constexpr size_t kHistoryMaxBytes = 64 << 10; // a larger file is not read (it cannot be ours)
+constexpr int kHistoryMaxRuns = 256;           // runs kept over all programs (oldest dropped)
+constexpr int kHistoryRunsConsidered = 3;      // the latest runs of a program the decision reads
+constexpr int kHistoryMaxOps = 48;             // GPU operations kept per run (the first ones used)
+constexpr size_t kHistoryMaxLine = 1000;       // a longer line is not ours: skipped (256 of them fit)
+constexpr size_t kHistoryMaxBytes = 256 << 10; // a larger file is not read (it cannot be ours)
+
+// An operation a run ran on the GPU: its name in the operation table ("dgemm") and the largest
+// dimension of its calls there.
+struct HistoryOp {
+  std::string name;
+  int64_t n = 0;
+};
 
 struct HistoryRun {
   uint64_t program = 0;  // program_key()
   double gained_s = 0;   // what the GPU gained the run, start-up paid included (<= 0: it did not pay)
   bool started = false;  // the run started the GPU
   int64_t when = 0;      // seconds since the epoch
+  // The operations it ran on the GPU, in the order of their first GPU call (at most kHistoryMaxOps):
+  // the next run warms them as soon as its GPU starts (auto_policy.h, warming). A line written
+  // before this field existed has none.
+  std::vector<HistoryOp> gpu_ops = {};
 };
 
 // What the decision reads: the latest runs of this program (at most kHistoryRunsConsidered).
@@ -33,6 +46,9 @@ struct ProgramHistory {
   int runs = 0;          // how many were found
   int paid = 0;          // of those, how many started the GPU and gained from it
   double gained_s = 0;   // their summed gain
+  // The operations they ran on the GPU: the latest run's in its order, then those only older ones
+  // ran; each with the largest size any of them ran it at (at most kHistoryMaxOps).
+  std::vector<HistoryOp> gpu_ops;
   // Every one of the latest runs (at least one) paid for the GPU.
   bool all_paid() const { return runs > 0 && paid == runs; }
 };

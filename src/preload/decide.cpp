@@ -92,10 +92,13 @@ AutoPolicy& policy() {
     cfg.memory_reserve = s.memory_reserve;
     cfg.residency = s.residency;
     // Earlier runs of this program that all paid for the GPU: start it at once (policy/history.h).
-    if (const ProgramHistory h = earlier_runs(); h.all_paid()) {
+    const ProgramHistory h = earlier_runs();
+    if (h.all_paid()) {
       cfg.earlier_runs = h.runs;
       cfg.earlier_gained_s = h.gained_s;
     }
+    for (const HistoryOp& o : h.gpu_ops)  // warmed once the GPU runs (a name not in our table: skipped)
+      if (const int op = gofl_op_by_name(o.name.c_str()); op >= 0) cfg.earlier_gpu_ops.emplace_back(op, o.n);
     // GPU_OFFLOAD_START_AHEAD=1: the start beside the calls (PolicyConfig::start_ahead: measured
     // not to pay on the H200, so off by default).
     const char* ahead = secure_getenv("GPU_OFFLOAD_START_AHEAD");

@@ -304,6 +304,7 @@ std::mutex g_warmed_mu;
 int g_warm_queued = 0;    // operations the backend took a warm-up of
 int g_warmed_count = 0;   // those with a warm-up that ended well
 double g_warmed_s = 0;    // all their warm-ups' time (an operation may be warmed at two sizes)
+double g_warmed_cpu_s = 0;  // the warming thread's CPU time in them
 bool g_warm_queued_op[GOFL_N_OPS] = {};
 bool g_warmed_op[GOFL_N_OPS] = {};
 }  // namespace
@@ -330,18 +331,23 @@ void gpu_note_warmed() {
       {
         std::lock_guard<std::mutex> lock(g_warmed_mu);
         if (w[i].op < GOFL_N_OPS && !g_warmed_op[w[i].op]) g_warmed_op[w[i].op] = true, ++g_warmed_count;
-        g_warmed_s += double(w[i].phases[0].duration_ns) * 1e-9;
+        for (int p = 0; p < std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES); ++p) {
+          const double sec = double(w[i].phases[p].duration_ns) * 1e-9;
+          if (w[i].phases[p].phase == GOFL_SP_WARMED) g_warmed_s += sec;
+          else if (w[i].phases[p].phase == GOFL_SP_WARM_CPU) g_warmed_cpu_s += sec;
+        }
       }
       trace_setup(uint16_t(w[i].op), w[i].end_ns, w[i].phases, std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES));
     }
   }
 }
 
-void gpu_warmed(int* asked, int* count, double* seconds) {
+void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds) {
   std::lock_guard<std::mutex> lock(g_warmed_mu);
   *asked = g_warm_queued;
   *count = g_warmed_count;
   *seconds = g_warmed_s;
+  *cpu_seconds = g_warmed_cpu_s;
 }
 
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
@@ -387,7 +393,7 @@ void gpu_fork_child() {
   new (&g_warmed_mu) std::mutex();
   g_warm_asked.store(false);
   g_warm_queued = g_warmed_count = 0;  // the child's own (it warms nothing: it has no GPU)
-  g_warmed_s = 0;
+  g_warmed_s = g_warmed_cpu_s = 0;
   std::fill(std::begin(g_warm_queued_op), std::end(g_warm_queued_op), false);
   std::fill(std::begin(g_warmed_op), std::end(g_warmed_op), false);
   if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here

@@ -45,10 +45,10 @@ void gpu_fft_forget(const void* plan);
 // not started); the finished warm-ups go to the trace as setup records
 // (GOFL_SP_WARMED) and are counted for the summary: gpu_note_warmed() takes them (after each GPU call,
 // and at exit); gpu_warmed() says how many operations the backend took, how many of those finished
-// well so far, and their time.
+// well so far, their time and the warming thread's CPU time in them.
 bool gpu_warm(uint32_t op, int64_t n);
 void gpu_note_warmed();
-void gpu_warmed(int* asked, int* count, double* seconds);
+void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds);
 // Test-only fault switch, applied now or when the backend starts.
 void gpu_set_fault(const char* spec);
 void gpu_fork_child();

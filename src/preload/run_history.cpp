@@ -10,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "common/table.h"
 #include "policy/settings.h"
 #include "preload/decide.h"
 #include "preload/gpu.h"
@@ -82,6 +83,9 @@ void record_this_run() {
   // the start-up the run paid.
   run.gained_s = run.started ? st.offloaded_pred_cpu_s - st.offloaded_actual_s - gpu_start_waited_seconds() : 0.0;
   run.when = int64_t(time(nullptr));
+  if (run.started)
+    for (const auto& [op, n] : policy->gpu_ops())
+      if (run.gpu_ops.size() < size_t(kHistoryMaxOps)) run.gpu_ops.push_back(HistoryOp{gofl_ops[op].name, n});
   record_history(history_path(secure_get), run);  // a failure only costs the next run its head start
 }
 

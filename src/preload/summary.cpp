@@ -152,14 +152,14 @@ std::string start_split_line() {
 // warm-ups ended well and the work they did beside the calls. Empty when none was asked.
 std::string warm_line() {
   int asked = 0, warmed = 0;
-  double warmed_s = 0;
-  gpu_warmed(&asked, &warmed, &warmed_s);
+  double warmed_s = 0, cpu_s = 0;
+  gpu_warmed(&asked, &warmed, &warmed_s, &cpu_s);
   if (asked == 0) return "";
-  char line[256];
+  char line[320];
   snprintf(line, sizeof line,
            "  warmed beside the calls: %d of %d operations asked (%s of the CUDA libraries' first-use work, off the "
-           "calls' path)\n",
-           warmed, asked, fmt_s(warmed_s).c_str());
+           "calls' path; %s of CPU time at the lowest priority)\n",
+           warmed, asked, fmt_s(warmed_s).c_str(), fmt_s(cpu_s).c_str());
   return line;
 }
 

@@ -499,13 +499,16 @@ std::vector<std::string> report_summary(const Analysis& a) {
                     (firsts.size() > 5 ? "; ..." : "") + " ('gpu-offload dump --setup').");
     }
     // Warming (cuda/warm.h): operations whose library first-use work a thread did beside the calls.
-    double warmed_s = 0;
+    double warmed_s = 0, warm_cpu_s = 0;
     size_t warmed_n = 0;
-    for (const auto& [op, phases] : a.first_calls)
+    for (const auto& [op, phases] : a.first_calls) {
       if (const auto it = phases.find(GOFL_SP_WARMED); it != phases.end()) warmed_s += it->second, ++warmed_n;
+      if (const auto it = phases.find(GOFL_SP_WARM_CPU); it != phases.end()) warm_cpu_s += it->second;
+    }
     if (warmed_n)
       out.push_back("Warmed beside the calls: " + plural(warmed_n, "operation") + " (" + format_seconds(warmed_s) +
-                    " of the CUDA libraries' first-use work, off the calls' path; GPU_OFFLOAD_WARM).");
+                    " of the CUDA libraries' first-use work, off the calls' path, " + format_seconds(warm_cpu_s) +
+                    " of CPU time at the lowest priority; GPU_OFFLOAD_WARM).");
     // Which GPUs the processes ran on (a process runs its GPU calls on one GPU).
     std::map<std::string, size_t> gpus;
     for (const GpuStart& s : a.starts)

@@ -79,7 +79,9 @@
   /* not a step of the start (the start waits for it only if it outlasts the context) */                  \
   X(LIBRARIES_BESIDE, 19, "CUDA libraries loaded beside the start")                                       \
   /* a routine's CUDA library work done ahead, on the warming thread beside the calls (cuda/warm.h) */    \
-  X(WARMED, 20, "warmed beside the calls")
+  X(WARMED, 20, "warmed beside the calls")                                                                \
+  /* the warming thread's CPU time during that warm-up (it runs at the lowest priority) */                \
+  X(WARM_CPU, 21, "warming thread's CPU time")
 
 #define GOFL_DEV_ENUM_(id, num, name) GOFL_DEV_##id = num,
 #define GOFL_MODE_ENUM_(id, num, name) GOFL_MODE_##id = num,
@@ -103,7 +105,7 @@ enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
 static_assert(GOFL_R_COUNT == 19, "reason numbers are part of the trace format: append, then update this");
-static_assert(GOFL_SP_END == 21, "setup phase numbers are part of the trace format: append, then update this");
+static_assert(GOFL_SP_END == 22, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 
 // The words for each code, as the summary, dump and report print them (for a number not in the list:

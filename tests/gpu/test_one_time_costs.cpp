@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <thread>
 #include <map>
 #include <string>
@@ -247,6 +251,26 @@ const gofl_backend* loaded_backend() {
   return entry ? entry() : nullptr;
 }
 
+// Whether a thread of this process runs at `nice` (/proc/self/task/*/stat, field 19).
+bool a_thread_at_nice(int nice) {
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return false;
+  bool found = false;
+  while (const dirent* e = readdir(d)) {
+    if (e->d_name[0] == '.' || found) continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/stat");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const size_t paren = text.rfind(')');  // the thread's name may hold spaces
+    if (paren == std::string::npos) continue;
+    std::istringstream fields(text.substr(paren + 2));
+    std::string v;
+    for (int field = 3; field <= 19 && (fields >> v); ++field)
+      if (field == 19) found = std::atoi(v.c_str()) == nice;
+  }
+  closedir(d);
+  return found;
+}
+
 }  // namespace
 
 TEST(OneTimeCosts, EveryWarmUpRunsOnTheGpuAndLeavesTheCallsRight) {
@@ -284,13 +308,20 @@ TEST(OneTimeCosts, EveryWarmUpRunsOnTheGpuAndLeavesTheCallsRight) {
       --asked[w[i].op];
       ++done;
       EXPECT_EQ(w[i].status, GOFL_GPU_OK) << gofl_ops[w[i].op].name;
-      ASSERT_GE(w[i].n_phases, 1);
+      ASSERT_GE(w[i].n_phases, 2);
       EXPECT_EQ(w[i].phases[0].phase, uint32_t(GOFL_SP_WARMED));
       EXPECT_GT(w[i].phases[0].duration_ns, 0u);
+      // The warming thread's CPU time in it: some, and never more than the warm-up's own time.
+      EXPECT_EQ(w[i].phases[1].phase, uint32_t(GOFL_SP_WARM_CPU));
+      EXPECT_LE(w[i].phases[1].duration_ns, w[i].phases[0].duration_ns + 2000000) << gofl_ops[w[i].op].name;
     }
     if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(done, due) << "warm-ups still unfinished after 120 s";
+  // The warming thread runs at the lowest CPU priority (the program's threads come first).
+  if (getpriority(PRIO_PROCESS, 0) < 19) {
+    EXPECT_TRUE(a_thread_at_nice(19)) << "no thread of this process runs at nice 19";
+  }
   EXPECT_TRUE(dgemm_checked(300, 17));
 }
 
@@ -340,4 +371,66 @@ TEST(OneTimeCosts, AnAutoProgramWarmsWhatItCalledBeforeTheStart) {
     }
   }
   EXPECT_TRUE(warmed);
+}
+
+// ---- warming what the last run used (policy/history.h) ----------------------------------------------
+
+namespace {
+// Products until the missed savings (or the history) start the GPU; true once one ran there.
+bool multiply_until_started() {
+  for (int i = 0; i < 200; ++i) {
+    const int m = 2000;
+    static std::vector<double> x = gpu_test::random_matrix<double>(m, m, m, 3), c(size_t(m) * m);
+    const double one = 1, zero = 0;
+    gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &m, &m, &one, x.data(), &m, x.data(), &m, &zero, c.data(), &m);
+    if (gpu_test::last_call().device == 1) return true;
+  }
+  return false;
+}
+}  // namespace
+
+TEST(OneTimeCosts, ChildMultipliesThenFactorsOnTheGpu) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ASecondRunWarmsWhatTheFirstRanOnTheGpu";
+  ASSERT_TRUE(multiply_until_started());
+  int n = 4000, info = -1;
+  auto a = gpu_test::random_matrix<double>(n, n, n, 7);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) a[size_t(j) * n + i] = a[size_t(i) * n + j];
+  for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;
+  gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
+  EXPECT_EQ(info, 0);
+  EXPECT_EQ(gpu_test::last_call().device, 1);  // the history's entry for the next run
+}
+
+TEST(OneTimeCosts, ChildOnlyMultiplies) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ASecondRunWarmsWhatTheFirstRanOnTheGpu";
+  ASSERT_TRUE(multiply_until_started());
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // the warm-ups run beside
+}
+
+TEST(OneTimeCosts, ASecondRunWarmsWhatTheFirstRanOnTheGpu) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  char cache[] = "/tmp/gofl-history-XXXXXX";
+  ASSERT_NE(mkdtemp(cache), nullptr);
+  const std::vector<std::string> env = {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=on", "GPU_OFFLOAD_WARM=on",
+                                        "GPU_OFFLOAD_START_AHEAD=0", std::string("XDG_CACHE_HOME=") + cache};
+  // The first run (this binary is "the program" whatever test it runs) factors on the GPU: the
+  // history keeps dgemm and dpotrf, in that order, at their sizes.
+  bool ok = false;
+  (void)child_setups("ChildMultipliesThenFactorsOnTheGpu", &ok, env);
+  ASSERT_TRUE(ok) << "the first child failed";
+  std::ifstream f(std::string(cache) + "/gpu-offload/history");
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find(" ops=dgemm:2000,dpotrf:4000\n"), std::string::npos) << text;
+  // The second never factors, yet dpotrf is warmed once its GPU runs (never a first call of it).
+  const std::vector<SetupRecord> s = child_setups("ChildOnlyMultiplies", &ok, env);
+  ASSERT_TRUE(ok) << "the second child failed";
+  bool warmed = false;
+  for (const SetupRecord& x : s)
+    if (x.op == OP_dpotrf) {
+      EXPECT_FALSE(x.phases.count(GOFL_SP_FIRST_CALL));
+      warmed = warmed || x.phases.count(GOFL_SP_WARMED);
+    }
+  EXPECT_TRUE(warmed);
+  (void)system((std::string("rm -rf '") + cache + "'").c_str());
 }

@@ -448,9 +448,9 @@ void starts() {
                                     {GOFL_SP_FIRST_CALL, 0, 90 * MS}};
   gofl::trace_setup(uint16_t(gofl_op_by_name("dgemm")), 500 * MS, first, 3);
   // A warm-up beside the calls (cuda/warm.h): dpotrf's, which loaded cuSOLVER and made a handle.
-  const gofl_setup_phase warmed[] = {{GOFL_SP_WARMED, 0, 70 * MS}, {GOFL_SP_LOAD_CUSOLVER, 0, 40 * MS},
+  const gofl_setup_phase warmed[] = {{GOFL_SP_WARMED, 0, 70 * MS}, {GOFL_SP_WARM_CPU, 0, 6 * MS}, {GOFL_SP_LOAD_CUSOLVER, 0, 40 * MS},
                                      {GOFL_SP_CUSOLVER, 0, 8 * MS}};
-  gofl::trace_setup(uint16_t(gofl_op_by_name("dpotrf")), 520 * MS, warmed, 3);
+  gofl::trace_setup(uint16_t(gofl_op_by_name("dpotrf")), 520 * MS, warmed, 4);
   emit(gemm(400 * MS, GOFL_DEV_GPU, GOFL_R_FORCED_GPU, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.004f));
   gofl::trace_flush();
   gofl::trace_fork_prepare();

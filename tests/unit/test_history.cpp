@@ -1,6 +1,7 @@
 // The run history (policy/history.h): who "the same program" is, the file's safety (private folder
 // and file, no links followed, malformed text, size bound, two processes writing at once), and the
-// decision it changes (only after runs that all paid for the GPU).
+// decision it changes (only after runs that all paid for the GPU), and the operations a run ran on
+// the GPU (what the next run warms first).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -101,11 +102,17 @@ TEST(History, FolderAndFileArePrivateAndTheRunsComeBack) {
 TEST(History, SizeIsBounded) {
   TempDir d;
   const std::string path = d.path + "/gpu-offload/history";
-  for (int i = 0; i < kHistoryMaxRuns + 40; ++i) ASSERT_TRUE(record_history(path, run_of(uint64_t(i), 1.0)));
+  // Each run with as long an operation list as a line can hold.
+  for (int i = 0; i < kHistoryMaxRuns + 40; ++i) {
+    HistoryRun r = run_of(uint64_t(i), 1.0);
+    for (int k = 0; k < 2 * kHistoryMaxOps; ++k) r.gpu_ops.push_back({"operation_" + std::to_string(k) + "_with_a_long_nam", int64_t(1) << 40});
+    ASSERT_TRUE(record_history(path, r));
+  }
   const std::vector<HistoryRun> runs = read_history(path);
   ASSERT_EQ(runs.size(), size_t(kHistoryMaxRuns));
   EXPECT_EQ(runs.front().program, 40u);  // the oldest went
   EXPECT_EQ(runs.back().program, uint64_t(kHistoryMaxRuns + 39));
+  EXPECT_GT(runs.back().gpu_ops.size(), 10u);  // cut to what fits a line, still read
   struct stat st;
   ASSERT_EQ(stat(path.c_str(), &st), 0);
   EXPECT_LE(size_t(st.st_size), kHistoryMaxBytes);
@@ -215,6 +222,66 @@ TEST(History, TwoProcessesWritingAtOnceLoseNothing) {
     EXPECT_DOUBLE_EQ(r.gained_s, double(seen[r.program]++));  // each process's runs in its own order
   }
   EXPECT_EQ(access((path + ".tmp." + std::to_string(kids[0])).c_str(), F_OK), -1);  // no leftovers
+}
+
+TEST(History, TheOperationsARunRanOnTheGpuComeBackInTheirOrder) {
+  TempDir d;
+  const std::string path = d.path + "/gpu-offload/history";
+  HistoryRun older = run_of(5, 2.0), latest = run_of(5, 3.0), other = run_of(6, 1.0);
+  older.gpu_ops = {{"dgemm", 4096}, {"zheevd", 2048}};
+  latest.gpu_ops = {{"sgetrf", 256}, {"dgemm", 1024}};
+  other.gpu_ops = {{"cgemm", 64}};
+  ASSERT_TRUE(record_history(path, older));
+  ASSERT_TRUE(record_history(path, other));
+  ASSERT_TRUE(record_history(path, latest));
+  const std::vector<HistoryRun> runs = read_history(path);
+  ASSERT_EQ(runs.size(), 3u);
+  ASSERT_EQ(runs[2].gpu_ops.size(), 2u);
+  EXPECT_EQ(runs[2].gpu_ops[0].name, "sgetrf");
+  EXPECT_EQ(runs[2].gpu_ops[1].n, 1024);
+  // The latest run's in its order, then what only older runs used; each at its largest size; never
+  // another program's.
+  const ProgramHistory h = program_history(runs, 5);
+  ASSERT_EQ(h.gpu_ops.size(), 3u);
+  EXPECT_EQ(h.gpu_ops[0].name, "sgetrf");
+  EXPECT_EQ(h.gpu_ops[1].name, "dgemm");
+  EXPECT_EQ(h.gpu_ops[1].n, 4096);
+  EXPECT_EQ(h.gpu_ops[2].name, "zheevd");
+  EXPECT_TRUE(program_history(runs, 7).gpu_ops.empty());
+  // A line of the first format (no operations) still reads, with none.
+  const std::vector<HistoryRun> plain = parse_history("gpu-offload history 1\n0000000000000001 1.500000 1 1700000000\n");
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_TRUE(plain[0].gpu_ops.empty());
+}
+
+TEST(History, AMalformedOperationListLosesItsLineOnly) {
+  const std::vector<HistoryRun> runs = parse_history(
+      "gpu-offload history 1\n"
+      "0000000000000001 1.0 1 1 ops=dgemm:64,zgesdd:512\n"  // good
+      "0000000000000002 1.0 1 1 ops=\n"                     // empty list
+      "0000000000000003 1.0 1 1 ops=dgemm:64,\n"            // trailing comma
+      "0000000000000004 1.0 1 1 ops=DGEMM:64\n"             // not a table name
+      "0000000000000005 1.0 1 1 ops=dgemm:0\n"              // no size
+      "0000000000000006 1.0 1 1 ops=dgemm:99999999999999\n" // absurd size
+      "0000000000000007 1.0 1 1 ops=dgemm:64,dgemm:128\n"   // twice
+      "0000000000000008 1.0 1 1 ops=dgemm:6x\n"             // not a number
+      "0000000000000009 1.0 1 1  ops=dgemm:64\n"            // two spaces
+      "000000000000000a 1.0 1 1 ops=dgemm\n"                // no size at all
+      "000000000000000b 1.0 1 1 ops=sgemm:1\n");            // good
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].program, 1u);
+  ASSERT_EQ(runs[0].gpu_ops.size(), 2u);
+  EXPECT_EQ(runs[0].gpu_ops[1].name, "zgesdd");
+  EXPECT_EQ(runs[0].gpu_ops[1].n, 512);
+  EXPECT_EQ(runs[1].program, 11u);
+  // What cannot be read back is not written: bad names, repeats and sizes are left out, the rest kept.
+  HistoryRun r = run_of(1, 1.0);
+  r.gpu_ops = {{"dgemm", 64}, {"Bad Name", 8}, {"dgemm", 128}, {"zgetrf", 0}, {"zgetrf", 32}};
+  const std::vector<HistoryRun> back = parse_history(format_history({r}));
+  ASSERT_EQ(back.size(), 1u);
+  ASSERT_EQ(back[0].gpu_ops.size(), 2u);
+  EXPECT_EQ(back[0].gpu_ops[0].n, 64);
+  EXPECT_EQ(back[0].gpu_ops[1].name, "zgetrf");
 }
 
 TEST(History, OnlyRunsThatAllPaidCount) {

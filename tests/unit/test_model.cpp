@@ -873,6 +873,33 @@ TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
   EXPECT_EQ(g.warmed.size(), 3u);
 }
 
+TEST(Warming, WhatEarlierRunsRanOnTheGpuIsWarmedAtTheStartAfterWhatWasDecided) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  PolicyConfig cfg{5};
+  cfg.earlier_gpu_ops = {{op("zgesdd"), 1024}, {op("dgemm"), 4096}, {op("dsyevd"), 100}, {op("spotrf"), 256}};
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), cfg);
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 300)), GOFL_R_NOT_STARTED);
+  EXPECT_TRUE(g.warmed.empty());  // nothing before the start
+  int guard = 0;
+  while (run(p, g, sized("dgemm", 1e9, 1000)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  // dsyevd (decided before) first, then the history's in its order: dgemm runs there now, and
+  // dsyevd was already asked for a larger size than the history's.
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd"), op("zgesdd"), op("spotrf")}));
+  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{300, 1024, 256}));
+  EXPECT_EQ(run(p, g, sized("zgesdd", 1e9, 512, 1e12)), GOFL_R_PREDICTED_SLOWER);  // no larger than asked
+  EXPECT_EQ(g.warmed.size(), 3u);
+  // What this run offloaded, for the next: in the order of the first GPU call, at the largest size.
+  EXPECT_EQ(run(p, g, sized("spotrf", 1e9, 2000)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(run(p, g, sized("dgemm", 1e9, 3000)), GOFL_R_OFFLOADED);
+  const std::vector<std::pair<int, int64_t>> used = p.gpu_ops();
+  ASSERT_EQ(used.size(), 2u);
+  EXPECT_EQ(used[0], std::make_pair(op("dgemm"), int64_t(3000)));
+  EXPECT_EQ(used[1], std::make_pair(op("spotrf"), int64_t(2000)));
+}
+
 TEST(SkiRental, AFailedStartIsNotRetried) {
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.0)), PolicyConfig{});
   FakeGpu g;
