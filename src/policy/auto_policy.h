@@ -142,7 +142,8 @@ struct PolicyConfig {
   // saved (1.097 and 1.084 of the best plan known in advance, against 1.082 and 1.022 in the call).
   bool start_ahead = false;
   // Warm each operation the program calls before its first GPU call (GpuEnv::warm): at the start,
-  // every one decided before it; after, one decided on the CPU. GPU_OFFLOAD_WARM=0 turns it off.
+  // every one decided before it, then earlier_gpu_ops; after, one decided on the CPU.
+  // GPU_OFFLOAD_WARM=0 turns it off.
   bool warm = true;
 };
 
