@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
-
 #include <chrono>
 #include <complex>
 #include <condition_variable>
@@ -68,12 +66,12 @@ std::deque<uint32_t>& g_queue = *new std::deque<uint32_t>;
 std::deque<uint32_t>& g_large_queue = *new std::deque<uint32_t>;
 bool g_asked[GOFL_N_OPS] = {};
 bool g_asked_large[GOFL_N_OPS] = {};
-bool g_thread_made = false;
+// Read without g_m by the calls' side (CallInFlight), written under it.
+std::atomic<bool> g_thread_made{false};
 bool g_busy = false;                // a warm-up runs
 bool g_exiting = false;
 // The program's GPU calls running now (CallInFlight): no warm-up begins while one runs.
 std::atomic<int> g_calls_in_flight{0};
-std::atomic<bool> g_thread_running{false};  // g_thread_made, for the calls' side (read without g_m)
 pid_t g_pid = 0;                    // the process the thread runs in (a forked child has none)
 std::vector<gofl_warmed>& g_done = *new std::vector<gofl_warmed>;
 
@@ -90,11 +88,6 @@ void wait_at_exit() {
 }
 
 void register_exit_wait() { (void)atexit(wait_at_exit); }
-
-uint64_t thread_cpu_ns() {
-  struct timespec t;
-  return clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) == 0 ? uint64_t(t.tv_sec) * 1000000000ull + uint64_t(t.tv_nsec) : 0;
-}
 
 void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::vector<gofl_setup_phase> phases) {
   gofl_warmed w{};
@@ -141,7 +134,7 @@ void work() {
       q.pop_front();
       g_busy = true;
     }
-    const uint64_t t0 = clock_ns(), cpu0 = thread_cpu_ns();
+    const uint64_t t0 = clock_ns(), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     int status = GOFL_GPU_OK;
     std::vector<gofl_setup_phase> phases;
     try {
@@ -162,7 +155,8 @@ void work() {
     }
     if (status != GOFL_GPU_OK) (void)cudaGetLastError();  // no error left for the next warm-up's first call
     if (lane) phases = lane->take_phases();
-    finish(op, status, 1e-9 * double(clock_ns() - t0), 1e-9 * double(thread_cpu_ns() - cpu0), std::move(phases));
+    finish(op, status, 1e-9 * double(clock_ns() - t0), 1e-9 * double(clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0),
+           std::move(phases));
   }
 }
 
@@ -173,7 +167,8 @@ void work() {
 WarmLane::WarmLane() {
   check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate (warming)");
   // Waited for by sleeping, not by spinning on a core the program may want (sync()).
-  check(cudaEventCreateWithFlags(&done_, cudaEventBlockingSync | cudaEventDisableTiming), "cudaEventCreate (warming)");
+  check(cudaEventCreateWithFlags(&done_, cudaEventBlockingSync | cudaEventDisableTiming),
+        "cudaEventCreate (warming)");
   grow(kSmallN);
   check(cudaMalloc(&vec_, size_t(kMaxN) * sizeof(std::complex<double>)), "cudaMalloc (warming)");
   check(cudaMalloc(reinterpret_cast<void**>(&piv_), size_t(kMaxN) * sizeof(int64_t)), "cudaMalloc (warming)");
@@ -326,7 +321,6 @@ int warm_queue(uint32_t op, int64_t n) {
       g_busy = false;
       std::thread(work).detach();  // detached: it holds nothing that needs cleaning up
       g_thread_made = true;
-      g_thread_running.store(true);
     } catch (...) {
       return GOFL_GPU_NO_MEMORY;  // no thread to be had: no warming
     }
@@ -340,7 +334,7 @@ int warm_queue(uint32_t op, int64_t n) {
 CallInFlight::CallInFlight() { g_calls_in_flight.fetch_add(1); }
 
 CallInFlight::~CallInFlight() {
-  if (g_calls_in_flight.fetch_sub(1) != 1 || !g_thread_running.load()) return;
+  if (g_calls_in_flight.fetch_sub(1) != 1 || !g_thread_made.load()) return;
   std::lock_guard<std::mutex> lk(g_m);  // the waiter reads the count under g_m: no wake-up is lost
   g_cv.notify_all();
 }

@@ -76,8 +76,19 @@ bool safe_folder(const std::string& path, std::string* why) {
   return true;
 }
 
-// The optional last field of a line: " ops=NAME:N,NAME:N,..." (an operation's name: lower-case
-// letters, digits and '_', at most 31; N from 1 to 2^40; at most kHistoryMaxOps, no name twice).
+// Whether `op` may join `list`, one run's operations: a name of the operation table's kind (lower-case
+// letters, digits and '_', at most 31), N from 1 to 2^40, no name twice, at most kHistoryMaxOps.
+// What format_history writes and parse_ops reads back.
+bool takes(const std::vector<HistoryOp>& list, const HistoryOp& op) {
+  if (op.name.empty() || op.name.size() > 31 || op.n < 1 || op.n > (int64_t(1) << 40) ||
+      list.size() >= size_t(kHistoryMaxOps))
+    return false;
+  for (const char ch : op.name)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+  return std::none_of(list.begin(), list.end(), [&](const HistoryOp& o) { return o.name == op.name; });
+}
+
+// The optional last field of a line: " ops=NAME:N,NAME:N,..." (each as takes() allows).
 bool parse_ops(const std::string& field, std::vector<HistoryOp>* ops) {
   const char* const kPrefix = " ops=";
   if (field.rfind(kPrefix, 0) != 0) return false;
@@ -87,19 +98,15 @@ bool parse_ops(const std::string& field, std::vector<HistoryOp>* ops) {
     if (end == std::string::npos) end = field.size();
     const std::string item = field.substr(pos, end - pos);
     const size_t colon = item.find(':');
-    if (colon == std::string::npos || colon == 0 || colon > 31 || colon + 1 >= item.size() || item.size() - colon > 14)
-      return false;
+    // At most 13 digits: no overflow before takes() bounds N.
+    if (colon == std::string::npos || colon + 1 >= item.size() || item.size() - colon > 14) return false;
     HistoryOp op;
     op.name = item.substr(0, colon);
-    for (const char ch : op.name)
-      if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
     for (size_t i = colon + 1; i < item.size(); ++i) {
       if (item[i] < '0' || item[i] > '9') return false;
       op.n = op.n * 10 + (item[i] - '0');
     }
-    if (op.n < 1 || op.n > (int64_t(1) << 40) || ops->size() >= size_t(kHistoryMaxOps)) return false;
-    for (const HistoryOp& o : *ops)
-      if (o.name == op.name) return false;
+    if (!takes(*ops, op)) return false;
     ops->push_back(std::move(op));
     if (end == field.size()) return true;
     pos = end + 1;
@@ -205,16 +212,12 @@ std::string format_history(const std::vector<HistoryRun>& runs) {
              std::clamp(isfinite(r.gained_s) ? r.gained_s : 0.0, -1e9, 1e9), r.started ? 1 : 0, (long long)r.when);
     const std::string text = line;
     std::string ops;
-    std::vector<std::string> kept;
+    std::vector<HistoryOp> kept;  // only what parse_ops takes back, in a line it reads
     for (const HistoryOp& o : r.gpu_ops) {
-      // Only what parse_ops takes back (a name of the table's kind, a size in range, no repeat).
-      bool fit = !o.name.empty() && o.name.size() <= 31 && o.n >= 1 && o.n <= (int64_t(1) << 40) &&
-                 kept.size() < size_t(kHistoryMaxOps) && std::find(kept.begin(), kept.end(), o.name) == kept.end();
-      for (const char ch : o.name) fit = fit && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
       const std::string item = (ops.empty() ? " ops=" : ",") + o.name + ":" + std::to_string(o.n);
-      if (!fit || text.size() + ops.size() + item.size() > kHistoryMaxLine) continue;  // the line stays readable
+      if (!takes(kept, o) || text.size() + ops.size() + item.size() > kHistoryMaxLine) continue;
       ops += item;
-      kept.push_back(o.name);
+      kept.push_back(o);
     }
     out += text + ops + "\n";
   }
@@ -240,7 +243,8 @@ std::vector<HistoryRun> read_history(const std::string& path, std::string* why) 
     }
     text.resize(got);
   } else if (why) {
-    *why = path + " is not a private file of this user's of at most " + std::to_string(kHistoryMaxBytes >> 10) + " KB: not used";
+    *why = path + " is not a private file of this user's of at most " + std::to_string(kHistoryMaxBytes >> 10) +
+           " KB: not used";
   }
   close(fd);
   return parse_history(text);
@@ -254,7 +258,8 @@ ProgramHistory program_history(const std::vector<HistoryRun>& runs, uint64_t pro
     if (it->started && it->gained_s > 0) ++h.paid;
     h.gained_s += it->gained_s;
     for (const HistoryOp& o : it->gpu_ops) {
-      auto same = std::find_if(h.gpu_ops.begin(), h.gpu_ops.end(), [&](const HistoryOp& k) { return k.name == o.name; });
+      const auto same =
+          std::find_if(h.gpu_ops.begin(), h.gpu_ops.end(), [&](const HistoryOp& k) { return k.name == o.name; });
       if (same != h.gpu_ops.end()) same->n = std::max(same->n, o.n);
       else if (h.gpu_ops.size() < size_t(kHistoryMaxOps)) h.gpu_ops.push_back(o);
     }
