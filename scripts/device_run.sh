@@ -160,7 +160,7 @@ if has sweeptwice; then
   timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
     --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
     --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
-  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up|warmed beside|waiting for warm-ups" /tmp/gofl-sweep-$r/auto.summary; done
+  for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up|warmed beside" /tmp/gofl-sweep-$r/auto.summary; done
   cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
   # The runs' traced calls, for a look here afterwards (a few hundred kB each).
   for r in 1 2; do

@@ -22,7 +22,6 @@ bool cpu_observation(const gofl_call& c) {
     case GOFL_R_PREDICTED_SLOWER:
     case GOFL_R_NOT_STARTED:
     case GOFL_R_STARTING:
-    case GOFL_R_WARMING:
     case GOFL_R_GPU_BUSY:
     case GOFL_R_GPU_MEMORY:
     case GOFL_R_PROBE:
@@ -296,10 +295,6 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       c.reason = GOFL_R_PROBE;
       return;
     }
-    if (waits_for_warm_up(c, env, std::max(0.0, t_cpu - t_gpu))) {
-      c.reason = GOFL_R_WARMING;
-      return;
-    }
   }
   ++st.since_cpu;
   st.gpu_s_since_cpu += t_gpu;
@@ -366,20 +361,6 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
     st.warm_n = n;
     env.warm(op, n);
   }
-}
-
-bool AutoPolicy::waits_for_warm_up(const gofl_call& c, GpuEnv& env, double saving) {
-  OpState& st = ops_[c.op];
-  if (!cfg_.warm || st.warm_settled || !(st.warm_wait_missed_s + saving < kFirstUseS)) return false;
-  if (st.warm_n < 0) {  // never asked: now (the backend says whether it has a warm-up for it)
-    st.warm_n = call_size(c);
-    env.warm(c.op, st.warm_n);
-  }
-  if (!env.warm_pending(c.op)) return false;
-  st.warm_wait_missed_s += saving;
-  ++stats_.warm_wait_calls;
-  stats_.warm_wait_missed_s += saving;
-  return true;
 }
 
 std::vector<std::pair<int, int64_t>> AutoPolicy::gpu_ops() const {

@@ -18,12 +18,6 @@
 //     profile's start-up cost less the time since the start began) plus its GPU time: then it waits
 //     for the start and runs on the GPU. The call that began the start is decided the same way;
 //   - the backend does not run this variant: CPU (NOT_GPU_CAPABLE / INVALID_ARGS);
-//   - the operation's warm-up is queued or running (PolicyConfig::warm) and none of its calls went to
-//     the GPU yet: CPU (WARMING) while the call's predicted saving, added to those its operation
-//     missed so far this way, stays below kFirstUseS, what its first GPU call would pay without the
-//     warm-up. An operation not asked for yet is asked now. So an operation's first GPU call comes
-//     after its warm-up unless waiting costs more than the set-up (a small zgemm had waited 185 ms
-//     behind a zheevd warm-up in the sweep of bench/auto_sweep.py), and waiting never costs more;
 //   - other programs load the GPU beyond the level's limit: CPU (GPU_BUSY). Utilisation is read
 //     only when no call of this process ran on the GPU for a second (it includes our own work),
 //     and a reading serves for 0.25 s;
@@ -97,8 +91,6 @@ class GpuEnv {
   // can, for calls of about size `n` (their largest dimension; the backend picks its sizes from it).
   // Returns at once.
   virtual void warm(int /*op*/, int64_t /*n*/) {}
-  // Whether a warm-up of `op` asked by warm() is queued or running now (not yet ended, well or not).
-  virtual bool warm_pending(int /*op*/) { return false; }
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
@@ -156,10 +148,6 @@ struct PolicyConfig {
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
-// The first GPU call of an operation that no warm-up has prepared pays the CUDA libraries' set-up
-// for it: on the H200, after the start by another routine, 8-169 ms over the 24 routine x precision
-// rows of bench/startup_costs.py's table 4, median 65 ms (bench/results, seventeenth session).
-constexpr double kFirstUseS = 0.065;
 constexpr double kProbeShare = 0.03;     // most a probe may lose, as a share of the operation's
                                          // predicted GPU time since its last CPU observation
 constexpr double kIdleForUtilization = 1.0;  // seconds without our own GPU work before NVML counts
@@ -173,8 +161,6 @@ struct PolicyStats {
   uint64_t not_started_calls = 0;
   uint64_t starting_calls = 0;   // calls that ran on the CPU while the GPU started beside them
   double starting_missed_s = 0;  // their predicted savings
-  uint64_t warm_wait_calls = 0;   // calls that ran on the CPU until their operation's warm-up ended
-  double warm_wait_missed_s = 0;  // their predicted savings
   double startup_s = 0;          // the profile's start-up cost
   double start_needed_s = 0;     // start factor x start-up cost (0 when started at once)
   bool at_once = false;          // earlier runs of this program paid: start at the first call predicted to gain
@@ -243,7 +229,6 @@ class AutoPolicy {
     int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
     bool warm_settled = false;    // its first GPU call came: nothing more to warm
     int64_t gpu_n = 0;            // the largest size of its calls observed on the GPU (0: none)
-    double warm_wait_missed_s = 0;  // predicted savings of its calls kept on the CPU for its warm-up
   };
   std::vector<int> gpu_order_;      // operations in the order of their first observed GPU call
   // Warming (PolicyConfig::warm), under mu_: the call `c` was decided; `gpu` when it goes there now.
@@ -251,9 +236,6 @@ class AutoPolicy {
   // At the start (`first`: the call that runs there now), or at the first decision after a start
   // beside the calls ended (null).
   void warm_at_start(const gofl_call* first, GpuEnv& env);
-  // Whether the call, predicted to gain `saving` on the GPU, waits on the CPU for its operation's
-  // warm-up (GOFL_R_WARMING), under mu_.
-  bool waits_for_warm_up(const gofl_call& c, GpuEnv& env, double saving);
   std::vector<int> decided_order_;  // operations in the order of their first decided call, before the start
 
   Model model_;

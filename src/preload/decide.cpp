@@ -62,7 +62,6 @@ class LibraryGpu final : public GpuEnv {
   }
   double now() override { return now_s(); }
   void warm(int op, int64_t n) override { gpu_warm(uint32_t(op), n); }
-  bool warm_pending(int op) override { return gpu_warm_pending(uint32_t(op)); }
 
  private:
   static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }

@@ -307,7 +307,6 @@ double g_warmed_s = 0;    // all their warm-ups' time (an operation may be warme
 double g_warmed_cpu_s = 0;  // the warming thread's CPU time in them
 bool g_warm_queued_op[GOFL_N_OPS] = {};
 bool g_warmed_op[GOFL_N_OPS] = {};
-bool g_warm_pending_op[GOFL_N_OPS] = {};  // queued, and no record of it ended yet
 }  // namespace
 
 bool gpu_warm(uint32_t op, int64_t n) {
@@ -315,7 +314,7 @@ bool gpu_warm(uint32_t op, int64_t n) {
   const bool ok = g_backend->warm(op, n) == GOFL_GPU_OK;
   if (ok) {
     std::lock_guard<std::mutex> lock(g_warmed_mu);
-    if (!g_warm_queued_op[op]) g_warm_queued_op[op] = g_warm_pending_op[op] = true, ++g_warm_queued;
+    if (!g_warm_queued_op[op]) g_warm_queued_op[op] = true, ++g_warm_queued;
     g_warm_asked.store(true, std::memory_order_relaxed);
   }
   return ok;
@@ -326,10 +325,6 @@ void gpu_note_warmed() {
   gofl_warmed w[8];
   for (int n; (n = g_backend->take_warmed(w, 8)) > 0;) {
     for (int i = 0; i < n; ++i) {
-      if (w[i].op < GOFL_N_OPS) {
-        std::lock_guard<std::mutex> lock(g_warmed_mu);
-        g_warm_pending_op[w[i].op] = false;  // its first warm-up (the small one, queued first) ended
-      }
       // A failed warm-up is only counted (the summary's "N of M"): nothing depends on it, and a record
       // would read as work done.
       if (w[i].status != GOFL_GPU_OK) continue;
@@ -345,17 +340,6 @@ void gpu_note_warmed() {
       trace_setup(uint16_t(w[i].op), w[i].end_ns, w[i].phases, std::min(w[i].n_phases, GOFL_WARMED_MAX_PHASES));
     }
   }
-}
-
-bool gpu_warm_pending(uint32_t op) {
-  if (op >= GOFL_N_OPS) return false;
-  {
-    std::lock_guard<std::mutex> lock(g_warmed_mu);
-    if (!g_warm_pending_op[op]) return false;
-  }
-  gpu_note_warmed();
-  std::lock_guard<std::mutex> lock(g_warmed_mu);
-  return g_warm_pending_op[op];
 }
 
 void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds) {
@@ -412,7 +396,6 @@ void gpu_fork_child() {
   g_warmed_s = g_warmed_cpu_s = 0;
   std::fill(std::begin(g_warm_queued_op), std::end(g_warm_queued_op), false);
   std::fill(std::begin(g_warmed_op), std::end(g_warmed_op), false);
-  std::fill(std::begin(g_warm_pending_op), std::end(g_warm_pending_op), false);
   if (g_state.load() == State::Started || g_state.load() == State::Starting) {  // no start thread here
     g_lost_by_fork = true;
     g_state = State::Unavailable;

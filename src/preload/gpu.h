@@ -47,8 +47,6 @@ void gpu_fft_forget(const void* plan);
 // and at exit); gpu_warmed() says how many operations the backend took, how many of those finished
 // well so far, their time and the warming thread's CPU time in them.
 bool gpu_warm(uint32_t op, int64_t n);
-// Whether the warm-up of `op` that gpu_warm() queued has not ended yet (takes the ended ones first).
-bool gpu_warm_pending(uint32_t op);
 void gpu_note_warmed();
 void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds);
 // Test-only fault switch, applied now or when the backend starts.

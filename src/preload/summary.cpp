@@ -229,13 +229,6 @@ std::string policy_lines() {
              calls_phrase(st.starting_calls).c_str(), fmt_s(st.starting_missed_s).c_str());
     out += line;
   }
-  if (st.warm_wait_calls) {
-    snprintf(line, sizeof line,
-             "  waiting for warm-ups: %s ran on the CPU until their operation's warm-up ended (predicted to gain %s "
-             "on the GPU, where its first call without one pays about %s)\n",
-             calls_phrase(st.warm_wait_calls).c_str(), fmt_s(st.warm_wait_missed_s).c_str(), fmt_s(kFirstUseS).c_str());
-    out += line;
-  }
   if (st.started) out += start_split_line();
   if (st.offloaded > 0) {
     const double saved = st.offloaded_pred_cpu_s - st.offloaded_actual_s;

@@ -35,8 +35,7 @@
   X(OFFLOADED, 15, "offloaded")              /* ran on the GPU */                                       \
   X(FORCED_GPU, 16, "device gpu")            /* ran on the GPU because --device gpu */                  \
   X(VERIFY, 17, "verified")                  /* ran on both devices; the program got the CPU result */ \
-  X(STARTING, 18, "GPU starting")            /* the GPU starts beside it; waiting would cost more */  \
-  X(WARMING, 19, "GPU warming up")           /* its operation's warm-up runs; its first GPU call waits */
+  X(STARTING, 18, "GPU starting")            /* the GPU starts beside it; waiting would cost more */
 
 // Why a GPU attempt did not produce the result (gofl_call_record.gpu_status; 0: it did). Every code
 // but COPY_OUT_FAILED leaves the program's buffers as the CPU library needs them to run the call
@@ -105,7 +104,7 @@ enum gofl_setup_phase_id { GOFL_SETUP_PHASES(GOFL_SP_ENUM_) GOFL_SP_END };
 #ifdef __cplusplus
 // Traces written before hold these numbers: a list may grow at its end, never shrink or move.
 static_assert(GOFL_DEVICE_COUNT == 2 && GOFL_MODE_COUNT == 3, "device numbers are part of the trace format");
-static_assert(GOFL_R_COUNT == 20, "reason numbers are part of the trace format: append, then update this");
+static_assert(GOFL_R_COUNT == 19, "reason numbers are part of the trace format: append, then update this");
 static_assert(GOFL_SP_END == 22, "setup phase numbers are part of the trace format: append, then update this");
 static_assert(GOFL_GPU_STATUS_COUNT == 11, "GPU status numbers are part of the trace format: append, then update this");
 

@@ -13,7 +13,6 @@
 #include <limits>
 #include <map>
 #include <random>
-#include <set>
 #include <string>
 
 #include "common/table.h"
@@ -133,17 +132,11 @@ struct FakeGpu final : GpuEnv {
   double now() override { return t; }
   std::vector<int> warmed;  // the operations warm() was asked for, in order
   std::vector<int64_t> warmed_n;  // and the size of each ask
-  // With warm_queues, each operation warm() is asked for has a warm-up pending until the test ends it
-  // (pending.erase).
-  bool warm_queues = false;
-  std::set<int> pending;
   void warm(int op, int64_t n) override {
     if (!is_started) ++asked_started_gpu;
     warmed.push_back(op);
     warmed_n.push_back(n);
-    if (warm_queues) pending.insert(op);
   }
-  bool warm_pending(int op) override { return pending.count(op) > 0; }
 };
 
 // Runs one call through decide() and observe() as the library does, `seconds` on its device.
@@ -816,8 +809,7 @@ TEST(SkiRental, EarlierRunsThatPaidStartTheGpuAtTheFirstCallPredictedToGain) {
 // Warming (PolicyConfig::warm, cuda/warm.h): nothing is asked of the backend before the start; at
 // the start, each operation decided before it (in that order) is warmed, except the starting call's
 // own; after it, an operation whose call stays on the CPU is warmed once; one whose first decided
-// call after the start goes to the GPU gaining more than a warm-up saves (kFirstUseS), and small
-// math that is never decided, are not.
+// call after the start goes to the GPU, and small math that is never decided, are not.
 TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheyStayOnTheCpu) {
   const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
@@ -834,7 +826,7 @@ TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheySt
   EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf"), op("zgemm")}));  // not dgemm: it runs there
   EXPECT_EQ(run(p, g, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // stays on the CPU: warmed
   EXPECT_EQ(run(p, g, make_call("dsyevd", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // once
-  EXPECT_EQ(run(p, g, make_call("ssyrk", 1e10)), GOFL_R_OFFLOADED);              // its first GPU call: no warm-up
+  EXPECT_EQ(run(p, g, make_call("ssyrk", 1e9)), GOFL_R_OFFLOADED);               // its first GPU call: no warm-up
   EXPECT_EQ(run(p, g, make_call("ssyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // nor afterwards
   EXPECT_EQ(run(p, g, make_call("dpotrf", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // warmed at the start already
   EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf"), op("zgemm"), op("dsyevd")}));
@@ -879,69 +871,6 @@ TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
   EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048)), GOFL_R_OFFLOADED);              // its first GPU call
   EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 8192, 1e12)), GOFL_R_PREDICTED_SLOWER);  // settled: no more asks
   EXPECT_EQ(g.warmed.size(), 3u);
-}
-
-// An operation's first GPU call waits on the CPU (GOFL_R_WARMING) while its warm-up is queued or
-// running and the call gains less than the set-up that warm-up saves (kFirstUseS); an operation never
-// asked for is asked at that call; a call that gains more goes at once; the waiting of an operation
-// stops once its missed savings would reach kFirstUseS, ended warm-up or not; none once one of its
-// calls went to the GPU, and none with warming off.
-TEST(Warming, AnOperationsFirstGpuCallWaitsForItsWarmUpWhileWaitingCostsLess) {
-  for (const bool warm : {true, false}) {
-    PolicyConfig cfg{5};
-    cfg.warm = warm;
-    AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
-    FakeGpu g;
-    g.warm_queues = true;
-    int guard = 0;
-    while (run(p, g, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 100) {
-    }
-    ASSERT_EQ(g.starts, 1);
-    const gofl_call small = make_call("dpotrf", 1e8);
-    const double saving = p.predict_cpu(small) - p.predict_gpu(small);
-    ASSERT_GT(saving, 0);
-    ASSERT_LT(3 * saving, kFirstUseS);
-    if (!warm) {  // GPU_OFFLOAD_WARM=0: nothing to wait for
-      EXPECT_EQ(run(p, g, small), GOFL_R_OFFLOADED);
-      EXPECT_TRUE(g.warmed.empty());
-      EXPECT_EQ(p.stats().warm_wait_calls, 0u);
-      continue;
-    }
-    EXPECT_EQ(run(p, g, small), GOFL_R_WARMING);  // never asked: asked now
-    EXPECT_EQ(g.warmed, (std::vector<int>{op("dpotrf")}));
-    EXPECT_EQ(run(p, g, small), GOFL_R_WARMING);
-    g.pending.erase(op("dpotrf"));  // its warm-up ended
-    EXPECT_EQ(run(p, g, small), GOFL_R_OFFLOADED);
-    g.pending.insert(op("dpotrf"));  // (a second, larger warm-up of it, say): a call went there already
-    EXPECT_EQ(run(p, g, small), GOFL_R_OFFLOADED);
-    EXPECT_EQ(p.stats().warm_wait_calls, 2u);
-    EXPECT_NEAR(p.stats().warm_wait_missed_s, 2 * saving, 1e-3 * saving);
-    EXPECT_EQ(run(p, g, make_call("dgemm", 1e8)), GOFL_R_OFFLOADED);  // it ran there: no warm-up to wait for
-
-    // Gaining more than the set-up: at once, and nothing is asked.
-    const gofl_call big = make_call("zpotrf", 1e9);
-    ASSERT_GT(p.predict_cpu(big) - p.predict_gpu(big), kFirstUseS);
-    EXPECT_EQ(run(p, g, big), GOFL_R_OFFLOADED);
-    EXPECT_EQ(g.warmed.size(), 1u);
-
-    // A backend without a warm-up for it (nothing pending after the ask): at once.
-    g.warm_queues = false;
-    EXPECT_EQ(run(p, g, make_call("ztrsm", 1e8)), GOFL_R_OFFLOADED);
-    EXPECT_EQ(g.warmed.back(), op("ztrsm"));
-
-    // A warm-up that does not end: the operation waits until its missed savings would reach kFirstUseS.
-    g.warm_queues = true;
-    const gofl_call other = make_call("dsyevd", 1e8);
-    const double s2 = p.predict_cpu(other) - p.predict_gpu(other);
-    int waited = 0, reason = 0;
-    while ((reason = run(p, g, other)) == GOFL_R_WARMING && ++waited < 1000) {
-    }
-    EXPECT_EQ(reason, GOFL_R_OFFLOADED);
-    EXPECT_TRUE(g.pending.count(op("dsyevd")));
-    EXPECT_GT(waited, 0);
-    EXPECT_LT(waited * s2, kFirstUseS * (1 + 1e-6));
-    EXPECT_GE((waited + 1) * s2, kFirstUseS * (1 - 1e-6));
-  }
 }
 
 TEST(Warming, WhatEarlierRunsRanOnTheGpuIsWarmedAtTheStartAfterWhatWasDecided) {
