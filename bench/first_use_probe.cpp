@@ -7,6 +7,12 @@
 //   first_use_probe helper N       the calling thread runs sgemm of n = N back to back; meanwhile a
 //                                  second thread (own stream and handles) makes the first calls of
 //                                  the other routines at N; then the calling thread calls them
+//   first_use_probe cpu NICE N     the calling thread runs the CPU library's dgetrf of n = N (LIBBLAS,
+//                                  default libopenblas.so.0, OPENBLAS_NUM_THREADS as set) back to back;
+//                                  meanwhile a second thread at nice NICE (idle: SCHED_IDLE; none: no
+//                                  second thread) makes
+//                                  the first calls of every routine at n = 256: is a CPU call slowed
+//                                  beside the warming thread's work (the sweep's were, 10-100x)?
 //
 // Routines: gemm (s, d, z), getrf (s, d), potrf (s, d), syevd (s, d), through cuBLAS and cuSOLVER's
 // 64-bit API as the backend calls them. Each timed call is workspace query + call + synchronise;
@@ -14,6 +20,12 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -158,6 +170,78 @@ double pct(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, size_t(p * double(v.size())))];
 }
 
+// Mode cpu (see the top).
+int cpu_beside(const std::string& nice, int64_t n) {
+  const char* lib = std::getenv("LIBBLAS") ? std::getenv("LIBBLAS") : "libopenblas.so.0";
+  void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+  using getrf_fn = void (*)(const int*, const int*, double*, const int*, int*, int*);
+  auto getrf = h ? reinterpret_cast<getrf_fn>(dlsym(h, "dgetrf_")) : nullptr;
+  if (!getrf) {
+    std::fprintf(stderr, "no dgetrf_ in %s\n", lib);
+    return 2;
+  }
+  auto t = Clock::now();
+  ok(cudaFree(nullptr), "context");  // before: the window holds the libraries' first uses only
+  std::printf("context %.1f ms; CPU library %s, OPENBLAS_NUM_THREADS=%s; helper nice %s\n", ms_since(t), lib,
+              std::getenv("OPENBLAS_NUM_THREADS") ? std::getenv("OPENBLAS_NUM_THREADS") : "-", nice.c_str());
+  std::vector<double> a0(size_t(n) * n), a(a0.size());
+  uint64_t s = 7;
+  for (double& x : a0) s = s * 6364136223846793005ull + 1442695040888963407ull, x = double(s >> 11) / double(1ull << 53) - 0.5;
+  std::vector<int> piv(static_cast<size_t>(n));
+  const int ni = int(n);
+  auto cpu_call = [&] {
+    a = a0;  // (the copy is outside the timing)
+    int info = 0;
+    const auto t0 = Clock::now();
+    getrf(&ni, &ni, a.data(), &ni, piv.data(), &info);
+    return ms_since(t0);
+  };
+  for (int i = 0; i < 5; ++i) cpu_call();  // OpenBLAS's threads and buffers
+  std::atomic<int> state{0};  // 0 not begun, 1 running, 2 done
+  std::vector<std::pair<const char*, double>> helper_times;
+  std::thread helper([&] {
+    if (nice == "none") return;
+    if (nice == "idle") {  // SCHED_IDLE: runs only where no other thread wants the core
+      sched_param none{};
+      if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &none) != 0) std::printf("  (SCHED_IDLE refused)\n");
+    } else {
+      (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), std::atoi(nice.c_str()));
+    }
+    while (state.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::vector<double> m = spd(256);
+    Lane l(256);
+    helper_times.emplace_back("handles", l.handles_ms);
+    for (const Routine& r : kRoutines) helper_times.emplace_back(r.name, call(l, r, 256, m));
+    state.store(2);
+  });
+  std::vector<double> before, beside, after;
+  const auto begin = Clock::now();
+  while (ms_since(begin) < 500) before.push_back(cpu_call());
+  state.store(1);
+  const auto during = Clock::now();
+  if (nice == "none")
+    while (ms_since(during) < 500) beside.push_back(cpu_call());
+  else
+    while (state.load() != 2) beside.push_back(cpu_call());
+  const double window = ms_since(during);
+  const auto end = Clock::now();
+  while (ms_since(end) < 500) after.push_back(cpu_call());
+  helper.join();
+  auto line = [](const char* what, const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    std::printf("  dgetrf %-16s %4zu calls  median %7.2f  p90 %7.2f  max %7.2f ms  (sum %.0f ms)\n", what, v.size(),
+                pct(v, 0.5), pct(v, 0.9), pct(v, 1.0), sum);
+  };
+  line("before", before);
+  line("beside the helper", beside);
+  line("after", after);
+  std::printf("  the helper's window %.1f ms:", window);
+  for (const auto& [name, ms] : helper_times) std::printf(" %s %.1f", name, ms);
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -166,6 +250,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string mode = argv[1];
+  if (mode == "cpu") return cpu_beside(argc > 3 ? argv[2] : "19", std::atoll(argv[argc - 1]));
   const int64_t n = std::atoll(argv[argc - 1]);
   const int64_t s = mode == "small" && argc > 3 ? std::atoll(argv[2]) : 0;
   auto t = Clock::now();

@@ -3,7 +3,7 @@
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
-#                              [firstuse] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
+#                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -233,6 +233,17 @@ if has firstuse; then
   done
   echo "-- CUDA_MODULE_LOADING=EAGER first_use_probe seq ${FIRSTUSE_N:-1024}"
   CUDA_MODULE_LOADING=EAGER timeout 120 "$B/bin/first_use_probe" seq ${FIRSTUSE_N:-1024} 2>&1
+fi
+if has cpubeside; then
+  # Is a CPU call slowed while a second thread makes CUDA libraries' first calls (the warming thread's
+  # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/first_use_probe.cpp cpu).
+  echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/first_use_probe.cpp cpu)"
+  IFS=, read -ra variants <<< "${CPUBESIDE_VARIANTS:-16 19,16 0,16 none,15 19,1 19,16 idle}"  # OpenBLAS threads, helper nice
+  for v in "${variants[@]}"; do
+    set -- $v
+    OPENBLAS_NUM_THREADS=$1 timeout 60 "$B/bin/first_use_probe" cpu $2 ${CPUBESIDE_N:-512} 2>&1
+  done
+  echo "-- the kernel: $(uname -rv); preemption: $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || grep -o 'PREEMPT[A-Z_]*' /proc/version | head -1)"
 fi
 if has solveprobe; then
   echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"

@@ -2,6 +2,8 @@
 // of its own, and the finished warm-ups for the trace.
 #include "cuda/warm.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -107,8 +109,12 @@ void work() {
   // The lowest CPU priority (Linux sets it per thread): where the program's threads want every core
   // (OpenBLAS runs one thread per core), a warm-up waits for them. Beside 16 OpenBLAS threads on the
   // H200 host, a warm-up at normal priority made a dgesdd of n = 512 on the CPU take 170-383 ms
-  // instead of 65 (bench/results, seventeenth session). A failure leaves the thread as it is.
-  (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), 19);
+  // instead of 65 (bench/results, seventeenth session); at nice 19 a dgetrf of n = 512 still took up
+  // to 76 ms instead of 3.4 (bench/first_use_probe.cpp cpu). SCHED_IDLE runs it only on a core no
+  // other thread wants; nice 19 where that is refused. A failure leaves the thread as it is.
+  sched_param none{};
+  if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &none) != 0)
+    (void)setpriority(PRIO_PROCESS, id_t(syscall(SYS_gettid)), 19);
   Engine& e = Engine::get();
   const ThreadOnGpu on(e);
   WarmLane* lane = nullptr;  // made at the first warm-up, kept (never destroyed: see wait_at_exit)

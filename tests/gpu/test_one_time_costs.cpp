@@ -9,6 +9,7 @@
 // binary as the fresh process, with a trace folder of its own, and reads the records itself.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -251,8 +252,9 @@ const gofl_backend* loaded_backend() {
   return entry ? entry() : nullptr;
 }
 
-// Whether a thread of this process runs at `nice` (/proc/self/task/*/stat, field 19).
-bool a_thread_at_nice(int nice) {
+// Whether a thread of this process has `value` in field `at` of /proc/self/task/*/stat (19: nice,
+// 41: scheduling policy).
+bool a_thread_with(int at, int value) {
   DIR* d = opendir("/proc/self/task");
   if (!d) return false;
   bool found = false;
@@ -264,8 +266,8 @@ bool a_thread_at_nice(int nice) {
     if (paren == std::string::npos) continue;
     std::istringstream fields(text.substr(paren + 2));
     std::string v;
-    for (int field = 3; field <= 19 && (fields >> v); ++field)
-      if (field == 19) found = std::atoi(v.c_str()) == nice;
+    for (int field = 3; field <= at && (fields >> v); ++field)
+      if (field == at) found = std::atoi(v.c_str()) == value;
   }
   closedir(d);
   return found;
@@ -318,10 +320,8 @@ TEST(OneTimeCosts, EveryWarmUpRunsOnTheGpuAndLeavesTheCallsRight) {
     if (n == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   EXPECT_EQ(done, due) << "warm-ups still unfinished after 120 s";
-  // The warming thread runs at the lowest CPU priority (the program's threads come first).
-  if (getpriority(PRIO_PROCESS, 0) < 19) {
-    EXPECT_TRUE(a_thread_at_nice(19)) << "no thread of this process runs at nice 19";
-  }
+  // The warming thread runs only where no other thread wants the core (SCHED_IDLE).
+  EXPECT_TRUE(a_thread_with(41, SCHED_IDLE)) << "no thread of this process is SCHED_IDLE";
   EXPECT_TRUE(dgemm_checked(300, 17));
 }
 
