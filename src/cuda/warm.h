@@ -15,11 +15,13 @@
 // for calls of kLargeFrom or more (or of a size not known) they are warmed at kLargeN as well
 // (Routine::warm_large), after every small warm-up queued. Nothing the program can see is read or
 // written; a warm-up that fails is only reported. The warming keeps out of the program's way (the
-// seventeenth session's sweep): its thread runs at nice 19 and sleeps while it waits for the GPU
-// (beside OpenBLAS's 16 threads a warm-up at normal priority made a CPU dgesdd of n = 512 take
-// 170-383 ms instead of 65; warm-ups are mostly CPU work, their kernels' loading), and no warm-up
-// begins while one of the program's GPU calls runs (CallInFlight: a first call waited 111-127 ms
-// behind warm-ups begun beside it).
+// seventeenth session's sweep): its thread runs under SCHED_IDLE (nice 19 where refused) and sleeps
+// while it waits for the GPU (beside OpenBLAS's 16 threads a warm-up at normal priority made a CPU
+// dgesdd of n = 512 take 170-383 ms instead of 65; warm-ups are mostly CPU work, their kernels'
+// loading), and no warm-up begins while one of the program's GPU calls runs (CallInFlight: a first
+// call waited 111-127 ms behind warm-ups begun beside it). Where the program's CPU library keeps
+// every core busy, a CPU call beside a warm-up is slowed whatever the priority (the H200 host's
+// kernel does not preempt a thread inside the driver: bench/first_use_probe.cpp cpu).
 // At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must not run
 // under it); queued ones are dropped.
 #pragma once
