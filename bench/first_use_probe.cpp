@@ -246,7 +246,7 @@ int cpu_beside(const std::string& nice, int64_t n) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: first_use_probe seq N | small S N | helper N\n");
+    std::fprintf(stderr, "usage: first_use_probe seq N | small S N | helper N | cpu NICE|idle|none N\n");
     return 2;
   }
   const std::string mode = argv[1];
