@@ -10,9 +10,9 @@
 //   first_use_probe cpu NICE N     the calling thread runs the CPU library's dgetrf of n = N (LIBBLAS,
 //                                  default libopenblas.so.0, OPENBLAS_NUM_THREADS as set) back to back;
 //                                  meanwhile a second thread at nice NICE (idle: SCHED_IDLE; none: no
-//                                  second thread) makes
-//                                  the first calls of every routine at n = 256: is a CPU call slowed
-//                                  beside the warming thread's work (the sweep's were, 10-100x)?
+//                                  second thread) makes the first calls of every routine at n = 256:
+//                                  is a CPU call slowed beside the warming thread's work (the sweep's
+//                                  were, 10-100x)?
 //
 // Routines: gemm (s, d, z), getrf (s, d), potrf (s, d), syevd (s, d), through cuBLAS and cuSOLVER's
 // 64-bit API as the backend calls them. Each timed call is workspace query + call + synchronise;

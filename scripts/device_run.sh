@@ -243,7 +243,7 @@ if has cpubeside; then
     set -- $v
     OPENBLAS_NUM_THREADS=$1 timeout 60 "$B/bin/first_use_probe" cpu $2 ${CPUBESIDE_N:-512} 2>&1
   done
-  echo "-- the kernel: $(uname -rv); preemption: $(cat /sys/kernel/debug/sched/preempt 2>/dev/null || grep -o 'PREEMPT[A-Z_]*' /proc/version | head -1)"
+  echo "-- the kernel: $(uname -rv); preemption: $(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_PREEMPT_(NONE|VOLUNTARY|DYNAMIC)=' | tr '\n' ' ')"
 fi
 if has solveprobe; then
   echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"
