@@ -4,6 +4,7 @@ the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
                                [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay [--earlier-runs N]]
+                               [--set GPU_OFFLOAD_NAME=VALUE ...]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -182,6 +183,9 @@ def main():
     ap.add_argument("--earlier-runs", type=int, default=0,
                     help="with --replay: replay a run whose N latest earlier runs gained (the run history "
                          "then starts the GPU at the first call predicted to gain)")
+    ap.add_argument("--set", action="append", default=[], metavar="GPU_OFFLOAD_NAME=VALUE",
+                    help="a setting for every run made now (the runs get no other GPU_OFFLOAD_ variable), "
+                         "e.g. --set GPU_OFFLOAD_START_AHEAD=1")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n
@@ -191,6 +195,13 @@ def main():
               "potrf": min(top, 8192), "syevd": min(top, 4096), "gesdd": min(top, 2048),
               "complex": min(top, a.complex_max)}
     env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
+    for kv in a.set:
+        k, eq, v = kv.partition("=")
+        if not (eq and k.startswith("GPU_OFFLOAD_")):
+            raise SystemExit(f"--set: GPU_OFFLOAD_NAME=VALUE, not {kv!r}")
+        env[k] = v
+    if a.set:
+        print("settings: " + " ".join(a.set), flush=True)
     loadable = {m for m in ("cpu", "gpu", "auto") if a.load and os.path.exists(os.path.join(a.load, f"{m}.csv"))}
     if a.modes is None:
         a.modes = ",".join(m for m in ("cpu", "gpu", "auto") if m not in loadable)

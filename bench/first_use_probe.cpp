@@ -12,7 +12,9 @@
 //                                  meanwhile a second thread at nice NICE (idle: SCHED_IDLE; none: no
 //                                  second thread) makes the first calls of every routine at n = 256:
 //                                  is a CPU call slowed beside the warming thread's work (the sweep's
-//                                  were, 10-100x)?
+//                                  were, 10-100x)? SET_THREADS=K: after the first calls, the loop
+//                                  runs with openblas_set_num_threads(K), as gpu-offload's spared
+//                                  core does (preload/spare_core.h), the pool keeping its threads.
 //
 // Routines: gemm (s, d, z), getrf (s, d), potrf (s, d), syevd (s, d), through cuBLAS and cuSOLVER's
 // 64-bit API as the backend calls them. Each timed call is workspace query + call + synchronise;
@@ -197,6 +199,16 @@ int cpu_beside(const std::string& nice, int64_t n) {
     return ms_since(t0);
   };
   for (int i = 0; i < 5; ++i) cpu_call();  // OpenBLAS's threads and buffers
+  if (const char* k = std::getenv("SET_THREADS"); k && *k) {
+    auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
+    auto get = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_num_threads"));
+    if (!set || !get) {
+      std::fprintf(stderr, "no openblas_set_num_threads in %s\n", lib);
+      return 2;
+    }
+    set(std::atoi(k));
+    std::printf("  openblas_set_num_threads(%s): the loop runs with %d threads\n", k, get());
+  }
   std::atomic<int> state{0};  // 0 not begun, 1 running, 2 done
   std::vector<std::pair<const char*, double>> helper_times;
   std::thread helper([&] {

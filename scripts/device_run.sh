@@ -150,15 +150,17 @@ if has sweeptwice; then
   # cache folder, so that the first has none), each against the same cpu and gpu runs: by default the
   # saved ones of SWEEP_LOAD (the cpu run alone is ~370 s); SWEEP_TWICE_MODES=gpu,auto reruns gpu too.
   load=${SWEEP_LOAD:-bench/results/h200-sweep-2026-11-29}
+  # SWEEP_SET: settings for the runs made, space-separated GPU_OFFLOAD_NAME=VALUE (the sweep passes none of its own).
+  sets=(); for kv in ${SWEEP_SET:-}; do sets+=(--set "$kv"); done
   echo "== the sweep's auto run at level ${SWEEP_LEVEL:-5}, twice: the second with the first's history (bench/auto_sweep.py, runs of $load)"
   export XDG_CACHE_HOME=/tmp/gofl-sweep-cache; rm -rf "$XDG_CACHE_HOME" /tmp/gofl-sweep-1 /tmp/gofl-sweep-2
   timeout ${SWEEP_TIMEOUT:-300} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load "$load" --modes ${SWEEP_TWICE_MODES:-auto} \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load "$load" --modes ${SWEEP_TWICE_MODES:-auto} "${sets[@]}" \
     --save /tmp/gofl-sweep-1 2>&1 | tee "$OUT/sweep_first.log" | tail -${SWEEP_TAIL:-30}
   for f in "$load"/*; do [ -e "/tmp/gofl-sweep-1/$(basename "$f")" ] || cp "$f" /tmp/gofl-sweep-1/; done
   echo "== the second auto run (history: $(tail -n +2 $XDG_CACHE_HOME/gpu-offload/history 2>/dev/null | tr '\n' ';'))"
   timeout ${SWEEP2_TIMEOUT:-200} "$PY" bench/auto_sweep.py --build "$B" --max-n ${SWEEP_MAX_N:-16384} \
-    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto \
+    --complex-max ${SWEEP_COMPLEX_MAX:-8192} --level ${SWEEP_LEVEL:-5} --load /tmp/gofl-sweep-1 --modes auto "${sets[@]}" \
     --save /tmp/gofl-sweep-2 2>&1 | tee "$OUT/sweep_second.log" | tail -${SWEEP_TAIL:-30}
   for r in 1 2; do echo "-- auto run $r:"; grep -E "GPU start-up|warmed beside" /tmp/gofl-sweep-$r/auto.summary; done
   cp "$XDG_CACHE_HOME/gpu-offload/history" "$OUT/sweep_history.txt" 2>/dev/null
@@ -238,10 +240,12 @@ if has cpubeside; then
   # Is a CPU call slowed while a second thread makes CUDA libraries' first calls (the warming thread's
   # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/first_use_probe.cpp cpu).
   echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/first_use_probe.cpp cpu)"
-  IFS=, read -ra variants <<< "${CPUBESIDE_VARIANTS:-16 19,16 0,16 none,15 19,1 19,16 idle}"  # OpenBLAS threads, helper nice
+  # Each variant: OpenBLAS threads, the helper's nice (or idle, none), and optionally the count the
+  # loop runs with, set at run time (the spared core: 16 threads made, 15 used).
+  IFS=, read -ra variants <<< "${CPUBESIDE_VARIANTS:-16 19,16 0,16 none,15 19,1 19,16 idle,16 idle 15}"
   for v in "${variants[@]}"; do
     set -- $v
-    OPENBLAS_NUM_THREADS=$1 timeout 60 "$B/bin/first_use_probe" cpu $2 ${CPUBESIDE_N:-512} 2>&1
+    OPENBLAS_NUM_THREADS=$1 SET_THREADS=${3:-} timeout 60 "$B/bin/first_use_probe" cpu $2 ${CPUBESIDE_N:-512} 2>&1
   done
   echo "-- the kernel: $(uname -rv); preemption: $(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_PREEMPT_(NONE|VOLUNTARY|DYNAMIC)=' | tr '\n' ' ')"
 fi

@@ -95,6 +95,7 @@ int config_command(const std::vector<std::string>& args) {
        s.split_copies > 0 ? "strided ?copy of " + number(double(s.split_copies)) + " bytes or more" : "off"},
       {"split", "GPU_OFFLOAD_SPLIT", split_mode_name(s.split)},
       {"warm", "GPU_OFFLOAD_WARM", warm_text(s)},
+      {"spare_core", "GPU_OFFLOAD_SPARE_CORE", s.spare_core ? "on" : "off"},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
   for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());

@@ -208,6 +208,10 @@ naming FILE:LINE and is ignored; an invalid value gets a message and the default
                                                 operation a program calls on another thread, before
                                                 its first GPU call (default on, under auto); or a list
                                                 of operations to warm at the start: dsyevd,zgemm
+  spare_core       GPU_OFFLOAD_SPARE_CORE       on/off: while the GPU starts or warms up beside the
+                                                program, run a CPU call whose OpenBLAS uses every core
+                                                with one thread fewer, then put the count back
+                                                (default on)
 A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):

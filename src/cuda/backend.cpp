@@ -311,6 +311,7 @@ int b_warm(uint32_t op, int64_t n) {
 }
 
 int b_take_warmed(gofl_warmed* out, int max) { return out && max > 0 ? take_warmed(out, max) : 0; }
+int b_warming() { return warming() ? 1 : 0; }
 
 void b_fft_forget(const void* plan) {
   // Never wait: the destroying thread may not block behind another thread's long GPU call.
@@ -378,7 +379,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
       b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_split_gpus, b_split_supports, b_split_run,
-      b_fft_forget, b_take_setup, b_warm, b_take_warmed,
+      b_fft_forget, b_take_setup, b_warm, b_take_warmed, b_warming,
   };
   return &b;
 }

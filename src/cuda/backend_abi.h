@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 11
+#define GOFL_BACKEND_ABI 12
 #define GOFL_BACKEND_ENTRY "gofl_backend_v1"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
@@ -120,6 +120,8 @@ typedef struct gofl_backend {
   int (*warm)(uint32_t op, int64_t n);
   // The warm-ups finished since the last take, at most `max`: their number.
   int (*take_warmed)(gofl_warmed* out, int max);
+  // 1 while a warm-up runs or is queued, else 0 (an atomic read: cheap enough for every CPU call).
+  int (*warming)(void);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -71,6 +71,8 @@ bool g_asked_large[GOFL_N_OPS] = {};
 // Read without g_m by the calls' side (CallInFlight), written under it.
 std::atomic<bool> g_thread_made{false};
 bool g_busy = false;                // a warm-up runs
+// g_busy or a queue not empty: written under g_m wherever those change, read without it (warming()).
+std::atomic<bool> g_working{false};
 bool g_exiting = false;
 // The program's GPU calls running now (CallInFlight): no warm-up begins while one runs.
 std::atomic<int> g_calls_in_flight{0};
@@ -86,6 +88,7 @@ void wait_at_exit() {
   g_exiting = true;
   g_queue.clear();
   g_large_queue.clear();
+  g_working = g_busy;
   g_cv.wait_for(lk, std::chrono::seconds(5), [] { return !g_busy; });
 }
 
@@ -125,6 +128,7 @@ void work() {
     {
       std::unique_lock<std::mutex> lk(g_m);
       g_busy = false;
+      g_working = !g_queue.empty() || !g_large_queue.empty();
       g_cv.notify_all();
       // Work queued, and none of the program's GPU calls running: a warm-up beside a call would hold
       // it up (loading a library's kernels waits for the GPU work in flight).
@@ -139,6 +143,7 @@ void work() {
       op = q.front();
       q.pop_front();
       g_busy = true;
+      g_working = true;
     }
     const uint64_t t0 = clock_ns(), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     int status = GOFL_GPU_OK;
@@ -333,6 +338,7 @@ int warm_queue(uint32_t op, int64_t n) {
   }
   if (small) g_asked[op] = true, g_queue.push_back(op);
   if (large) g_asked_large[op] = true, g_large_queue.push_back(op);
+  g_working = true;
   g_cv.notify_all();
   return GOFL_GPU_OK;
 }
@@ -344,6 +350,8 @@ CallInFlight::~CallInFlight() {
   std::lock_guard<std::mutex> lk(g_m);  // the waiter reads the count under g_m: no wake-up is lost
   g_cv.notify_all();
 }
+
+bool warming() { return g_working.load(std::memory_order_relaxed); }
 
 int take_warmed(gofl_warmed* out, int max) {
   std::lock_guard<std::mutex> lk(g_m);

@@ -96,6 +96,8 @@ class WarmLane {
 // the finished ones.
 int warm_queue(uint32_t op, int64_t n);
 int take_warmed(gofl_warmed* out, int max);
+// A warm-up runs or is queued (read without a lock, for the calls' side: preload/spare_core.h).
+bool warming();
 
 // One of the program's GPU calls runs while this lives (backend.cpp's run functions): no warm-up
 // begins meanwhile (one in progress goes on). Costs an atomic add when nothing was ever warmed.

@@ -32,6 +32,7 @@ const Key kKeys[] = {
     {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES", false},
     {"split", "GPU_OFFLOAD_SPLIT", false},
     {"warm", "GPU_OFFLOAD_WARM", false},
+    {"spare_core", "GPU_OFFLOAD_SPARE_CORE", false},
 };
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is

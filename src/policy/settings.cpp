@@ -116,6 +116,9 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
     else if (parse_size(v, &b) && b >= 1 && b < 0x1p62) s.split_copies = int64_t(b);
     else complain(msgs, where("GPU_OFFLOAD_SPLIT_COPIES"), v, "on, off, or the smallest copy to split: bytes, optionally with K, M or G", "on");
   }
+  if (const char* v = get("GPU_OFFLOAD_SPARE_CORE"); v && *v) {
+    if (!parse_bool(v, &s.spare_core)) complain(msgs, where("GPU_OFFLOAD_SPARE_CORE"), v, "on or off", "on");
+  }
   if (const char* v = get("GPU_OFFLOAD_WARM"); v && *v) {
     if (!parse_bool(v, &s.warm) && strcasecmp(v, "auto") != 0) {
       // A list of operations ("dsyevd,zgemm"): warmed at the start, the program's own as well.

@@ -45,6 +45,9 @@ struct Settings {
   // operations named in the setting, warmed as soon as the GPU starts, whatever the mode.
   bool warm = true;
   std::vector<uint16_t> warm_ops;
+  // While the GPU starts or warms up beside the calls, a CPU call whose library would use every core
+  // runs with one thread fewer (preload/spare_core.h).
+  bool spare_core = true;
 };
 
 // The process's settings (loaded on first use; messages for invalid values go to stderr once).

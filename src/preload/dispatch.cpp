@@ -24,6 +24,7 @@
 #include "preload/gpu.h"
 #include "preload/summary.h"
 #include "preload/resolve.h"
+#include "preload/spare_core.h"
 #include "preload/worker_pool.h"
 #include "preload/wrapper_support.h"
 #include "trace/call_record.h"
@@ -40,6 +41,9 @@ __thread int t_tid __attribute__((tls_model("initial-exec")));
 
 std::atomic<bool> g_ready{false};
 bool g_record = false;  // trace or summary: every call takes the slow path
+bool g_spare_core = true;  // GPU_OFFLOAD_SPARE_CORE (spare_core.h)
+// What the top-level call running on this thread changed of its library's threads (spare_core.h).
+__thread SparedCore t_spared __attribute__((tls_model("initial-exec")));
 
 int tid() {
   if (!t_tid) t_tid = int(syscall(SYS_gettid));
@@ -65,6 +69,7 @@ void at_fork_child() {
   decide_fork_child();
   worker_pool_fork_child();
   copy_split_fork_child();
+  spare_core_fork_child();
 }
 
 void init_once() {
@@ -74,6 +79,7 @@ void init_once() {
     trace_configure(s.trace_dir.c_str(), TraceInfo{s.level, int(s.device), profile.c_str()});
   }
   g_record = !s.trace_dir.empty() || s.summary || s.verify;  // verify reports what it checked
+  g_spare_core = s.spare_core && s.device != DeviceMode::Cpu;
   pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
   double limit;
   // Every call is described; verify checks every GPU-capable call, whatever its size.
@@ -185,7 +191,12 @@ bool enter(gofl_call& c) {
     }
   }
   c.t0_ns = clock_ns();
-  if (c.device == GOFL_DEV_GPU) run_on_gpu(c);
+  if (c.device == GOFL_DEV_GPU) {
+    run_on_gpu(c);
+  } else if (c.depth == 0 && g_spare_core && !(c.flags & GOFL_F_QUERY) && gpu_working_beside()) {
+    t_spared = spare_core_for(c);  // put back by leave()
+    if (t_spared.set) c.flags |= GOFL_F_CORE_SPARED;
+  }
   return c.device == GOFL_DEV_CPU;
 }
 
@@ -193,6 +204,10 @@ void leave(gofl_call& c) {
   const uint64_t t1 = clock_ns();
   --t_call_depth;
   const uint64_t dur = t1 - c.t0_ns;
+  if (c.depth == 0 && t_spared.set) {
+    give_core_back(t_spared);
+    t_spared = SparedCore{};
+  }
   if (c.verify) verify_compare(c);
   const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;

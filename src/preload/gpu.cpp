@@ -320,6 +320,12 @@ bool gpu_warm(uint32_t op, int64_t n) {
   return ok;
 }
 
+bool gpu_working_beside() {
+  const State s = g_state.load(std::memory_order_acquire);
+  if (s == State::Starting) return !g_lost_by_fork;
+  return s == State::Started && g_warm_asked.load(std::memory_order_relaxed) && g_backend->warming() != 0;
+}
+
 void gpu_note_warmed() {
   if (!g_warm_asked.load(std::memory_order_relaxed) || !gpu_started()) return;
   gofl_warmed w[8];

@@ -48,6 +48,9 @@ void gpu_fft_forget(const void* plan);
 // well so far, their time and the warming thread's CPU time in them.
 bool gpu_warm(uint32_t op, int64_t n);
 void gpu_note_warmed();
+// The GPU's one-time work goes on beside the program's calls now: a start (beside the calls, or in
+// another thread's call), or a warm-up running or queued (preload/spare_core.h). Atomic reads.
+bool gpu_working_beside();
 void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds);
 // Test-only fault switch, applied now or when the backend starts.
 void gpu_set_fault(const char* spec);

@@ -203,6 +203,12 @@ void* resolve_real_in(std::atomic<const RealEntry*>& entry, const char* name, co
   return f.fn;
 }
 
+void* lookup_in_scope_of(const void* fn, const char* name) {
+  Dl_info di{};
+  if (!fn || !dladdr(fn, &di) || di.dli_fbase == own_base()) return nullptr;
+  return lookup_in(di.dli_fname, name);
+}
+
 // fork(): the lock is taken before and released after in both processes, so the child never
 // inherits it held by a thread that is gone (it is never held across a loader call).
 void resolve_fork_prepare() { lock_resolver(); }

@@ -9,4 +9,8 @@ void resolve_fork_prepare();
 void resolve_fork_parent();
 void resolve_fork_child();
 
+// `name` as the library defining `fn` sees it: in that object's own lookup scope (itself, then its
+// dependencies), never one of our wrappers; null when there is none.
+void* lookup_in_scope_of(const void* fn, const char* name);
+
 }  // namespace gofl

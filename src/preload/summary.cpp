@@ -19,6 +19,7 @@
 #include "policy/settings.h"
 #include "preload/decide.h"
 #include "preload/run_history.h"
+#include "preload/spare_core.h"
 #include "preload/gpu.h"
 #include "preload/verify.h"
 
@@ -160,6 +161,21 @@ std::string warm_line() {
            "  warmed beside the calls: %d of %d operations asked (%s of the CUDA libraries' first-use work, off the "
            "calls' path; %s of CPU time at the lowest priority)\n",
            warmed, asked, fmt_s(warmed_s).c_str(), fmt_s(cpu_s).c_str());
+  return line;
+}
+
+// Sparing a core (spare_core.h): how many CPU calls ran with one library thread fewer beside the GPU's
+// one-time work. Empty when none did.
+std::string spare_line() {
+  uint64_t calls = 0;
+  int program = 0, call = 0;
+  spared_core_counts(&calls, &program, &call);
+  if (calls == 0) return "";
+  char line[320];
+  snprintf(line, sizeof line,
+           "  a core spared beside the GPU's start and warm-ups: %llu CPU calls ran with %d OpenBLAS threads instead of "
+           "%d (GPU_OFFLOAD_SPARE_CORE=off: none)\n",
+           (unsigned long long)calls, call, program);
   return line;
 }
 
@@ -392,6 +408,7 @@ void summary_print(int fd) {
   }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   out += warm_line();
+  out += spare_line();
   out += conversion_line();
   if (gpu_started()) {
     char info[256] = "";

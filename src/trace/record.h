@@ -36,6 +36,7 @@ enum gofl_flag {
   GOFL_F_ILP64 = 1u << 5,
   GOFL_F_SPLIT = 1u << 6,          // ran over several GPUs in one call (cuBLASXt / cusolverMg)
   GOFL_F_COPY_SPLIT = 1u << 7,     // a ?copy run in pieces on the library's threads (preload/copy_split.h)
+  GOFL_F_CORE_SPARED = 1u << 8,    // ran on the CPU with one library thread fewer, beside the GPU's one-time work (preload/spare_core.h)
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };

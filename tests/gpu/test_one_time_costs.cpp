@@ -63,8 +63,10 @@ struct SetupRecord {
   std::map<uint32_t, uint64_t> phases;  // gofl_setup_phase_id -> ns
 };
 
-// Runs this binary's test `name` as a fresh process tracing into a folder of its own; its setup records.
-std::vector<SetupRecord> child_setups(const char* name, bool* ok, const std::vector<std::string>& extra_env = {}) {
+// Runs this binary's test `name` as a fresh process tracing into a folder of its own; its setup
+// records (and its call records, in `calls` when given).
+std::vector<SetupRecord> child_setups(const char* name, bool* ok, const std::vector<std::string>& extra_env = {},
+                                      std::vector<gofl_call_record>* calls = nullptr) {
   char dir[] = "/tmp/gofl-one-time-XXXXXX";
   *ok = mkdtemp(dir) != nullptr;
   if (!*ok) return {};
@@ -99,6 +101,7 @@ std::vector<SetupRecord> child_setups(const char* name, bool* ok, const std::vec
       gofl_record r{};
       if (f && std::fread(&h, sizeof h, 1, f) == 1 && h.version == GOFL_TRACE_VERSION)
         while (std::fread(&r, sizeof r, 1, f) == 1 && r.kind != 0) {
+          if (r.kind == GOFL_REC_CALL && calls) calls->push_back(r.u.call);
           if (r.kind != GOFL_REC_SETUP) continue;
           SetupRecord s{r.u.setup.op, {}};
           for (int i = 0; i < r.u.setup.n_phases && i < GOFL_SETUP_MAX_PHASES; ++i)
@@ -433,4 +436,87 @@ TEST(OneTimeCosts, ASecondRunWarmsWhatTheFirstRanOnTheGpu) {
     }
   EXPECT_TRUE(warmed);
   (void)system((std::string("rm -rf '") + cache + "'").c_str());
+}
+
+// ---- a core spared beside the GPU's one-time work (preload/spare_core.h) ---------------------------
+
+namespace {
+using dgetrf_fn = void (*)(const int*, const int*, double*, const int*, int*, int*);
+using threads_get_fn = int (*)();
+using threads_set_fn = void (*)(int);
+
+int cores_here() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+}
+}  // namespace
+
+TEST(OneTimeCosts, ChildFactorsOnTheCpuBesideWarmUps) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ACpuCallBesideWarmUpsRunsWithACoreSpared";
+  // The program's OpenBLAS on every core, as NumPy's and the system's are by default.
+  const auto get = gpu_test::cpu<threads_get_fn>("openblas_get_num_threads");
+  gpu_test::cpu<threads_set_fn>("openblas_set_num_threads")(cores_here());
+  const int program = get();
+  ASSERT_EQ(program, cores_here());
+  ASSERT_TRUE(multiply_until_started());
+  const gofl_backend* b = loaded_backend();
+  ASSERT_NE(b, nullptr);
+  // LU factorisations too small for the GPU, while the warm-ups run, then three after they ended:
+  // each as the CPU library computes it, and the program's thread count there after every call.
+  int n = 128;
+  const auto a0 = gpu_test::random_matrix<double>(n, n, n, 5);
+  int during = 0;
+  auto factor = [&] {
+    std::vector<double> a = a0, r = a0;
+    std::vector<int> piv(static_cast<size_t>(n)), rpiv(static_cast<size_t>(n));
+    int info = -1, rinfo = -1;
+    gpu_test::intercepted<dgetrf_fn>("dgetrf_")(&n, &n, a.data(), &n, piv.data(), &info);
+    EXPECT_EQ(gpu_test::last_call().device, 0);
+    EXPECT_EQ(get(), program) << "the thread count was not put back";
+    gpu_test::cpu<dgetrf_fn>("dgetrf_")(&n, &n, r.data(), &n, rpiv.data(), &rinfo);
+    EXPECT_EQ(info, rinfo);
+    EXPECT_EQ(piv, rpiv);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < a.size(); ++i) num = std::max(num, std::fabs(a[i] - r[i])), den = std::max(den, std::fabs(r[i]));
+    EXPECT_LE(num, gpu_test::tolerance<double>() * den);
+  };
+  for (int waited_ms = 0; b->warming() && waited_ms < 60000; ++during) {
+    factor();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    waited_ms += 5;
+  }
+  EXPECT_FALSE(b->warming()) << "warm-ups still running after 60 s";
+  EXPECT_GT(during, 0);
+  for (int i = 0; i < 3; ++i) factor();
+}
+
+TEST(OneTimeCosts, ACpuCallBesideWarmUpsRunsWithACoreSpared) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  if (cores_here() < 3) GTEST_SKIP() << "fewer than 3 cores: no core is spared";
+  const std::vector<std::string> env = {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=off", "GPU_OFFLOAD_START_AHEAD=0",
+                                        "GPU_OFFLOAD_WARM=dsyevd,zheevd,dgesdd,zgesdd,ssyevd,sgesdd"};
+  for (const bool spare : {true, false}) {
+    std::vector<gofl_call_record> calls;
+    bool ok = false;
+    std::vector<std::string> e = env;
+    e.push_back(spare ? "GPU_OFFLOAD_SPARE_CORE=on" : "GPU_OFFLOAD_SPARE_CORE=off");
+    (void)child_setups("ChildFactorsOnTheCpuBesideWarmUps", &ok, e, &calls);
+    ASSERT_TRUE(ok) << "the child failed (spare core " << spare << ")";
+    std::vector<const gofl_call_record*> lu;
+    for (const gofl_call_record& c : calls) {
+      if (c.flags & GOFL_F_CORE_SPARED) {
+        EXPECT_EQ(c.device, GOFL_DEV_CPU) << gofl_ops[c.op].name;
+        EXPECT_EQ(c.depth, 0) << gofl_ops[c.op].name;
+      }
+      if (c.op == OP_dgetrf && c.depth == 0) lu.push_back(&c);
+    }
+    ASSERT_GE(lu.size(), 4u);
+    size_t spared = 0;
+    for (size_t i = 0; i + 3 < lu.size(); ++i) spared += (lu[i]->flags & GOFL_F_CORE_SPARED) != 0;
+    if (spare) EXPECT_GT(spared, 0u) << "of " << lu.size() - 3 << " factorisations beside the warm-ups";
+    else EXPECT_EQ(spared, 0u);
+    for (size_t i = lu.size() - 3; i < lu.size(); ++i)  // after the warm-ups: the program's count
+      EXPECT_FALSE(lu[i]->flags & GOFL_F_CORE_SPARED);
+  }
 }

@@ -226,3 +226,18 @@ TEST(Config, TheWarmSettingIsOnOffOrOperationsToWarmAtTheStart) {
   EXPECT_EQ(t.warm_ops, (std::vector<uint16_t>{uint16_t(gofl_op_by_name("dgemm"))}));
   EXPECT_NE(msgs.find("GPU_OFFLOAD_WARM='dsyevx,dcopy' is not valid"), std::string::npos) << msgs;
 }
+
+TEST(Config, TheSpareCoreSettingIsOnOrOff) {
+  std::string msgs;
+  EXPECT_TRUE(parse({}, &msgs).spare_core);
+  EXPECT_FALSE(parse({{"GPU_OFFLOAD_SPARE_CORE", "off"}}, &msgs).spare_core);
+  EXPECT_TRUE(parse({{"GPU_OFFLOAD_SPARE_CORE", "on"}}, &msgs).spare_core);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  TempConfig f("spare_core = off\n");
+  EXPECT_FALSE(parse({{"GPU_OFFLOAD_CONFIG", f.path}}, &msgs).spare_core);
+  EXPECT_TRUE(parse({{"GPU_OFFLOAD_CONFIG", f.path}, {"GPU_OFFLOAD_SPARE_CORE", "1"}}, &msgs).spare_core);
+  EXPECT_TRUE(msgs.empty()) << msgs;
+  EXPECT_TRUE(parse({{"GPU_OFFLOAD_SPARE_CORE", "sometimes"}}, &msgs).spare_core);
+  EXPECT_NE(msgs.find("GPU_OFFLOAD_SPARE_CORE='sometimes' is not valid (use on or off); using on"), std::string::npos)
+      << msgs;
+}

@@ -1,0 +1,51 @@
+// Sparing a core (issue 19): while the GPU's one-time work runs beside the program (a start beside
+// the calls, warm-ups: driver and CUDA-library work on a thread of ours), a CPU call whose library
+// would keep every core busy runs with one thread fewer, and the library's count is put back when
+// the call returns.
+//
+// Why: on the H200 host (kernel built PREEMPT_NONE) a thread inside the CUDA driver is not preempted,
+// whatever its priority; the OpenBLAS thread that shares its core falls behind and the other fifteen
+// wait for it at every barrier. Beside a thread making CUDA first calls, an OpenBLAS dgetrf of n = 512
+// took up to 76 ms at nice 19 (40 ms under SCHED_IDLE) instead of 3.4; with 15 threads of 16 cores
+// none was slower, and 15 threads alone were as fast as 16 (3.04 against 3.35 ms median;
+// bench/first_use_probe.cpp cpu). The sweep's CPU calls beside warm-ups took 10-100x their time.
+//
+// What is touched: only OpenBLAS's thread count (openblas_set_num_threads in the naming scheme of
+// the call's symbol: plain, scipy_, scipy_...64_, ...64_), found in the scope of the library that
+// defines the call's real function. Only for a top-level call that runs on the CPU, only when that
+// library would use at least as many threads as the process has cores (and at least 3), and only
+// while the work beside goes on. The count is put back after the call unless the program changed it
+// meanwhile (then the program's wins). Other libraries (reference BLAS, MKL, BLIS) are left as they
+// are. GPU_OFFLOAD_SPARE_CORE=off (config key spare_core) turns it off.
+#pragma once
+
+#include <stdint.h>
+
+#include "common/call.h"
+
+namespace gofl {
+
+// What a call changed, to be put back after it (nothing when set is null).
+struct SparedCore {
+  void (*set)(int) = nullptr;
+  int program_threads = 0;  // the count before the call
+  int call_threads = 0;     // the count the call ran with
+  int (*get)() = nullptr;
+};
+
+// The cores this process may run on (its affinity mask), read once.
+int process_cores();
+
+// Before a top-level CPU call (preload/dispatch.cpp): spares a core when that is due (see the top).
+SparedCore spare_core_for(const gofl_call& c);
+// The same for the library defining `real_fn`, whose names follow `scheme` (gofl_scheme): the part
+// the tests drive with a real OpenBLAS.
+SparedCore spare_core_in(const void* real_fn, int scheme);
+// After the call: the program's count back, unless it is no longer the one the call ran with.
+void give_core_back(const SparedCore& s);
+
+// For the summary: calls that ran with a core spared, and the counts of the latest.
+void spared_core_counts(uint64_t* calls, int* program_threads, int* call_threads);
+void spare_core_fork_child();
+
+}  // namespace gofl
