@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
-# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small]
+# Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small] [sweepvariants]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
@@ -169,6 +169,28 @@ if has sweeptwice; then
     for x in summary csv setup.csv; do cp /tmp/gofl-sweep-$r/auto.$x "$OUT/sweep-$r-auto.$x" 2>/dev/null; done
   done
   unset XDG_CACHE_HOME
+fi
+if has sweepvariants; then
+  # One quick sweep (n <= 2048) on the CPU and the GPU, then its auto run under each setting of
+  # SWEEP_VARIANTS ("-" for none), each with a fresh cache folder (no run history): what a setting
+  # changes, side by side in one device call. The CPU calls that took over 10 ms are listed for each.
+  echo "== quick sweep: cpu and gpu once, auto under each of: ${SWEEP_VARIANTS:--}"
+  rm -rf /tmp/gofl-qs; timeout 200 "$PY" bench/auto_sweep.py --build "$B" --quick --modes cpu,gpu --save /tmp/gofl-qs 2>&1 | tail -2
+  i=0
+  for v in ${SWEEP_VARIANTS:--}; do
+    i=$((i + 1)); sets=(); [ "$v" = - ] || for kv in ${v//,/ }; do sets+=(--set "$kv"); done
+    echo "-- auto with ${v}:"
+    XDG_CACHE_HOME=/tmp/gofl-qs-cache-$i timeout 200 "$PY" bench/auto_sweep.py --build "$B" --quick --load /tmp/gofl-qs \
+      --modes auto "${sets[@]}" --save /tmp/gofl-qs-$i 2>&1 | grep -E "^total|best plan|^  [a-zA-Z ]+ +[0-9]+ calls"
+    grep -E "GPU start-up: paid|spared" /tmp/gofl-qs-$i/auto.summary
+    "$PY" - /tmp/gofl-qs-$i/auto.csv <<'PYEOF'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["depth"] == "0"]
+slow = [f"{r['op']}{r['n']}:{int(r['duration_ns']) / 1e6:.0f}{'*' if r.get('core_spared') == '1' else ''}"
+        for r in rows if r["device"] == "cpu" and int(r["duration_ns"]) > 10e6]
+print("   CPU calls over 10 ms (* a core spared):", " ".join(slow))
+PYEOF
+  done
 fi
 if has fft; then
   # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with

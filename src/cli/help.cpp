@@ -118,6 +118,8 @@ CSV columns, in this order:
                empty for CPU calls and in traces written before the GPU was recorded
   copy_split   1 for a ?copy the library ran in pieces on its own threads (split_copies)
   gpu_split    1 for a call run over several GPUs in one call (split)
+  core_spared  1 for a CPU call run with one OpenBLAS thread fewer beside the GPU's start or
+               warm-ups (spare_core)
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another

@@ -462,9 +462,10 @@ TEST(OneTimeCosts, ChildFactorsOnTheCpuBesideWarmUps) {
   ASSERT_TRUE(multiply_until_started());
   const gofl_backend* b = loaded_backend();
   ASSERT_NE(b, nullptr);
-  // LU factorisations too small for the GPU, while the warm-ups run, then three after they ended:
-  // each as the CPU library computes it, and the program's thread count there after every call.
-  int n = 128;
+  // LU factorisations below the work threshold (the parent sets it to 1e8 flops: no decision sends
+  // them to the GPU; traced, they pass the dispatcher), while the warm-ups run, then three after
+  // they ended: each as the CPU library computes it, and the program's thread count there after every call.
+  int n = 256;
   const auto a0 = gpu_test::random_matrix<double>(n, n, n, 5);
   int during = 0;
   auto factor = [&] {
@@ -495,6 +496,7 @@ TEST(OneTimeCosts, ACpuCallBesideWarmUpsRunsWithACoreSpared) {
   if (in_child() || reserve_mode()) GTEST_SKIP();
   if (cores_here() < 3) GTEST_SKIP() << "fewer than 3 cores: no core is spared";
   const std::vector<std::string> env = {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=off", "GPU_OFFLOAD_START_AHEAD=0",
+                                        "GPU_OFFLOAD_THRESHOLD=1e8",
                                         "GPU_OFFLOAD_WARM=dsyevd,zheevd,dgesdd,zgesdd,ssyevd,sgesdd"};
   for (const bool spare : {true, false}) {
     std::vector<gofl_call_record> calls;
