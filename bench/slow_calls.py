@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # Usage: python3 bench/slow_calls.py RUN [RUN ...], RUN being the path of a saved sweep trace without
 # its ending (bench/auto_sweep.py --save: MODE.csv from dump --csv, MODE.setup.csv from dump --setup --csv).
-# Calls that took more than twice their prediction (and > 15 ms), with the warm-ups that ran beside them.
+# Calls that took more than twice their prediction (and > 15 ms), with the warm-ups that ran beside them
+# and, in traces from 2026-12-03 on, whether the call ran with a core spared (preload/spare_core.h).
 import csv, sys
 for f in sys.argv[1:]:
     rows = list(csv.DictReader(open(f + '.csv')))
@@ -20,5 +21,7 @@ for f in sys.argv[1:]:
         pred = float((r['pred_gpu_s'] if r['device'] == 'gpu' else r['pred_cpu_s']) or 0)
         if dur / 1e9 > 0.015 and dur / 1e9 > 2 * pred:
             ov = [w[2] + '(%.0f ms)' % ((min(w[1], t1) - max(w[0], t0)) / 1e6) for w in warms if w[0] < t1 and w[1] > t0]
-            print('  t=%.3f s %s n=%s %s, %s: %.1f ms, predicted %.1f ms; beside: %s' % (
-                (t0 - t00) / 1e9, r['op'], r['n'], r['device'], r['reason'], dur / 1e6, pred * 1e3, ', '.join(ov) or '-'))
+            spared = ' (a core spared)' if r.get('core_spared') == '1' else ''
+            print('  t=%.3f s %s n=%s %s, %s: %.1f ms%s, predicted %.1f ms; beside: %s' % (
+                (t0 - t00) / 1e9, r['op'], r['n'], r['device'], r['reason'], dur / 1e6, spared, pred * 1e3,
+                ', '.join(ov) or '-'))

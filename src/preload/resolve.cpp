@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "preload/resolve.h"
+#include "preload/spare_core.h"
 #include "preload/wrapper_support.h"
 
 namespace gofl {
@@ -168,7 +169,11 @@ struct ResolveLock {
 
 }  // namespace
 
-void* resolve_real(int sym, const void* caller) { return resolve_real_in(g_real[sym], gofl_syms[sym].name, caller); }
+void* resolve_real(int sym, const void* caller) {
+  void* fn = resolve_real_in(g_real[sym], gofl_syms[sym].name, caller);
+  spare_core_note(fn, gofl_syms[sym].scheme);  // its library's thread controls, found now
+  return fn;
+}
 
 void* resolve_real_in(std::atomic<const RealEntry*>& entry, const char* name, const void* caller) {
   if (void* fn = cached_real_in(entry, caller)) return fn;  // published since the wrapper looked

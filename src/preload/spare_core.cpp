@@ -32,27 +32,40 @@ static_assert(GOFL_SCHEME_STD == 0 && GOFL_SCHEME_SCIPY == 1 && GOFL_SCHEME_NUMP
 
 struct Controls {
   const void* base;  // the object defining the real functions
-  int scheme;
+  int scheme;        // the names they go by
   int (*get)();      // both null: that library has none (reference BLAS, MKL, BLIS)
   void (*set)(int);
 };
 
-// Libraries looked at so far: a process has a few (NumPy's, SciPy's, the system's). Taken only while
-// work goes on beside the calls.
+// Libraries looked at so far: a process has a few (NumPy's, SciPy's, the system's).
 constexpr int kMaxLibraries = 16;
+// The real functions seen, each with its library's controls: filled when the resolver finds one
+// (spare_core_note), read by the calls. A call never looks a library up itself: dladdr and dlopen
+// take the loader's lock, which a start or warm-up beside holds while it loads a CUDA library
+// (tens of milliseconds).
+constexpr size_t kMaxFunctions = 1024;
 std::mutex& g_mu = *new std::mutex;  // never destroyed: calls may come while the process exits
 Controls g_libs[kMaxLibraries];
 int g_n_libs = 0;
+struct Seen {
+  const void* fn;
+  int lib;  // index into g_libs
+};
+Seen g_fns[kMaxFunctions];
+size_t g_n_fns = 0;
 
 std::atomic<uint64_t> g_spared_calls{0};
 std::atomic<int> g_last_program{0}, g_last_call{0};
 
-Controls controls_of(const void* real_fn, int scheme) {
+// The library entry for real_fn under `scheme`, made on first sight (loader calls: not under g_mu).
+int library_of(const void* real_fn, int scheme) {
   Dl_info di{};
-  if (!real_fn || scheme < 0 || scheme > GOFL_SCHEME_ILP64 || !dladdr(real_fn, &di)) return Controls{};
-  std::lock_guard<std::mutex> lk(g_mu);
-  for (int i = 0; i < g_n_libs; ++i)
-    if (g_libs[i].base == di.dli_fbase && g_libs[i].scheme == scheme) return g_libs[i];
+  if (!real_fn || scheme < 0 || scheme > GOFL_SCHEME_ILP64 || !dladdr(real_fn, &di)) return -1;
+  {
+    std::lock_guard<std::mutex> lk(g_mu);
+    for (int i = 0; i < g_n_libs; ++i)
+      if (g_libs[i].base == di.dli_fbase && g_libs[i].scheme == scheme) return i;
+  }
   // In the defining object's own scope: Debian's libblas.so.3 takes its threads from the
   // libopenblas.so.0 it depends on; NumPy's and SciPy's from themselves.
   Controls c{di.dli_fbase, scheme, nullptr, nullptr};
@@ -62,8 +75,19 @@ Controls controls_of(const void* real_fn, int scheme) {
     c.get = reinterpret_cast<int (*)()>(get);
     c.set = reinterpret_cast<void (*)(int)>(set);
   }
-  if (g_n_libs < kMaxLibraries) g_libs[g_n_libs++] = c;
-  return c;
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (int i = 0; i < g_n_libs; ++i)  // another thread may have added it meanwhile
+    if (g_libs[i].base == c.base && g_libs[i].scheme == scheme) return i;
+  if (g_n_libs == kMaxLibraries) return -1;
+  g_libs[g_n_libs] = c;
+  return g_n_libs++;
+}
+
+Controls controls_of(const void* real_fn) {
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (size_t i = 0; i < g_n_fns; ++i)
+    if (g_fns[i].fn == real_fn) return g_libs[g_fns[i].lib];
+  return Controls{};
 }
 
 }  // namespace
@@ -79,8 +103,17 @@ int process_cores() {
   return cores;
 }
 
-SparedCore spare_core_in(const void* real_fn, int scheme) {
-  const Controls c = controls_of(real_fn, scheme);
+void spare_core_note(const void* real_fn, int scheme) {
+  const int lib = library_of(real_fn, scheme);
+  if (lib < 0) return;
+  std::lock_guard<std::mutex> lk(g_mu);
+  for (size_t i = 0; i < g_n_fns; ++i)
+    if (g_fns[i].fn == real_fn) return;
+  if (g_n_fns < kMaxFunctions) g_fns[g_n_fns++] = Seen{real_fn, lib};
+}
+
+SparedCore spare_core_in(const void* real_fn) {
+  const Controls c = controls_of(real_fn);
   if (!c.get) return SparedCore{};
   const int threads = c.get();
   // Fewer threads than cores leave one free already; from 2 to 1 OpenBLAS would also change the
@@ -95,7 +128,7 @@ SparedCore spare_core_in(const void* real_fn, int scheme) {
 
 SparedCore spare_core_for(const gofl_call& c) {
   if (c.sym >= GOFL_N_SYMS || c.op >= GOFL_N_OPS || gofl_ops[c.op].kind == GOFL_KIND_FFT) return SparedCore{};
-  return spare_core_in(c.real, gofl_syms[c.sym].scheme);
+  return spare_core_in(c.real);
 }
 
 void give_core_back(const SparedCore& s) {

@@ -36,11 +36,13 @@ struct SparedCore {
 // The cores this process may run on (its affinity mask), read once.
 int process_cores();
 
+// The resolver found `real_fn` for a symbol whose names follow `scheme` (gofl_scheme): its library's
+// thread controls are looked up now (the loader's lock is taken here, never in a call).
+void spare_core_note(const void* real_fn, int scheme);
 // Before a top-level CPU call (preload/dispatch.cpp): spares a core when that is due (see the top).
 SparedCore spare_core_for(const gofl_call& c);
-// The same for the library defining `real_fn`, whose names follow `scheme` (gofl_scheme): the part
-// the tests drive with a real OpenBLAS.
-SparedCore spare_core_in(const void* real_fn, int scheme);
+// The same for a noted real function: the part the tests drive with a real OpenBLAS.
+SparedCore spare_core_in(const void* real_fn);
 // After the call: the program's count back, unless it is no longer the one the call ran with.
 void give_core_back(const SparedCore& s);
 

@@ -44,9 +44,15 @@ Library open_library(const std::string& path, const char* fn, const char* get, c
 // A count at least the cores and at least 3: the library would keep every core busy.
 int every_core() { return std::max(gofl::process_cores(), 3); }
 
+// As the resolver does when it finds a real function, then as a call does.
+gofl::SparedCore noted_then_spared(const void* real, int scheme) {
+  gofl::spare_core_note(real, scheme);
+  return gofl::spare_core_in(real);
+}
+
 void lowers_and_puts_back(const Library& l, int scheme) {
   l.set(every_core());
-  const gofl::SparedCore s = gofl::spare_core_in(l.real, scheme);
+  const gofl::SparedCore s = noted_then_spared(l.real, scheme);
   ASSERT_NE(s.set, nullptr);
   EXPECT_EQ(s.program_threads, every_core());
   EXPECT_EQ(s.call_threads, every_core() - 1);
@@ -77,7 +83,7 @@ TEST(SpareCore, ALibraryThatLeavesACoreFreeOrRunsTwoThreadsIsLeftAsItIs) {
   for (const int threads : {1, 2, gofl::process_cores() - 1}) {
     if (threads < 1) continue;
     l.set(threads);
-    const gofl::SparedCore s = gofl::spare_core_in(l.real, GOFL_SCHEME_STD);
+    const gofl::SparedCore s = noted_then_spared(l.real, GOFL_SCHEME_STD);
     EXPECT_EQ(s.set, nullptr) << threads;
     EXPECT_EQ(l.get(), threads);
     gofl::give_core_back(s);  // nothing to put back
@@ -89,7 +95,7 @@ TEST(SpareCore, ACountTheProgramSetsDuringTheCallStands) {
   const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
   NEED(l.real && l.get && l.set, "libopenblas.so.0");
   l.set(every_core());
-  const gofl::SparedCore s = gofl::spare_core_in(l.real, GOFL_SCHEME_STD);
+  const gofl::SparedCore s = noted_then_spared(l.real, GOFL_SCHEME_STD);
   ASSERT_NE(s.set, nullptr);
   l.set(every_core() + 3);  // another thread of the program, meanwhile
   gofl::give_core_back(s);
@@ -107,7 +113,7 @@ TEST(SpareCore, DebiansLibblasTakesItsThreadsFromLibopenblas) {
   const auto get = reinterpret_cast<int (*)()>(dlsym(h, "openblas_get_num_threads"));
   const auto set = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
   if (!get || !set) {
-    EXPECT_EQ(gofl::spare_core_in(real, GOFL_SCHEME_STD).set, nullptr);
+    EXPECT_EQ(noted_then_spared(real, GOFL_SCHEME_STD).set, nullptr);
     return;
   }
   lowers_and_puts_back(Library{h, real, get, set}, GOFL_SCHEME_STD);
@@ -127,13 +133,15 @@ TEST(SpareCore, NumPysAndSciPysOpenBlasByTheirOwnNames) {
   EXPECT_EQ(np.get(), every_core());
 }
 
-TEST(SpareCore, AFunctionOutsideAnyBlasSparesNothing) {
-  EXPECT_EQ(gofl::spare_core_in(reinterpret_cast<const void*>(&strlen), GOFL_SCHEME_STD).set, nullptr);
-  EXPECT_EQ(gofl::spare_core_in(nullptr, GOFL_SCHEME_STD).set, nullptr);
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real, "libopenblas.so.0");
-  // A scheme whose names that library does not have (it has no scipy_openblas_...).
+TEST(SpareCore, AFunctionOutsideAnyBlasOrNeverNotedSparesNothing) {
+  EXPECT_EQ(noted_then_spared(reinterpret_cast<const void*>(&strlen), GOFL_SCHEME_STD).set, nullptr);
+  EXPECT_EQ(noted_then_spared(nullptr, GOFL_SCHEME_STD).set, nullptr);
+  const Library l = open_library("libopenblas.so.0", "dsyrk_", "openblas_get_num_threads", "openblas_set_num_threads");
+  NEED(l.real && l.get && l.set, "libopenblas.so.0");
   l.set(every_core());
-  EXPECT_EQ(gofl::spare_core_in(l.real, GOFL_SCHEME_NUMPY64).set, nullptr);
+  // Not yet seen by the resolver: a call never looks its library up itself (the loader's lock).
+  EXPECT_EQ(gofl::spare_core_in(l.real).set, nullptr);
+  // Noted under a scheme whose names that library does not have (no scipy_openblas_...).
+  EXPECT_EQ(noted_then_spared(l.real, GOFL_SCHEME_NUMPY64).set, nullptr);
   EXPECT_EQ(l.get(), every_core());
 }
