@@ -193,9 +193,13 @@ bool enter(gofl_call& c) {
   c.t0_ns = clock_ns();
   if (c.device == GOFL_DEV_GPU) {
     run_on_gpu(c);
-  } else if (c.depth == 0 && g_spare_core && !(c.flags & GOFL_F_QUERY) && gpu_working_beside()) {
-    t_spared = spare_core_for(c);  // put back by leave()
-    if (t_spared.set) c.flags |= GOFL_F_CORE_SPARED;
+  } else if (c.depth == 0 && g_spare_core) {
+    if (!(c.flags & GOFL_F_QUERY) && gpu_working_beside()) {
+      t_spared = spare_core_for(c);  // given back by leave()
+      if (t_spared.lib >= 0) c.flags |= GOFL_F_CORE_SPARED;
+    } else {
+      spare_core_check();
+    }
   }
   return c.device == GOFL_DEV_CPU;
 }
@@ -204,7 +208,7 @@ void leave(gofl_call& c) {
   const uint64_t t1 = clock_ns();
   --t_call_depth;
   const uint64_t dur = t1 - c.t0_ns;
-  if (c.depth == 0 && t_spared.set) {
+  if (c.depth == 0 && t_spared.lib >= 0) {
     give_core_back(t_spared);
     t_spared = SparedCore{};
   }

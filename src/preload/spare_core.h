@@ -15,8 +15,11 @@
 // defines the call's real function. Only for a top-level call that runs on the CPU, only when that
 // library would use at least as many threads as the process has cores (and at least 3), and only
 // while the work beside goes on. The count is put back after the call unless the program changed it
-// meanwhile (then the program's wins). Other libraries (reference BLAS, MKL, BLIS) are left as they
-// are. GPU_OFFLOAD_SPARE_CORE=off (config key spare_core) turns it off.
+// meanwhile (then the program's wins). Calls of several threads share one lowering; a fork child
+// gets the program's count back at its first call. Only OpenBLAS's pthreads build: in an OpenMP
+// build the count is the calling thread's OpenMP setting and lowering it frees per-thread buffers.
+// Other libraries (reference BLAS, MKL, BLIS) are left as they are. GPU_OFFLOAD_SPARE_CORE=off
+// (config key spare_core) turns it off.
 #pragma once
 
 #include <stdint.h>
@@ -25,12 +28,11 @@
 
 namespace gofl {
 
-// What a call changed, to be put back after it (nothing when set is null).
+// A call that runs with a core spared (lib >= 0), to be given back after it.
 struct SparedCore {
-  void (*set)(int) = nullptr;
-  int program_threads = 0;  // the count before the call
-  int call_threads = 0;     // the count the call ran with
-  int (*get)() = nullptr;
+  int lib = -1;             // the library whose count was lowered
+  int program_threads = 0;  // its count before
+  int call_threads = 0;     // the count the call runs with
 };
 
 // The cores this process may run on (its affinity mask), read once.
@@ -43,8 +45,13 @@ void spare_core_note(const void* real_fn, int scheme);
 SparedCore spare_core_for(const gofl_call& c);
 // The same for a noted real function: the part the tests drive with a real OpenBLAS.
 SparedCore spare_core_in(const void* real_fn);
-// After the call: the program's count back, unless it is no longer the one the call ran with.
+// After the call: the last of the spared calls running puts the program's count back, unless the
+// program set another meanwhile (that one stands; see spare_core_check).
 void give_core_back(const SparedCore& s);
+// At a top-level call: where the program set a count during spared calls and it has since come back
+// to the lowered one (a save and restore around them), the program's count is put back. An atomic
+// read when nothing is due.
+void spare_core_check();
 
 // For the summary: calls that ran with a core spared, and the counts of the latest.
 void spared_core_counts(uint64_t* calls, int* program_threads, int* call_threads);
