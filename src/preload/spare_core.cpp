@@ -3,13 +3,12 @@
 #include "preload/spare_core.h"
 
 #include <dlfcn.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <mutex>
 #include <new>
 
+#include "common/cpus.h"
 #include "common/table.h"
 #include "preload/resolve.h"
 
@@ -124,13 +123,7 @@ void repair_locked() {
 }  // namespace
 
 int process_cores() {
-  static const int cores = [] {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return int(CPU_COUNT(&set));
-    const long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? int(n) : 1;
-  }();
+  static const int cores = affinity_cpus();
   return cores;
 }
 

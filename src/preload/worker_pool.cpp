@@ -4,6 +4,8 @@
 // one row per call), then sleep on a futex; nothing runs while the program has no job for them.
 #include "preload/worker_pool.h"
 
+#include "common/cpus.h"
+
 #include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -171,10 +173,7 @@ int worker_pool_size() {
 }
 
 int worker_pool_threads() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  long cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-  int t = int(std::clamp<long>(cpus, 1, kWorkerPoolMaxThreads));
+  int t = std::clamp(affinity_cpus(), 1, kWorkerPoolMaxThreads);
   // OpenBLAS's own order of precedence.
   int user = env_threads("OPENBLAS_NUM_THREADS");
   if (!user) user = env_threads("GOTO_NUM_THREADS");

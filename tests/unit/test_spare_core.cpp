@@ -35,6 +35,11 @@ Library open_library(const std::string& path, const char* fn, const char* get, c
   return l;
 }
 
+// The system's libopenblas.so.0, with `fn` as the call's real function.
+Library system_openblas(const char* fn) {
+  return open_library("libopenblas.so.0", fn, "openblas_get_num_threads", "openblas_set_num_threads");
+}
+
 // Where a library needed is missing: CI (GOFL_REQUIRE_ALL_TOOLS) fails, elsewhere the test skips.
 #define NEED(cond, what)                                                            \
   do {                                                                              \
@@ -43,6 +48,8 @@ Library open_library(const std::string& path, const char* fn, const char* get, c
       GTEST_SKIP() << what << " is missing";                                        \
     }                                                                               \
   } while (0)
+
+#define NEED_ALL(l, what) NEED((l).real && (l).get && (l).set, what)
 
 // A count at least the cores and at least 3: the library would keep every core busy.
 int every_core() { return std::max(gofl::process_cores(), 3); }
@@ -75,8 +82,8 @@ void lowers_and_puts_back(const Library& l, int scheme) {
 }  // namespace
 
 TEST(SpareCore, TheSystemOpenBlasRunsACallWithOneThreadFewerThenGetsItsCountBack) {
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgemm_");
+  NEED_ALL(l, "libopenblas.so.0");
   uint64_t before = 0, after = 0;
   int p = 0, c = 0;
   gofl::spared_core_counts(&before, &p, &c);
@@ -88,8 +95,8 @@ TEST(SpareCore, TheSystemOpenBlasRunsACallWithOneThreadFewerThenGetsItsCountBack
 }
 
 TEST(SpareCore, ALibraryThatLeavesACoreFreeOrRunsTwoThreadsIsLeftAsItIs) {
-  const Library l = open_library("libopenblas.so.0", "dgetrf_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgetrf_");
+  NEED_ALL(l, "libopenblas.so.0");
   // Two threads: one would also change OpenBLAS's affinity. Fewer than the cores: one is free.
   for (const int threads : {1, 2, gofl::process_cores() - 1}) {
     if (threads < 1) continue;
@@ -103,8 +110,8 @@ TEST(SpareCore, ALibraryThatLeavesACoreFreeOrRunsTwoThreadsIsLeftAsItIs) {
 }
 
 TEST(SpareCore, ACountTheProgramSetsDuringTheCallStands) {
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgemm_");
+  NEED_ALL(l, "libopenblas.so.0");
   EVERY_CORE(l);
   const gofl::SparedCore s = noted_then_spared(l.real, GOFL_SCHEME_STD);
   ASSERT_GE(s.lib, 0);
@@ -118,8 +125,8 @@ TEST(SpareCore, ACountTheProgramSetsDuringTheCallStands) {
 TEST(SpareCore, ASaveAndRestoreAroundTheCallGivesTheProgramItsCountBack) {
   // threadpoolctl's limits on another thread: it saves the count it sees (the lowered one), sets
   // its own, and restores the saved one after the spared call ended.
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgemm_");
+  NEED_ALL(l, "libopenblas.so.0");
   EVERY_CORE(l);
   const gofl::SparedCore s = noted_then_spared(l.real, GOFL_SCHEME_STD);
   ASSERT_GE(s.lib, 0);
@@ -136,8 +143,8 @@ TEST(SpareCore, ASaveAndRestoreAroundTheCallGivesTheProgramItsCountBack) {
 }
 
 TEST(SpareCore, CallsOnSeveralThreadsShareOneLowering) {
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgemm_");
+  NEED_ALL(l, "libopenblas.so.0");
   EVERY_CORE(l);
   const gofl::SparedCore a = noted_then_spared(l.real, GOFL_SCHEME_STD);
   const gofl::SparedCore b = gofl::spare_core_in(l.real);  // a second call while the first runs
@@ -152,8 +159,8 @@ TEST(SpareCore, CallsOnSeveralThreadsShareOneLowering) {
 }
 
 TEST(SpareCore, AForkChildGetsTheProgramsCountBack) {
-  const Library l = open_library("libopenblas.so.0", "dgemm_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dgemm_");
+  NEED_ALL(l, "libopenblas.so.0");
   EVERY_CORE(l);
   const gofl::SparedCore s = noted_then_spared(l.real, GOFL_SCHEME_STD);
   ASSERT_GE(s.lib, 0);
@@ -204,8 +211,8 @@ TEST(SpareCore, NumPysAndSciPysOpenBlasByTheirOwnNames) {
 TEST(SpareCore, AFunctionOutsideAnyBlasOrNeverNotedSparesNothing) {
   EXPECT_LT(noted_then_spared(reinterpret_cast<const void*>(&strlen), GOFL_SCHEME_STD).lib, 0);
   EXPECT_LT(noted_then_spared(nullptr, GOFL_SCHEME_STD).lib, 0);
-  const Library l = open_library("libopenblas.so.0", "dsyrk_", "openblas_get_num_threads", "openblas_set_num_threads");
-  NEED(l.real && l.get && l.set, "libopenblas.so.0");
+  const Library l = system_openblas("dsyrk_");
+  NEED_ALL(l, "libopenblas.so.0");
   EVERY_CORE(l);
   // Not yet seen by the resolver: a call never looks its library up itself (the loader's lock).
   EXPECT_LT(gofl::spare_core_in(l.real).lib, 0);
