@@ -41,7 +41,7 @@ void ensure_registered() {
     const std::pair<void (*)(), unsigned> families[] = {
         {register_blas3, blas}, {register_blas2, blas}, {register_lu_chol, both}, {register_qr, both},
         {register_syev, both},  {register_geev, both},  {register_geevx, both},   {register_svd, both},
-        {register_gelsd, both}, {register_fft, Engine::kCufft},
+        {register_gelsd, both}, {register_sygv, both},  {register_inverse, both}, {register_fft, Engine::kCufft},
     };
     for (const auto& [register_family, libraries] : families) {
       bool before[GOFL_N_OPS];

@@ -371,6 +371,8 @@ void register_geev();     // lapack_geev.cpp: geev
 void register_geevx();    // lapack_geevx.cpp: geevx
 void register_svd();      // lapack_svd.cpp: gesvd gesdd
 void register_gelsd();    // lapack_gelsd.cpp: gelsd
+void register_sygv();     // lapack_sygv.cpp: sygv hegv sygvd hegvd sygvx hegvx
+void register_inverse();  // lapack_inverse.cpp: trtri potri
 void register_lapack_warm();  // lapack_warm.cpp: Routine::warm of the LAPACK families above
 
 // LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check

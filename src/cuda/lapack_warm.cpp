@@ -130,7 +130,9 @@ const FamilyWarm kFamilies[] = {
     {"heevr", GOFL_BOTH(syevd_warm)},  {"gesvd", GOFL_BOTH(svd_warm)},    {"gesdd", GOFL_BOTH(svd_warm)},
     {"geqrf", GOFL_SMALL(qr_warm)},    {"orgqr", GOFL_SMALL(qr_warm)},    {"ungqr", GOFL_SMALL(qr_warm)},
     {"gels", GOFL_SMALL(qr_warm)},     {"gelsd", GOFL_SMALL(qr_warm)},    {"geev", GOFL_SMALL(geev_warm)},
-    {"geevx", GOFL_SMALL(geev_warm)},
+    {"geevx", GOFL_SMALL(geev_warm)},  {"trtri", GOFL_SMALL(chol_warm)},  {"potri", GOFL_SMALL(chol_warm)},
+    {"sygv", GOFL_BOTH(syevd_warm)},   {"hegv", GOFL_BOTH(syevd_warm)},   {"sygvd", GOFL_BOTH(syevd_warm)},
+    {"hegvd", GOFL_BOTH(syevd_warm)},  {"sygvx", GOFL_BOTH(syevd_warm)},  {"hegvx", GOFL_BOTH(syevd_warm)},
 };
 #undef GOFL_BOTH
 #undef GOFL_SMALL

@@ -21532,6 +21532,1190 @@ extern "C" GOFL_EXPORT void zposv_64_(const char* p_uplo, const int64_t* p_n, co
   return slow_zposv_64_(p_uplo, p_n, p_nrhs, a, p_lda, b, p_ldb, info, l_uplo);
 }
 
+using fn_strtri__t = void (*)(const char*, const char*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_strtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_strtri__t gofl_real = reinterpret_cast<fn_strtri__t>(gofl::real_fn(S_strtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_strtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void strtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_strtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_strtri__t = void (*)(const char*, const char*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_strtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_strtri__t gofl_real = reinterpret_cast<fn_scipy_strtri__t>(gofl::real_fn(S_scipy_strtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_strtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_strtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_strtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_strtri_64__t = void (*)(const char*, const char*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_strtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_strtri_64__t gofl_real = reinterpret_cast<fn_scipy_strtri_64__t>(gofl::real_fn(S_scipy_strtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_strtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_strtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_strtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_strtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_strtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_strtri_64__t = void (*)(const char*, const char*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_strtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_strtri_64__t gofl_real = reinterpret_cast<fn_strtri_64__t>(gofl::real_fn(S_strtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_strtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void strtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_strtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_strtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_strtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_dtrtri__t = void (*)(const char*, const char*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dtrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dtrtri__t gofl_real = reinterpret_cast<fn_dtrtri__t>(gofl::real_fn(S_dtrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dtrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dtrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dtrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_dtrtri__t = void (*)(const char*, const char*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dtrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dtrtri__t gofl_real = reinterpret_cast<fn_scipy_dtrtri__t>(gofl::real_fn(S_scipy_dtrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dtrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dtrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dtrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_dtrtri_64__t = void (*)(const char*, const char*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dtrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dtrtri_64__t gofl_real = reinterpret_cast<fn_scipy_dtrtri_64__t>(gofl::real_fn(S_scipy_dtrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dtrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dtrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dtrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dtrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dtrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_dtrtri_64__t = void (*)(const char*, const char*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dtrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dtrtri_64__t gofl_real = reinterpret_cast<fn_dtrtri_64__t>(gofl::real_fn(S_dtrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dtrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dtrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dtrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dtrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dtrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_ctrtri__t = void (*)(const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ctrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ctrtri__t gofl_real = reinterpret_cast<fn_ctrtri__t>(gofl::real_fn(S_ctrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ctrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ctrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ctrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_ctrtri__t = void (*)(const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ctrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ctrtri__t gofl_real = reinterpret_cast<fn_scipy_ctrtri__t>(gofl::real_fn(S_scipy_ctrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ctrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ctrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ctrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_ctrtri_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ctrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ctrtri_64__t gofl_real = reinterpret_cast<fn_scipy_ctrtri_64__t>(gofl::real_fn(S_scipy_ctrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ctrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ctrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ctrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ctrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ctrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_ctrtri_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ctrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ctrtri_64__t gofl_real = reinterpret_cast<fn_ctrtri_64__t>(gofl::real_fn(S_ctrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ctrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ctrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ctrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ctrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ctrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_ztrtri__t = void (*)(const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ztrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ztrtri__t gofl_real = reinterpret_cast<fn_ztrtri__t>(gofl::real_fn(S_ztrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ztrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ztrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ztrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_ztrtri__t = void (*)(const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ztrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ztrtri__t gofl_real = reinterpret_cast<fn_scipy_ztrtri__t>(gofl::real_fn(S_scipy_ztrtri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ztrtri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ztrtri_(const char* p_uplo, const char* p_diag, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrtri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrtri__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ztrtri_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_scipy_ztrtri_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ztrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ztrtri_64__t gofl_real = reinterpret_cast<fn_scipy_ztrtri_64__t>(gofl::real_fn(S_scipy_ztrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ztrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ztrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ztrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ztrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ztrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_ztrtri_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ztrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ztrtri_64__t gofl_real = reinterpret_cast<fn_ztrtri_64__t>(gofl::real_fn(S_ztrtri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ztrtri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_diag, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 6;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ztrtri_64_(const char* p_uplo, const char* p_diag, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo, gofl_strlen l_diag) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const char diag = *p_diag;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ztrtri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ztrtri_64__t>(gofl_fn)(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ztrtri_64_(p_uplo, p_diag, p_n, a, p_lda, info, l_uplo, l_diag);
+}
+
+using fn_spotri__t = void (*)(const char*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_spotri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_spotri__t gofl_real = reinterpret_cast<fn_spotri__t>(gofl::real_fn(S_spotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_spotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void spotri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_spotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_spotri__t = void (*)(const char*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_spotri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_spotri__t gofl_real = reinterpret_cast<fn_scipy_spotri__t>(gofl::real_fn(S_scipy_spotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_spotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_spotri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_spotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_spotri_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_spotri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_spotri_64__t gofl_real = reinterpret_cast<fn_scipy_spotri_64__t>(gofl::real_fn(S_scipy_spotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_spotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_spotri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_spotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_spotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_spotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_spotri_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_spotri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_spotri_64__t gofl_real = reinterpret_cast<fn_spotri_64__t>(gofl::real_fn(S_spotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_spotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void spotri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_spotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_spotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_spotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_dpotri__t = void (*)(const char*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dpotri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dpotri__t gofl_real = reinterpret_cast<fn_dpotri__t>(gofl::real_fn(S_dpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dpotri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_dpotri__t = void (*)(const char*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dpotri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dpotri__t gofl_real = reinterpret_cast<fn_scipy_dpotri__t>(gofl::real_fn(S_scipy_dpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dpotri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_dpotri_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dpotri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dpotri_64__t gofl_real = reinterpret_cast<fn_scipy_dpotri_64__t>(gofl::real_fn(S_scipy_dpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dpotri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_dpotri_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dpotri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dpotri_64__t gofl_real = reinterpret_cast<fn_dpotri_64__t>(gofl::real_fn(S_dpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dpotri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_cpotri__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cpotri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cpotri__t gofl_real = reinterpret_cast<fn_cpotri__t>(gofl::real_fn(S_cpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cpotri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_cpotri__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cpotri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cpotri__t gofl_real = reinterpret_cast<fn_scipy_cpotri__t>(gofl::real_fn(S_scipy_cpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cpotri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_cpotri_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cpotri_64__t gofl_real = reinterpret_cast<fn_scipy_cpotri_64__t>(gofl::real_fn(S_scipy_cpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_cpotri_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cpotri_64__t gofl_real = reinterpret_cast<fn_cpotri_64__t>(gofl::real_fn(S_cpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_zpotri__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zpotri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zpotri__t gofl_real = reinterpret_cast<fn_zpotri__t>(gofl::real_fn(S_zpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zpotri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_zpotri__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zpotri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zpotri__t gofl_real = reinterpret_cast<fn_scipy_zpotri__t>(gofl::real_fn(S_scipy_zpotri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zpotri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zpotri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zpotri_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_scipy_zpotri_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zpotri_64__t gofl_real = reinterpret_cast<fn_scipy_zpotri_64__t>(gofl::real_fn(S_scipy_zpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
+using fn_zpotri_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zpotri_64__t gofl_real = reinterpret_cast<fn_zpotri_64__t>(gofl::real_fn(S_zpotri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zpotri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 5;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zpotri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zpotri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zpotri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zpotri_64_(p_uplo, p_n, a, p_lda, info, l_uplo);
+}
+
 using fn_ssyevd__t = void (*)(const char*, const char*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
 [[gnu::noinline, gnu::cold]] static void slow_ssyevd_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* w, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
   const void* const gofl_site = gofl::t_site;
@@ -23786,6 +24970,2454 @@ extern "C" GOFL_EXPORT void zheevr_64_(const char* p_jobz, const char* p_range, 
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zheevr_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, isuppz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_ssygv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygv__t gofl_real = reinterpret_cast<fn_ssygv__t>(gofl::real_fn(S_ssygv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_ssygv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygv__t gofl_real = reinterpret_cast<fn_scipy_ssygv__t>(gofl::real_fn(S_scipy_ssygv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_ssygv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygv_64__t gofl_real = reinterpret_cast<fn_scipy_ssygv_64__t>(gofl::real_fn(S_scipy_ssygv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_ssygv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygv_64__t gofl_real = reinterpret_cast<fn_ssygv_64__t>(gofl::real_fn(S_ssygv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_dsygv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygv__t gofl_real = reinterpret_cast<fn_dsygv__t>(gofl::real_fn(S_dsygv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dsygv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygv__t gofl_real = reinterpret_cast<fn_scipy_dsygv__t>(gofl::real_fn(S_scipy_dsygv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dsygv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygv_64__t gofl_real = reinterpret_cast<fn_scipy_dsygv_64__t>(gofl::real_fn(S_scipy_dsygv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_dsygv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygv_64__t gofl_real = reinterpret_cast<fn_dsygv_64__t>(gofl::real_fn(S_dsygv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 12;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, info, l_jobz, l_uplo);
+}
+
+using fn_chegv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, std::complex<float>*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegv__t gofl_real = reinterpret_cast<fn_chegv__t>(gofl::real_fn(S_chegv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chegv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, std::complex<float>*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegv__t gofl_real = reinterpret_cast<fn_scipy_chegv__t>(gofl::real_fn(S_scipy_chegv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chegv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, std::complex<float>*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegv_64__t gofl_real = reinterpret_cast<fn_scipy_chegv_64__t>(gofl::real_fn(S_scipy_chegv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_chegv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, std::complex<float>*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegv_64__t gofl_real = reinterpret_cast<fn_chegv_64__t>(gofl::real_fn(S_chegv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhegv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, std::complex<double>*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegv__t gofl_real = reinterpret_cast<fn_zhegv__t>(gofl::real_fn(S_zhegv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhegv__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, std::complex<double>*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegv__t gofl_real = reinterpret_cast<fn_scipy_zhegv__t>(gofl::real_fn(S_scipy_zhegv_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegv_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegv_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegv_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegv__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegv_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhegv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, std::complex<double>*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegv_64__t gofl_real = reinterpret_cast<fn_scipy_zhegv_64__t>(gofl::real_fn(S_scipy_zhegv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhegv_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, std::complex<double>*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegv_64__t gofl_real = reinterpret_cast<fn_zhegv_64__t>(gofl::real_fn(S_zhegv_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegv_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegv_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegv_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegv_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegv_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_ssygvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygvd__t gofl_real = reinterpret_cast<fn_ssygvd__t>(gofl::real_fn(S_ssygvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_ssygvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygvd__t gofl_real = reinterpret_cast<fn_scipy_ssygvd__t>(gofl::real_fn(S_scipy_ssygvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* w, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_ssygvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygvd_64__t gofl_real = reinterpret_cast<fn_scipy_ssygvd_64__t>(gofl::real_fn(S_scipy_ssygvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_ssygvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygvd_64__t gofl_real = reinterpret_cast<fn_ssygvd_64__t>(gofl::real_fn(S_ssygvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* w, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_dsygvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygvd__t gofl_real = reinterpret_cast<fn_dsygvd__t>(gofl::real_fn(S_dsygvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dsygvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygvd__t gofl_real = reinterpret_cast<fn_scipy_dsygvd__t>(gofl::real_fn(S_scipy_dsygvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* w, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dsygvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygvd_64__t gofl_real = reinterpret_cast<fn_scipy_dsygvd_64__t>(gofl::real_fn(S_scipy_dsygvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_dsygvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygvd_64__t gofl_real = reinterpret_cast<fn_dsygvd_64__t>(gofl::real_fn(S_dsygvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* w, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_chegvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, std::complex<float>*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegvd__t gofl_real = reinterpret_cast<fn_chegvd__t>(gofl::real_fn(S_chegvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chegvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, std::complex<float>*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegvd__t gofl_real = reinterpret_cast<fn_scipy_chegvd__t>(gofl::real_fn(S_scipy_chegvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* w, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chegvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, std::complex<float>*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegvd_64__t gofl_real = reinterpret_cast<fn_scipy_chegvd_64__t>(gofl::real_fn(S_scipy_chegvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_chegvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, std::complex<float>*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegvd_64__t gofl_real = reinterpret_cast<fn_chegvd_64__t>(gofl::real_fn(S_chegvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* w, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhegvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, std::complex<double>*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegvd__t gofl_real = reinterpret_cast<fn_zhegvd__t>(gofl::real_fn(S_zhegvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhegvd__t = void (*)(const int32_t*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, std::complex<double>*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegvd__t gofl_real = reinterpret_cast<fn_scipy_zhegvd__t>(gofl::real_fn(S_scipy_zhegvd_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegvd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegvd_(const int32_t* p_itype, const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* w, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegvd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegvd__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegvd_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhegvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, std::complex<double>*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegvd_64__t gofl_real = reinterpret_cast<fn_scipy_zhegvd_64__t>(gofl::real_fn(S_scipy_zhegvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhegvd_64__t = void (*)(const int64_t*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, std::complex<double>*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegvd_64__t gofl_real = reinterpret_cast<fn_zhegvd_64__t>(gofl::real_fn(S_zhegvd_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegvd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 6);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 8);
+  if (lwork == -1 || lrwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)w, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 16;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegvd_64_(const int64_t* p_itype, const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* w, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegvd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegvd_64__t>(gofl_fn)(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegvd_64_(p_itype, p_jobz, p_uplo, p_n, a, p_lda, b, p_ldb, w, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_jobz, l_uplo);
+}
+
+using fn_ssygvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygvx__t gofl_real = reinterpret_cast<fn_ssygvx__t>(gofl::real_fn(S_ssygvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_ssygvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, float*, const int32_t*, float*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygvx__t gofl_real = reinterpret_cast<fn_scipy_ssygvx__t>(gofl::real_fn(S_scipy_ssygvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_ssygvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssygvx_64__t gofl_real = reinterpret_cast<fn_scipy_ssygvx_64__t>(gofl::real_fn(S_scipy_ssygvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_ssygvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssygvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssygvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssygvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_ssygvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, float*, const int64_t*, float*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssygvx_64__t gofl_real = reinterpret_cast<fn_ssygvx_64__t>(gofl::real_fn(S_ssygvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_ssygvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(float), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(float), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssygvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssygvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssygvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_dsygvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygvx__t gofl_real = reinterpret_cast<fn_dsygvx__t>(gofl::real_fn(S_dsygvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_dsygvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, double*, const int32_t*, double*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygvx__t gofl_real = reinterpret_cast<fn_scipy_dsygvx__t>(gofl::real_fn(S_scipy_dsygvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_dsygvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsygvx_64__t gofl_real = reinterpret_cast<fn_scipy_dsygvx_64__t>(gofl::real_fn(S_scipy_dsygvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_dsygvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsygvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsygvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsygvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_dsygvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, double*, const int64_t*, double*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsygvx_64__t gofl_real = reinterpret_cast<fn_dsygvx_64__t>(gofl::real_fn(S_dsygvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_dsygvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(double), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(double), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 23;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsygvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsygvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsygvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsygvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_chegvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegvx__t gofl_real = reinterpret_cast<fn_chegvx__t>(gofl::real_fn(S_chegvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_chegvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegvx__t gofl_real = reinterpret_cast<fn_scipy_chegvx__t>(gofl::real_fn(S_scipy_chegvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_chegvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chegvx_64__t gofl_real = reinterpret_cast<fn_scipy_chegvx_64__t>(gofl::real_fn(S_scipy_chegvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_chegvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chegvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chegvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chegvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_chegvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chegvx_64__t gofl_real = reinterpret_cast<fn_chegvx_64__t>(gofl::real_fn(S_chegvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_chegvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(float), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<float>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chegvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chegvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chegvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_zhegvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegvx__t gofl_real = reinterpret_cast<fn_zhegvx__t>(gofl::real_fn(S_zhegvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_zhegvx__t = void (*)(const int32_t*, const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegvx__t gofl_real = reinterpret_cast<fn_scipy_zhegvx__t>(gofl::real_fn(S_scipy_zhegvx_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegvx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegvx_(const int32_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegvx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegvx__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegvx_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_zhegvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhegvx_64__t gofl_real = reinterpret_cast<fn_scipy_zhegvx_64__t>(gofl::real_fn(S_scipy_zhegvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhegvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhegvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhegvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhegvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_zhegvx_64__t = void (*)(const int64_t*, const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhegvx_64__t gofl_real = reinterpret_cast<fn_zhegvx_64__t>(gofl::real_fn(S_zhegvx_64_, gofl_site));
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  gofl::Call gofl_call(S_zhegvx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, itype);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(n, n, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 7);
+  gofl_call.add_operand(w, static_cast<int64_t>(n), sizeof(double), GOFL_OUT, 15);
+  gofl_call.add_operand(z, static_cast<int64_t>(isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0), sizeof(std::complex<double>), GOFL_OUT, 16);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_itype, (void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 24;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhegvx_64_(const int64_t* p_itype, const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const int64_t itype = static_cast<int64_t>(*p_itype);
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhegvx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhegvx_64__t>(gofl_fn)(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhegvx_64_(p_itype, p_jobz, p_range, p_uplo, p_n, a, p_lda, b, p_ldb, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
 }
 
 using fn_sgesvd__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, float*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
@@ -29738,5 +33370,6981 @@ extern "C" GOFL_EXPORT void zgeevx_64_(const char* p_balanc, const char* p_jobvl
   }
   gofl::t_site = __builtin_return_address(0);
   return slow_zgeevx_64_(p_balanc, p_jobvl, p_jobvr, p_sense, p_n, a, p_lda, w, vl, p_ldvl, vr, p_ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, p_lwork, rwork, info, l_balanc, l_jobvl, l_jobvr, l_sense);
+}
+
+using fn_ssytrd__t = void (*)(const char*, const int32_t*, float*, const int32_t*, float*, float*, float*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytrd_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* d, float* e, float* tau, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytrd__t gofl_real = reinterpret_cast<fn_ssytrd__t>(gofl::real_fn(S_ssytrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytrd_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* d, float* e, float* tau, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_ssytrd__t = void (*)(const char*, const int32_t*, float*, const int32_t*, float*, float*, float*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytrd_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* d, float* e, float* tau, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytrd__t gofl_real = reinterpret_cast<fn_scipy_ssytrd__t>(gofl::real_fn(S_scipy_ssytrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytrd_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, float* d, float* e, float* tau, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_ssytrd_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, float*, float*, float*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytrd_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* d, float* e, float* tau, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytrd_64__t gofl_real = reinterpret_cast<fn_scipy_ssytrd_64__t>(gofl::real_fn(S_scipy_ssytrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytrd_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* d, float* e, float* tau, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_ssytrd_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, float*, float*, float*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytrd_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* d, float* e, float* tau, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytrd_64__t gofl_real = reinterpret_cast<fn_ssytrd_64__t>(gofl::real_fn(S_ssytrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytrd_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, float* d, float* e, float* tau, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_dsytrd__t = void (*)(const char*, const int32_t*, double*, const int32_t*, double*, double*, double*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytrd_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* d, double* e, double* tau, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytrd__t gofl_real = reinterpret_cast<fn_dsytrd__t>(gofl::real_fn(S_dsytrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytrd_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* d, double* e, double* tau, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_dsytrd__t = void (*)(const char*, const int32_t*, double*, const int32_t*, double*, double*, double*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytrd_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* d, double* e, double* tau, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytrd__t gofl_real = reinterpret_cast<fn_scipy_dsytrd__t>(gofl::real_fn(S_scipy_dsytrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytrd_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, double* d, double* e, double* tau, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_dsytrd_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, double*, double*, double*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytrd_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* d, double* e, double* tau, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytrd_64__t gofl_real = reinterpret_cast<fn_scipy_dsytrd_64__t>(gofl::real_fn(S_scipy_dsytrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytrd_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* d, double* e, double* tau, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_dsytrd_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, double*, double*, double*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytrd_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* d, double* e, double* tau, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytrd_64__t gofl_real = reinterpret_cast<fn_dsytrd_64__t>(gofl::real_fn(S_dsytrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytrd_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, double* d, double* e, double* tau, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_chetrd__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, float*, float*, std::complex<float>*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chetrd_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chetrd__t gofl_real = reinterpret_cast<fn_chetrd__t>(gofl::real_fn(S_chetrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chetrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chetrd_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chetrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chetrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chetrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_chetrd__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, float*, float*, std::complex<float>*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chetrd_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chetrd__t gofl_real = reinterpret_cast<fn_scipy_chetrd__t>(gofl::real_fn(S_scipy_chetrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chetrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chetrd_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chetrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chetrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chetrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_chetrd_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, float*, float*, std::complex<float>*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chetrd_64__t gofl_real = reinterpret_cast<fn_scipy_chetrd_64__t>(gofl::real_fn(S_scipy_chetrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chetrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chetrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chetrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chetrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_chetrd_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, float*, float*, std::complex<float>*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chetrd_64__t gofl_real = reinterpret_cast<fn_chetrd_64__t>(gofl::real_fn(S_chetrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chetrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, float* d, float* e, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chetrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chetrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chetrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_zhetrd__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, double*, double*, std::complex<double>*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhetrd_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhetrd__t gofl_real = reinterpret_cast<fn_zhetrd__t>(gofl::real_fn(S_zhetrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhetrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhetrd_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhetrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhetrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhetrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zhetrd__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, double*, double*, std::complex<double>*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhetrd_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhetrd__t gofl_real = reinterpret_cast<fn_scipy_zhetrd__t>(gofl::real_fn(S_scipy_zhetrd_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhetrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhetrd_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhetrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhetrd__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhetrd_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zhetrd_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, double*, double*, std::complex<double>*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhetrd_64__t gofl_real = reinterpret_cast<fn_scipy_zhetrd_64__t>(gofl::real_fn(S_scipy_zhetrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhetrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhetrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhetrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhetrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_zhetrd_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, double*, double*, std::complex<double>*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhetrd_64__t gofl_real = reinterpret_cast<fn_zhetrd_64__t>(gofl::real_fn(S_zhetrd_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhetrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)d, (void*)e, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhetrd_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, double* d, double* e, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhetrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhetrd_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhetrd_64_(p_uplo, p_n, a, p_lda, d, e, tau, work, p_lwork, info, l_uplo);
+}
+
+using fn_sstedc__t = void (*)(const char*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sstedc__t gofl_real = reinterpret_cast<fn_sstedc__t>(gofl::real_fn(S_sstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_sstedc__t = void (*)(const char*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sstedc__t gofl_real = reinterpret_cast<fn_scipy_sstedc__t>(gofl::real_fn(S_scipy_sstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_sstedc_64__t = void (*)(const char*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sstedc_64__t gofl_real = reinterpret_cast<fn_scipy_sstedc_64__t>(gofl::real_fn(S_scipy_sstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_sstedc_64__t = void (*)(const char*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sstedc_64__t gofl_real = reinterpret_cast<fn_sstedc_64__t>(gofl::real_fn(S_sstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_dstedc__t = void (*)(const char*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dstedc__t gofl_real = reinterpret_cast<fn_dstedc__t>(gofl::real_fn(S_dstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_dstedc__t = void (*)(const char*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dstedc__t gofl_real = reinterpret_cast<fn_scipy_dstedc__t>(gofl::real_fn(S_scipy_dstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_dstedc_64__t = void (*)(const char*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dstedc_64__t gofl_real = reinterpret_cast<fn_scipy_dstedc_64__t>(gofl::real_fn(S_scipy_dstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_dstedc_64__t = void (*)(const char*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dstedc_64__t gofl_real = reinterpret_cast<fn_dstedc_64__t>(gofl::real_fn(S_dstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 11;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_cstedc__t = void (*)(const char*, const int32_t*, float*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cstedc__t gofl_real = reinterpret_cast<fn_cstedc__t>(gofl::real_fn(S_cstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_cstedc__t = void (*)(const char*, const int32_t*, float*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cstedc__t gofl_real = reinterpret_cast<fn_scipy_cstedc__t>(gofl::real_fn(S_scipy_cstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cstedc_(const char* p_compz, const int32_t* p_n, float* d, float* e, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_cstedc_64__t = void (*)(const char*, const int64_t*, float*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cstedc_64__t gofl_real = reinterpret_cast<fn_scipy_cstedc_64__t>(gofl::real_fn(S_scipy_cstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_cstedc_64__t = void (*)(const char*, const int64_t*, float*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cstedc_64__t gofl_real = reinterpret_cast<fn_cstedc_64__t>(gofl::real_fn(S_cstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cstedc_64_(const char* p_compz, const int64_t* p_n, float* d, float* e, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_zstedc__t = void (*)(const char*, const int32_t*, double*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zstedc__t gofl_real = reinterpret_cast<fn_zstedc__t>(gofl::real_fn(S_zstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_zstedc__t = void (*)(const char*, const int32_t*, double*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, const int32_t*, int32_t*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zstedc__t gofl_real = reinterpret_cast<fn_scipy_zstedc__t>(gofl::real_fn(S_scipy_zstedc_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zstedc_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zstedc_(const char* p_compz, const int32_t* p_n, double* d, double* e, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, const int32_t* p_lrwork, int32_t* iwork, const int32_t* p_liwork, int32_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zstedc_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zstedc__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zstedc_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_scipy_zstedc_64__t = void (*)(const char*, const int64_t*, double*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zstedc_64__t gofl_real = reinterpret_cast<fn_scipy_zstedc_64__t>(gofl::real_fn(S_scipy_zstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_zstedc_64__t = void (*)(const char*, const int64_t*, double*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, const int64_t*, int64_t*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zstedc_64__t gofl_real = reinterpret_cast<fn_zstedc_64__t>(gofl::real_fn(S_zstedc_64_, gofl_site));
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zstedc_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(z, static_cast<int64_t>(isN(compz) ? 0 : mat(n, n, ldz)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1 || liwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_compz, (void*)p_n, (void*)d, (void*)e, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)p_lrwork, (void*)iwork, (void*)p_liwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zstedc_64_(const char* p_compz, const int64_t* p_n, double* d, double* e, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, const int64_t* p_lrwork, int64_t* iwork, const int64_t* p_liwork, int64_t* info, gofl_strlen l_compz) {
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  [[maybe_unused]] const int64_t lrwork = static_cast<int64_t>(*p_lrwork);
+  [[maybe_unused]] const int64_t liwork = static_cast<int64_t>(*p_liwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 1.0*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zstedc_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zstedc_64__t>(gofl_fn)(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zstedc_64_(p_compz, p_n, d, e, z, p_ldz, work, p_lwork, rwork, p_lrwork, iwork, p_liwork, info, l_compz);
+}
+
+using fn_shseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_shseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* h, const int32_t* p_ldh, float* wr, float* wi, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_shseqr__t gofl_real = reinterpret_cast<fn_shseqr__t>(gofl::real_fn(S_shseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_shseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void shseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* h, const int32_t* p_ldh, float* wr, float* wi, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_shseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_shseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_shseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_shseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_shseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* h, const int32_t* p_ldh, float* wr, float* wi, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_shseqr__t gofl_real = reinterpret_cast<fn_scipy_shseqr__t>(gofl::real_fn(S_scipy_shseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_shseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_shseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* h, const int32_t* p_ldh, float* wr, float* wi, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_shseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_shseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_shseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_shseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_shseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* h, const int64_t* p_ldh, float* wr, float* wi, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_shseqr_64__t gofl_real = reinterpret_cast<fn_scipy_shseqr_64__t>(gofl::real_fn(S_scipy_shseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_shseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_shseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* h, const int64_t* p_ldh, float* wr, float* wi, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_shseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_shseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_shseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_shseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_shseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* h, const int64_t* p_ldh, float* wr, float* wi, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_shseqr_64__t gofl_real = reinterpret_cast<fn_shseqr_64__t>(gofl::real_fn(S_shseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_shseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void shseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* h, const int64_t* p_ldh, float* wr, float* wi, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_shseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_shseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_shseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_dhseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* h, const int32_t* p_ldh, double* wr, double* wi, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dhseqr__t gofl_real = reinterpret_cast<fn_dhseqr__t>(gofl::real_fn(S_dhseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_dhseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* h, const int32_t* p_ldh, double* wr, double* wi, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dhseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dhseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dhseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_dhseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* h, const int32_t* p_ldh, double* wr, double* wi, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dhseqr__t gofl_real = reinterpret_cast<fn_scipy_dhseqr__t>(gofl::real_fn(S_scipy_dhseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_dhseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* h, const int32_t* p_ldh, double* wr, double* wi, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dhseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dhseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dhseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_dhseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* h, const int64_t* p_ldh, double* wr, double* wi, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dhseqr_64__t gofl_real = reinterpret_cast<fn_scipy_dhseqr_64__t>(gofl::real_fn(S_scipy_dhseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_dhseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* h, const int64_t* p_ldh, double* wr, double* wi, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dhseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dhseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dhseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_dhseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* h, const int64_t* p_ldh, double* wr, double* wi, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dhseqr_64__t gofl_real = reinterpret_cast<fn_dhseqr_64__t>(gofl::real_fn(S_dhseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_dhseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)wr, (void*)wi, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* h, const int64_t* p_ldh, double* wr, double* wi, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dhseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dhseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dhseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, wr, wi, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_chseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* h, const int32_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chseqr__t gofl_real = reinterpret_cast<fn_chseqr__t>(gofl::real_fn(S_chseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_chseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* h, const int32_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_chseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* h, const int32_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chseqr__t gofl_real = reinterpret_cast<fn_scipy_chseqr__t>(gofl::real_fn(S_scipy_chseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_chseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* h, const int32_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_chseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* h, const int64_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chseqr_64__t gofl_real = reinterpret_cast<fn_scipy_chseqr_64__t>(gofl::real_fn(S_scipy_chseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_chseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* h, const int64_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_chseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* h, const int64_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chseqr_64__t gofl_real = reinterpret_cast<fn_chseqr_64__t>(gofl::real_fn(S_chseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_chseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* h, const int64_t* p_ldh, std::complex<float>* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_zhseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* h, const int32_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhseqr__t gofl_real = reinterpret_cast<fn_zhseqr__t>(gofl::real_fn(S_zhseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_zhseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* h, const int32_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_zhseqr__t = void (*)(const char*, const char*, const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* h, const int32_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhseqr__t gofl_real = reinterpret_cast<fn_scipy_zhseqr__t>(gofl::real_fn(S_scipy_zhseqr_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhseqr_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhseqr_(const char* p_job, const char* p_compz, const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* h, const int32_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhseqr_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhseqr__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhseqr_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_scipy_zhseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* h, const int64_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhseqr_64__t gofl_real = reinterpret_cast<fn_scipy_zhseqr_64__t>(gofl::real_fn(S_scipy_zhseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_scipy_zhseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* h, const int64_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_zhseqr_64__t = void (*)(const char*, const char*, const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* h, const int64_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhseqr_64__t gofl_real = reinterpret_cast<fn_zhseqr_64__t>(gofl::real_fn(S_zhseqr_64_, gofl_site));
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  gofl::Call gofl_call(S_zhseqr_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(h, static_cast<int64_t>(mat(n, n, ldh)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_job, (void*)p_compz, (void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)h, (void*)p_ldh, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhseqr_64_(const char* p_job, const char* p_compz, const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* h, const int64_t* p_ldh, std::complex<double>* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_job, gofl_strlen l_compz) {
+  [[maybe_unused]] const char job = *p_job;
+  [[maybe_unused]] const char compz = *p_compz;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t ldh = static_cast<int64_t>(*p_ldh);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isN(compz) ? 10.0*n*n*n : 20.0*n*n*n);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhseqr_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhseqr_64__t>(gofl_fn)(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhseqr_64_(p_job, p_compz, p_n, p_ilo, p_ihi, h, p_ldh, w, z, p_ldz, work, p_lwork, info, l_job, l_compz);
+}
+
+using fn_sgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* a, const int32_t* p_lda, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgehrd__t gofl_real = reinterpret_cast<fn_sgehrd__t>(gofl::real_fn(S_sgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* a, const int32_t* p_lda, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_sgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* a, const int32_t* p_lda, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgehrd__t gofl_real = reinterpret_cast<fn_scipy_sgehrd__t>(gofl::real_fn(S_scipy_sgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, float* a, const int32_t* p_lda, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_sgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* a, const int64_t* p_lda, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgehrd_64__t gofl_real = reinterpret_cast<fn_scipy_sgehrd_64__t>(gofl::real_fn(S_scipy_sgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* a, const int64_t* p_lda, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_sgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* a, const int64_t* p_lda, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgehrd_64__t gofl_real = reinterpret_cast<fn_sgehrd_64__t>(gofl::real_fn(S_sgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, float* a, const int64_t* p_lda, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_dgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* a, const int32_t* p_lda, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgehrd__t gofl_real = reinterpret_cast<fn_dgehrd__t>(gofl::real_fn(S_dgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* a, const int32_t* p_lda, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_dgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* a, const int32_t* p_lda, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgehrd__t gofl_real = reinterpret_cast<fn_scipy_dgehrd__t>(gofl::real_fn(S_scipy_dgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, double* a, const int32_t* p_lda, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_dgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* a, const int64_t* p_lda, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgehrd_64__t gofl_real = reinterpret_cast<fn_scipy_dgehrd_64__t>(gofl::real_fn(S_scipy_dgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* a, const int64_t* p_lda, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_dgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* a, const int64_t* p_lda, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgehrd_64__t gofl_real = reinterpret_cast<fn_dgehrd_64__t>(gofl::real_fn(S_dgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, double* a, const int64_t* p_lda, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_cgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgehrd__t gofl_real = reinterpret_cast<fn_cgehrd__t>(gofl::real_fn(S_cgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_cgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgehrd__t gofl_real = reinterpret_cast<fn_scipy_cgehrd__t>(gofl::real_fn(S_scipy_cgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_cgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgehrd_64__t gofl_real = reinterpret_cast<fn_scipy_cgehrd_64__t>(gofl::real_fn(S_scipy_cgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_cgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgehrd_64__t gofl_real = reinterpret_cast<fn_cgehrd_64__t>(gofl::real_fn(S_cgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_zgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgehrd__t gofl_real = reinterpret_cast<fn_zgehrd__t>(gofl::real_fn(S_zgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_zgehrd__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgehrd__t gofl_real = reinterpret_cast<fn_scipy_zgehrd__t>(gofl::real_fn(S_scipy_zgehrd_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zgehrd_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgehrd_(const int32_t* p_n, const int32_t* p_ilo, const int32_t* p_ihi, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgehrd_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgehrd__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgehrd_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_scipy_zgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgehrd_64__t gofl_real = reinterpret_cast<fn_scipy_zgehrd_64__t>(gofl::real_fn(S_scipy_zgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_zgehrd_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgehrd_64__t gofl_real = reinterpret_cast<fn_zgehrd_64__t>(gofl::real_fn(S_zgehrd_64_, gofl_site));
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zgehrd_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_n, (void*)p_ilo, (void*)p_ihi, (void*)a, (void*)p_lda, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgehrd_64_(const int64_t* p_n, const int64_t* p_ilo, const int64_t* p_ihi, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ilo = static_cast<int64_t>(*p_ilo);
+  [[maybe_unused]] const int64_t ihi = static_cast<int64_t>(*p_ihi);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (10.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgehrd_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgehrd_64__t>(gofl_fn)(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgehrd_64_(p_n, p_ilo, p_ihi, a, p_lda, tau, work, p_lwork, info);
+}
+
+using fn_sgeqp3__t = void (*)(const int32_t*, const int32_t*, float*, const int32_t*, int32_t*, float*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgeqp3_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* jpvt, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgeqp3__t gofl_real = reinterpret_cast<fn_sgeqp3__t>(gofl::real_fn(S_sgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_sgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgeqp3_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* jpvt, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_scipy_sgeqp3__t = void (*)(const int32_t*, const int32_t*, float*, const int32_t*, int32_t*, float*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgeqp3_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* jpvt, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgeqp3__t gofl_real = reinterpret_cast<fn_scipy_sgeqp3__t>(gofl::real_fn(S_scipy_sgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_sgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgeqp3_(const int32_t* p_m, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* jpvt, float* tau, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_scipy_sgeqp3_64__t = void (*)(const int64_t*, const int64_t*, float*, const int64_t*, int64_t*, float*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgeqp3_64_(const int64_t* p_m, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* jpvt, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgeqp3_64__t gofl_real = reinterpret_cast<fn_scipy_sgeqp3_64__t>(gofl::real_fn(S_scipy_sgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_sgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgeqp3_64_(const int64_t* p_m, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* jpvt, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_sgeqp3_64__t = void (*)(const int64_t*, const int64_t*, float*, const int64_t*, int64_t*, float*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgeqp3_64_(const int64_t* p_m, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* jpvt, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgeqp3_64__t gofl_real = reinterpret_cast<fn_sgeqp3_64__t>(gofl::real_fn(S_sgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_sgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgeqp3_64_(const int64_t* p_m, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* jpvt, float* tau, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_dgeqp3__t = void (*)(const int32_t*, const int32_t*, double*, const int32_t*, int32_t*, double*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgeqp3_(const int32_t* p_m, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* jpvt, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgeqp3__t gofl_real = reinterpret_cast<fn_dgeqp3__t>(gofl::real_fn(S_dgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_dgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgeqp3_(const int32_t* p_m, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* jpvt, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_scipy_dgeqp3__t = void (*)(const int32_t*, const int32_t*, double*, const int32_t*, int32_t*, double*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgeqp3_(const int32_t* p_m, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* jpvt, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgeqp3__t gofl_real = reinterpret_cast<fn_scipy_dgeqp3__t>(gofl::real_fn(S_scipy_dgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_dgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgeqp3_(const int32_t* p_m, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* jpvt, double* tau, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_scipy_dgeqp3_64__t = void (*)(const int64_t*, const int64_t*, double*, const int64_t*, int64_t*, double*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgeqp3_64_(const int64_t* p_m, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* jpvt, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgeqp3_64__t gofl_real = reinterpret_cast<fn_scipy_dgeqp3_64__t>(gofl::real_fn(S_scipy_dgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_dgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgeqp3_64_(const int64_t* p_m, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* jpvt, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_dgeqp3_64__t = void (*)(const int64_t*, const int64_t*, double*, const int64_t*, int64_t*, double*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgeqp3_64_(const int64_t* p_m, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* jpvt, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgeqp3_64__t gofl_real = reinterpret_cast<fn_dgeqp3_64__t>(gofl::real_fn(S_dgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_dgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgeqp3_64_(const int64_t* p_m, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* jpvt, double* tau, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, info);
+}
+
+using fn_cgeqp3__t = void (*)(const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, float*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgeqp3__t gofl_real = reinterpret_cast<fn_cgeqp3__t>(gofl::real_fn(S_cgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_cgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_cgeqp3__t = void (*)(const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, std::complex<float>*, const int32_t*, float*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgeqp3__t gofl_real = reinterpret_cast<fn_scipy_cgeqp3__t>(gofl::real_fn(S_scipy_cgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_cgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_cgeqp3_64__t = void (*)(const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, float*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgeqp3_64__t gofl_real = reinterpret_cast<fn_scipy_cgeqp3_64__t>(gofl::real_fn(S_scipy_cgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_cgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_cgeqp3_64__t = void (*)(const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, std::complex<float>*, const int64_t*, float*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgeqp3_64__t gofl_real = reinterpret_cast<fn_cgeqp3_64__t>(gofl::real_fn(S_cgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_cgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<float>* tau, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_zgeqp3__t = void (*)(const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, double*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgeqp3__t gofl_real = reinterpret_cast<fn_zgeqp3__t>(gofl::real_fn(S_zgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_zgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_zgeqp3__t = void (*)(const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, std::complex<double>*, const int32_t*, double*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgeqp3__t gofl_real = reinterpret_cast<fn_scipy_zgeqp3__t>(gofl::real_fn(S_scipy_zgeqp3_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_zgeqp3_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgeqp3_(const int32_t* p_m, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeqp3_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeqp3__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgeqp3_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_zgeqp3_64__t = void (*)(const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, double*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgeqp3_64__t gofl_real = reinterpret_cast<fn_scipy_zgeqp3_64__t>(gofl::real_fn(S_scipy_zgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_zgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_zgeqp3_64__t = void (*)(const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, std::complex<double>*, const int64_t*, double*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgeqp3_64__t gofl_real = reinterpret_cast<fn_zgeqp3_64__t>(gofl::real_fn(S_zgeqp3_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_zgeqp3_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)a, (void*)p_lda, (void*)jpvt, (void*)tau, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgeqp3_64_(const int64_t* p_m, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* jpvt, std::complex<double>* tau, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgeqp3_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgeqp3_64__t>(gofl_fn)(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgeqp3_64_(p_m, p_n, a, p_lda, jpvt, tau, work, p_lwork, rwork, info);
+}
+
+using fn_ssytrf__t = void (*)(const char*, const int32_t*, float*, const int32_t*, int32_t*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytrf_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytrf__t gofl_real = reinterpret_cast<fn_ssytrf__t>(gofl::real_fn(S_ssytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytrf_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_ssytrf__t = void (*)(const char*, const int32_t*, float*, const int32_t*, int32_t*, float*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytrf_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytrf__t gofl_real = reinterpret_cast<fn_scipy_ssytrf__t>(gofl::real_fn(S_scipy_ssytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytrf_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, int32_t* ipiv, float* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_ssytrf_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, int64_t*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytrf_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* ipiv, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytrf_64__t gofl_real = reinterpret_cast<fn_scipy_ssytrf_64__t>(gofl::real_fn(S_scipy_ssytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytrf_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* ipiv, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_ssytrf_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, int64_t*, float*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytrf_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* ipiv, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytrf_64__t gofl_real = reinterpret_cast<fn_ssytrf_64__t>(gofl::real_fn(S_ssytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytrf_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, int64_t* ipiv, float* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_dsytrf__t = void (*)(const char*, const int32_t*, double*, const int32_t*, int32_t*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytrf_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* ipiv, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytrf__t gofl_real = reinterpret_cast<fn_dsytrf__t>(gofl::real_fn(S_dsytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytrf_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* ipiv, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_dsytrf__t = void (*)(const char*, const int32_t*, double*, const int32_t*, int32_t*, double*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytrf_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* ipiv, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytrf__t gofl_real = reinterpret_cast<fn_scipy_dsytrf__t>(gofl::real_fn(S_scipy_dsytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytrf_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, int32_t* ipiv, double* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_dsytrf_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, int64_t*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytrf_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* ipiv, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytrf_64__t gofl_real = reinterpret_cast<fn_scipy_dsytrf_64__t>(gofl::real_fn(S_scipy_dsytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytrf_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* ipiv, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_dsytrf_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, int64_t*, double*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytrf_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* ipiv, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytrf_64__t gofl_real = reinterpret_cast<fn_dsytrf_64__t>(gofl::real_fn(S_dsytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytrf_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, int64_t* ipiv, double* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_csytrf__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_csytrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_csytrf__t gofl_real = reinterpret_cast<fn_csytrf__t>(gofl::real_fn(S_csytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_csytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void csytrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_csytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_csytrf__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_csytrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_csytrf__t gofl_real = reinterpret_cast<fn_scipy_csytrf__t>(gofl::real_fn(S_scipy_csytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_csytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_csytrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_csytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_csytrf_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_csytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_csytrf_64__t gofl_real = reinterpret_cast<fn_scipy_csytrf_64__t>(gofl::real_fn(S_scipy_csytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_csytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_csytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_csytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_csytrf_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_csytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_csytrf_64__t gofl_real = reinterpret_cast<fn_csytrf_64__t>(gofl::real_fn(S_csytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_csytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void csytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_csytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_zsytrf__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zsytrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zsytrf__t gofl_real = reinterpret_cast<fn_zsytrf__t>(gofl::real_fn(S_zsytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zsytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zsytrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zsytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zsytrf__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zsytrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zsytrf__t gofl_real = reinterpret_cast<fn_scipy_zsytrf__t>(gofl::real_fn(S_scipy_zsytrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zsytrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zsytrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsytrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsytrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zsytrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zsytrf_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zsytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zsytrf_64__t gofl_real = reinterpret_cast<fn_scipy_zsytrf_64__t>(gofl::real_fn(S_scipy_zsytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zsytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zsytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zsytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_zsytrf_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zsytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zsytrf_64__t gofl_real = reinterpret_cast<fn_zsytrf_64__t>(gofl::real_fn(S_zsytrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zsytrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zsytrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsytrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsytrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zsytrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_chetrf__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chetrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chetrf__t gofl_real = reinterpret_cast<fn_chetrf__t>(gofl::real_fn(S_chetrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chetrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chetrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chetrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chetrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_chetrf__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, int32_t*, std::complex<float>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chetrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chetrf__t gofl_real = reinterpret_cast<fn_scipy_chetrf__t>(gofl::real_fn(S_scipy_chetrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chetrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chetrf_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<float>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chetrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chetrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_chetrf_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chetrf_64__t gofl_real = reinterpret_cast<fn_scipy_chetrf_64__t>(gofl::real_fn(S_scipy_chetrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chetrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chetrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chetrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_chetrf_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, int64_t*, std::complex<float>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chetrf_64__t gofl_real = reinterpret_cast<fn_chetrf_64__t>(gofl::real_fn(S_chetrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chetrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<float>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chetrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chetrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_zhetrf__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhetrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhetrf__t gofl_real = reinterpret_cast<fn_zhetrf__t>(gofl::real_fn(S_zhetrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhetrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhetrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhetrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhetrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zhetrf__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, int32_t*, std::complex<double>*, const int32_t*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhetrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhetrf__t gofl_real = reinterpret_cast<fn_scipy_zhetrf__t>(gofl::real_fn(S_scipy_zhetrf_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhetrf_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhetrf_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, int32_t* ipiv, std::complex<double>* work, const int32_t* p_lwork, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhetrf_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhetrf__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhetrf_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_scipy_zhetrf_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhetrf_64__t gofl_real = reinterpret_cast<fn_scipy_zhetrf_64__t>(gofl::real_fn(S_scipy_zhetrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhetrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhetrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhetrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_zhetrf_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, int64_t*, std::complex<double>*, const int64_t*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhetrf_64__t gofl_real = reinterpret_cast<fn_zhetrf_64__t>(gofl::real_fn(S_zhetrf_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhetrf_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 8;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhetrf_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, int64_t* ipiv, std::complex<double>* work, const int64_t* p_lwork, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (1.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhetrf_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhetrf_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhetrf_64_(p_uplo, p_n, a, p_lda, ipiv, work, p_lwork, info, l_uplo);
+}
+
+using fn_ssytri__t = void (*)(const char*, const int32_t*, float*, const int32_t*, const int32_t*, float*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const int32_t* ipiv, float* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytri__t gofl_real = reinterpret_cast<fn_ssytri__t>(gofl::real_fn(S_ssytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const int32_t* ipiv, float* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_ssytri__t = void (*)(const char*, const int32_t*, float*, const int32_t*, const int32_t*, float*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const int32_t* ipiv, float* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytri__t gofl_real = reinterpret_cast<fn_scipy_ssytri__t>(gofl::real_fn(S_scipy_ssytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytri_(const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const int32_t* ipiv, float* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_ssytri_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, const int64_t*, float*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssytri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const int64_t* ipiv, float* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssytri_64__t gofl_real = reinterpret_cast<fn_scipy_ssytri_64__t>(gofl::real_fn(S_scipy_ssytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssytri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const int64_t* ipiv, float* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_ssytri_64__t = void (*)(const char*, const int64_t*, float*, const int64_t*, const int64_t*, float*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssytri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const int64_t* ipiv, float* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssytri_64__t gofl_real = reinterpret_cast<fn_ssytri_64__t>(gofl::real_fn(S_ssytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssytri_64_(const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const int64_t* ipiv, float* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_dsytri__t = void (*)(const char*, const int32_t*, double*, const int32_t*, const int32_t*, double*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const int32_t* ipiv, double* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytri__t gofl_real = reinterpret_cast<fn_dsytri__t>(gofl::real_fn(S_dsytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const int32_t* ipiv, double* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_dsytri__t = void (*)(const char*, const int32_t*, double*, const int32_t*, const int32_t*, double*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const int32_t* ipiv, double* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytri__t gofl_real = reinterpret_cast<fn_scipy_dsytri__t>(gofl::real_fn(S_scipy_dsytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytri_(const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const int32_t* ipiv, double* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_dsytri_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, const int64_t*, double*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsytri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const int64_t* ipiv, double* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsytri_64__t gofl_real = reinterpret_cast<fn_scipy_dsytri_64__t>(gofl::real_fn(S_scipy_dsytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsytri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const int64_t* ipiv, double* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_dsytri_64__t = void (*)(const char*, const int64_t*, double*, const int64_t*, const int64_t*, double*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsytri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const int64_t* ipiv, double* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsytri_64__t gofl_real = reinterpret_cast<fn_dsytri_64__t>(gofl::real_fn(S_dsytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsytri_64_(const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const int64_t* ipiv, double* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_csytri__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, const int32_t*, std::complex<float>*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_csytri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<float>* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_csytri__t gofl_real = reinterpret_cast<fn_csytri__t>(gofl::real_fn(S_csytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_csytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void csytri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<float>* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_csytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_csytri__t = void (*)(const char*, const int32_t*, std::complex<float>*, const int32_t*, const int32_t*, std::complex<float>*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_csytri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<float>* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_csytri__t gofl_real = reinterpret_cast<fn_scipy_csytri__t>(gofl::real_fn(S_scipy_csytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_csytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_csytri_(const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<float>* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_csytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_csytri_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, const int64_t*, std::complex<float>*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_csytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<float>* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_csytri_64__t gofl_real = reinterpret_cast<fn_scipy_csytri_64__t>(gofl::real_fn(S_scipy_csytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_csytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_csytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<float>* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_csytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_csytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_csytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_csytri_64__t = void (*)(const char*, const int64_t*, std::complex<float>*, const int64_t*, const int64_t*, std::complex<float>*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_csytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<float>* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_csytri_64__t gofl_real = reinterpret_cast<fn_csytri_64__t>(gofl::real_fn(S_csytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_csytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void csytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<float>* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_csytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_csytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_csytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_zsytri__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, const int32_t*, std::complex<double>*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zsytri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<double>* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zsytri__t gofl_real = reinterpret_cast<fn_zsytri__t>(gofl::real_fn(S_zsytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zsytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zsytri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<double>* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zsytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_zsytri__t = void (*)(const char*, const int32_t*, std::complex<double>*, const int32_t*, const int32_t*, std::complex<double>*, int32_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zsytri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<double>* work, int32_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zsytri__t gofl_real = reinterpret_cast<fn_scipy_zsytri__t>(gofl::real_fn(S_scipy_zsytri_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zsytri_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int32_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zsytri_(const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const int32_t* ipiv, std::complex<double>* work, int32_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsytri_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsytri__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zsytri_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_scipy_zsytri_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, const int64_t*, std::complex<double>*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zsytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<double>* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zsytri_64__t gofl_real = reinterpret_cast<fn_scipy_zsytri_64__t>(gofl::real_fn(S_scipy_zsytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zsytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zsytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<double>* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zsytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zsytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zsytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_zsytri_64__t = void (*)(const char*, const int64_t*, std::complex<double>*, const int64_t*, const int64_t*, std::complex<double>*, int64_t*, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zsytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<double>* work, int64_t* info, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zsytri_64__t gofl_real = reinterpret_cast<fn_zsytri_64__t>(gofl::real_fn(S_zsytri_64_, gofl_site));
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zsytri_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 2);
+  gofl_call.add_operand(ipiv, static_cast<int64_t>(n), sizeof(int64_t), GOFL_IN, 4);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)ipiv, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 7;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zsytri_64_(const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const int64_t* ipiv, std::complex<double>* work, int64_t* info, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  const double gofl_flops = 4.0 * (2.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zsytri_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zsytri_64__t>(gofl_fn)(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zsytri_64_(p_uplo, p_n, a, p_lda, ipiv, work, info, l_uplo);
+}
+
+using fn_sgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, const float*, int32_t*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgelss__t gofl_real = reinterpret_cast<fn_sgelss__t>(gofl::real_fn(S_sgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_sgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_scipy_sgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, float*, const int32_t*, float*, const int32_t*, float*, const float*, int32_t*, float*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, float* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgelss__t gofl_real = reinterpret_cast<fn_scipy_sgelss__t>(gofl::real_fn(S_scipy_sgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_sgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, float* a, const int32_t* p_lda, float* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, float* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_scipy_sgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, const float*, int64_t*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sgelss_64__t gofl_real = reinterpret_cast<fn_scipy_sgelss_64__t>(gofl::real_fn(S_scipy_sgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_sgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_sgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, float*, const int64_t*, float*, const int64_t*, float*, const float*, int64_t*, float*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_sgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, float* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sgelss_64__t gofl_real = reinterpret_cast<fn_sgelss_64__t>(gofl::real_fn(S_sgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_sgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(float), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, float* a, const int64_t* p_lda, float* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, float* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_dgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, const double*, int32_t*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgelss__t gofl_real = reinterpret_cast<fn_dgelss__t>(gofl::real_fn(S_dgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_dgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_scipy_dgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, double*, const int32_t*, double*, const int32_t*, double*, const double*, int32_t*, double*, const int32_t*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, double* work, const int32_t* p_lwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgelss__t gofl_real = reinterpret_cast<fn_scipy_dgelss__t>(gofl::real_fn(S_scipy_dgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_dgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, double* a, const int32_t* p_lda, double* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, double* work, const int32_t* p_lwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_scipy_dgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, const double*, int64_t*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dgelss_64__t gofl_real = reinterpret_cast<fn_scipy_dgelss_64__t>(gofl::real_fn(S_scipy_dgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_dgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_dgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, double*, const int64_t*, double*, const int64_t*, double*, const double*, int64_t*, double*, const int64_t*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_dgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, double* work, const int64_t* p_lwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dgelss_64__t gofl_real = reinterpret_cast<fn_dgelss_64__t>(gofl::real_fn(S_dgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_dgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(double), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 13;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, double* a, const int64_t* p_lda, double* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, double* work, const int64_t* p_lwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, info);
+}
+
+using fn_cgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, const float*, int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgelss__t gofl_real = reinterpret_cast<fn_cgelss__t>(gofl::real_fn(S_cgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_cgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_cgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, const float*, int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgelss__t gofl_real = reinterpret_cast<fn_scipy_cgelss__t>(gofl::real_fn(S_scipy_cgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_cgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<float>* a, const int32_t* p_lda, std::complex<float>* b, const int32_t* p_ldb, float* s, const float* p_rcond, int32_t* rank, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_cgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, const float*, int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cgelss_64__t gofl_real = reinterpret_cast<fn_scipy_cgelss_64__t>(gofl::real_fn(S_scipy_cgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_cgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_cgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, const float*, int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_cgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cgelss_64__t gofl_real = reinterpret_cast<fn_cgelss_64__t>(gofl::real_fn(S_cgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_cgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<float>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<float>* a, const int64_t* p_lda, std::complex<float>* b, const int64_t* p_ldb, float* s, const float* p_rcond, int64_t* rank, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_zgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, const double*, int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgelss__t gofl_real = reinterpret_cast<fn_zgelss__t>(gofl::real_fn(S_zgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_zgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_zgelss__t = void (*)(const int32_t*, const int32_t*, const int32_t*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, const double*, int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgelss__t gofl_real = reinterpret_cast<fn_scipy_zgelss__t>(gofl::real_fn(S_scipy_zgelss_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_zgelss_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgelss_(const int32_t* p_m, const int32_t* p_n, const int32_t* p_nrhs, std::complex<double>* a, const int32_t* p_lda, std::complex<double>* b, const int32_t* p_ldb, double* s, const double* p_rcond, int32_t* rank, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgelss_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgelss__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgelss_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_scipy_zgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, const double*, int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zgelss_64__t gofl_real = reinterpret_cast<fn_scipy_zgelss_64__t>(gofl::real_fn(S_scipy_zgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_scipy_zgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_zgelss_64__t = void (*)(const int64_t*, const int64_t*, const int64_t*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, const double*, int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*);
+[[gnu::noinline, gnu::cold]] static void slow_zgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zgelss_64__t gofl_real = reinterpret_cast<fn_zgelss_64__t>(gofl::real_fn(S_zgelss_64_, gofl_site));
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  gofl::Call gofl_call(S_zgelss_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(m, n, nrhs);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(m, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.add_operand(b, static_cast<int64_t>(mat(std::max(m, n), nrhs, ldb)), sizeof(std::complex<double>), GOFL_INOUT, 5);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_m, (void*)p_n, (void*)p_nrhs, (void*)a, (void*)p_lda, (void*)b, (void*)p_ldb, (void*)s, (void*)p_rcond, (void*)rank, (void*)work, (void*)p_lwork, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 14;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zgelss_64_(const int64_t* p_m, const int64_t* p_n, const int64_t* p_nrhs, std::complex<double>* a, const int64_t* p_lda, std::complex<double>* b, const int64_t* p_ldb, double* s, const double* p_rcond, int64_t* rank, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* info) {
+  [[maybe_unused]] const int64_t m = static_cast<int64_t>(*p_m);
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t nrhs = static_cast<int64_t>(*p_nrhs);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t ldb = static_cast<int64_t>(*p_ldb);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zgelss_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zgelss_64__t>(gofl_fn)(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zgelss_64_(p_m, p_n, p_nrhs, a, p_lda, b, p_ldb, s, p_rcond, rank, work, p_lwork, rwork, info);
+}
+
+using fn_ssyevx__t = void (*)(const char*, const char*, const char*, const int32_t*, float*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssyevx__t gofl_real = reinterpret_cast<fn_ssyevx__t>(gofl::real_fn(S_ssyevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssyevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssyevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_ssyevx__t = void (*)(const char*, const char*, const char*, const int32_t*, float*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, float*, const int32_t*, float*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssyevx__t gofl_real = reinterpret_cast<fn_scipy_ssyevx__t>(gofl::real_fn(S_scipy_ssyevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssyevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, float* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, float* z, const int32_t* p_ldz, float* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssyevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_ssyevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, float*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_ssyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_ssyevx_64__t gofl_real = reinterpret_cast<fn_scipy_ssyevx_64__t>(gofl::real_fn(S_scipy_ssyevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_ssyevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_ssyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_ssyevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_ssyevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_ssyevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_ssyevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, float*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, float*, const int64_t*, float*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_ssyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_ssyevx_64__t gofl_real = reinterpret_cast<fn_ssyevx_64__t>(gofl::real_fn(S_ssyevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_ssyevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(float), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void ssyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, float* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, float* z, const int64_t* p_ldz, float* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_ssyevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_ssyevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_ssyevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_dsyevx__t = void (*)(const char*, const char*, const char*, const int32_t*, double*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsyevx__t gofl_real = reinterpret_cast<fn_dsyevx__t>(gofl::real_fn(S_dsyevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsyevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsyevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_dsyevx__t = void (*)(const char*, const char*, const char*, const int32_t*, double*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, double*, const int32_t*, double*, const int32_t*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsyevx__t gofl_real = reinterpret_cast<fn_scipy_dsyevx__t>(gofl::real_fn(S_scipy_dsyevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsyevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsyevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, double* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, double* z, const int32_t* p_ldz, double* work, const int32_t* p_lwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsyevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_dsyevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, double*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dsyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dsyevx_64__t gofl_real = reinterpret_cast<fn_scipy_dsyevx_64__t>(gofl::real_fn(S_scipy_dsyevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dsyevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dsyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dsyevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dsyevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dsyevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_dsyevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, double*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, double*, const int64_t*, double*, const int64_t*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dsyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dsyevx_64__t gofl_real = reinterpret_cast<fn_dsyevx_64__t>(gofl::real_fn(S_dsyevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dsyevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(double), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 20;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dsyevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, double* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, double* z, const int64_t* p_ldz, double* work, const int64_t* p_lwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dsyevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dsyevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dsyevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_cheevx__t = void (*)(const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cheevx__t gofl_real = reinterpret_cast<fn_cheevx__t>(gofl::real_fn(S_cheevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cheevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cheevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_cheevx__t = void (*)(const char*, const char*, const char*, const int32_t*, std::complex<float>*, const int32_t*, const float*, const float*, const int32_t*, const int32_t*, const float*, int32_t*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, const int32_t*, float*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cheevx__t gofl_real = reinterpret_cast<fn_scipy_cheevx__t>(gofl::real_fn(S_scipy_cheevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cheevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<float>* a, const int32_t* p_lda, const float* p_vl, const float* p_vu, const int32_t* p_il, const int32_t* p_iu, const float* p_abstol, int32_t* m, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, const int32_t* p_lwork, float* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cheevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_cheevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_cheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_cheevx_64__t gofl_real = reinterpret_cast<fn_scipy_cheevx_64__t>(gofl::real_fn(S_scipy_cheevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_cheevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_cheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_cheevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_cheevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_cheevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_cheevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, std::complex<float>*, const int64_t*, const float*, const float*, const int64_t*, const int64_t*, const float*, int64_t*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, const int64_t*, float*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_cheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_cheevx_64__t gofl_real = reinterpret_cast<fn_cheevx_64__t>(gofl::real_fn(S_cheevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_cheevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<float>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void cheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<float>* a, const int64_t* p_lda, const float* p_vl, const float* p_vu, const int64_t* p_il, const int64_t* p_iu, const float* p_abstol, int64_t* m, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, const int64_t* p_lwork, float* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_cheevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_cheevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_cheevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_zheevx__t = void (*)(const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zheevx__t gofl_real = reinterpret_cast<fn_zheevx__t>(gofl::real_fn(S_zheevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zheevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zheevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_zheevx__t = void (*)(const char*, const char*, const char*, const int32_t*, std::complex<double>*, const int32_t*, const double*, const double*, const int32_t*, const int32_t*, const double*, int32_t*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, const int32_t*, double*, int32_t*, int32_t*, int32_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zheevx__t gofl_real = reinterpret_cast<fn_scipy_zheevx__t>(gofl::real_fn(S_scipy_zheevx_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zheevx_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zheevx_(const char* p_jobz, const char* p_range, const char* p_uplo, const int32_t* p_n, std::complex<double>* a, const int32_t* p_lda, const double* p_vl, const double* p_vu, const int32_t* p_il, const int32_t* p_iu, const double* p_abstol, int32_t* m, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, const int32_t* p_lwork, double* rwork, int32_t* iwork, int32_t* ifail, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevx_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevx__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zheevx_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_scipy_zheevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zheevx_64__t gofl_real = reinterpret_cast<fn_scipy_zheevx_64__t>(gofl::real_fn(S_scipy_zheevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zheevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zheevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zheevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zheevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_zheevx_64__t = void (*)(const char*, const char*, const char*, const int64_t*, std::complex<double>*, const int64_t*, const double*, const double*, const int64_t*, const int64_t*, const double*, int64_t*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, const int64_t*, double*, int64_t*, int64_t*, int64_t*, gofl_strlen, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zheevx_64__t gofl_real = reinterpret_cast<fn_zheevx_64__t>(gofl::real_fn(S_zheevx_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zheevx_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(a, static_cast<int64_t>(mat(n, n, lda)), sizeof(std::complex<double>), GOFL_INOUT, 4);
+  if (lwork == -1) gofl_call.flags |= GOFL_F_QUERY;
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_range, (void*)p_uplo, (void*)p_n, (void*)a, (void*)p_lda, (void*)p_vl, (void*)p_vu, (void*)p_il, (void*)p_iu, (void*)p_abstol, (void*)m, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)p_lwork, (void*)rwork, (void*)iwork, (void*)ifail, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 21;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zheevx_64_(const char* p_jobz, const char* p_range, const char* p_uplo, const int64_t* p_n, std::complex<double>* a, const int64_t* p_lda, const double* p_vl, const double* p_vu, const int64_t* p_il, const int64_t* p_iu, const double* p_abstol, int64_t* m, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, const int64_t* p_lwork, double* rwork, int64_t* iwork, int64_t* ifail, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_range, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char range = *p_range;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t lda = static_cast<int64_t>(*p_lda);
+  [[maybe_unused]] const int64_t il = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_il : 0));
+  [[maybe_unused]] const int64_t iu = static_cast<int64_t>((gofl::up(*p_range) == 'I' ? *p_iu : 0));
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  [[maybe_unused]] const int64_t lwork = static_cast<int64_t>(*p_lwork);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zheevx_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zheevx_64__t>(gofl_fn)(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zheevx_64_(p_jobz, p_range, p_uplo, p_n, a, p_lda, p_vl, p_vu, p_il, p_iu, p_abstol, m, w, z, p_ldz, work, p_lwork, rwork, iwork, ifail, info, l_jobz, l_range, l_uplo);
+}
+
+using fn_sspev__t = void (*)(const char*, const char*, const int32_t*, float*, float*, float*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* ap, float* w, float* z, const int32_t* p_ldz, float* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sspev__t gofl_real = reinterpret_cast<fn_sspev__t>(gofl::real_fn(S_sspev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sspev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* ap, float* w, float* z, const int32_t* p_ldz, float* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sspev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sspev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sspev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_sspev__t = void (*)(const char*, const char*, const int32_t*, float*, float*, float*, const int32_t*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* ap, float* w, float* z, const int32_t* p_ldz, float* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sspev__t gofl_real = reinterpret_cast<fn_scipy_sspev__t>(gofl::real_fn(S_scipy_sspev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sspev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, float* ap, float* w, float* z, const int32_t* p_ldz, float* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sspev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sspev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sspev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_sspev_64__t = void (*)(const char*, const char*, const int64_t*, float*, float*, float*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_sspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* ap, float* w, float* z, const int64_t* p_ldz, float* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_sspev_64__t gofl_real = reinterpret_cast<fn_scipy_sspev_64__t>(gofl::real_fn(S_scipy_sspev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_sspev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_sspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* ap, float* w, float* z, const int64_t* p_ldz, float* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_sspev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_sspev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_sspev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_sspev_64__t = void (*)(const char*, const char*, const int64_t*, float*, float*, float*, const int64_t*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_sspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* ap, float* w, float* z, const int64_t* p_ldz, float* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_sspev_64__t gofl_real = reinterpret_cast<fn_sspev_64__t>(gofl::real_fn(S_sspev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_sspev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(float), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void sspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, float* ap, float* w, float* z, const int64_t* p_ldz, float* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_sspev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_sspev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_sspev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_dspev__t = void (*)(const char*, const char*, const int32_t*, double*, double*, double*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* ap, double* w, double* z, const int32_t* p_ldz, double* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dspev__t gofl_real = reinterpret_cast<fn_dspev__t>(gofl::real_fn(S_dspev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dspev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* ap, double* w, double* z, const int32_t* p_ldz, double* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dspev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dspev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dspev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dspev__t = void (*)(const char*, const char*, const int32_t*, double*, double*, double*, const int32_t*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* ap, double* w, double* z, const int32_t* p_ldz, double* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dspev__t gofl_real = reinterpret_cast<fn_scipy_dspev__t>(gofl::real_fn(S_scipy_dspev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dspev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dspev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, double* ap, double* w, double* z, const int32_t* p_ldz, double* work, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dspev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dspev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dspev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_dspev_64__t = void (*)(const char*, const char*, const int64_t*, double*, double*, double*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_dspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* ap, double* w, double* z, const int64_t* p_ldz, double* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_dspev_64__t gofl_real = reinterpret_cast<fn_scipy_dspev_64__t>(gofl::real_fn(S_scipy_dspev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_dspev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_dspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* ap, double* w, double* z, const int64_t* p_ldz, double* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_dspev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_dspev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_dspev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_dspev_64__t = void (*)(const char*, const char*, const int64_t*, double*, double*, double*, const int64_t*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_dspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* ap, double* w, double* z, const int64_t* p_ldz, double* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_dspev_64__t gofl_real = reinterpret_cast<fn_dspev_64__t>(gofl::real_fn(S_dspev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_dspev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(double), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 9;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void dspev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, double* ap, double* w, double* z, const int64_t* p_ldz, double* work, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_dspev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_dspev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_dspev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, info, l_jobz, l_uplo);
+}
+
+using fn_chpev__t = void (*)(const char*, const char*, const int32_t*, std::complex<float>*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chpev__t gofl_real = reinterpret_cast<fn_chpev__t>(gofl::real_fn(S_chpev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chpev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chpev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chpev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chpev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chpev__t = void (*)(const char*, const char*, const int32_t*, std::complex<float>*, float*, std::complex<float>*, const int32_t*, std::complex<float>*, float*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chpev__t gofl_real = reinterpret_cast<fn_scipy_chpev__t>(gofl::real_fn(S_scipy_chpev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chpev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int32_t* p_ldz, std::complex<float>* work, float* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chpev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chpev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chpev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_chpev_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<float>*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_chpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_chpev_64__t gofl_real = reinterpret_cast<fn_scipy_chpev_64__t>(gofl::real_fn(S_scipy_chpev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_chpev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_chpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_chpev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_chpev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_chpev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_chpev_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<float>*, float*, std::complex<float>*, const int64_t*, std::complex<float>*, float*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_chpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_chpev_64__t gofl_real = reinterpret_cast<fn_chpev_64__t>(gofl::real_fn(S_chpev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_chpev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<float>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void chpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<float>* ap, float* w, std::complex<float>* z, const int64_t* p_ldz, std::complex<float>* work, float* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_chpev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_chpev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_chpev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhpev__t = void (*)(const char*, const char*, const int32_t*, std::complex<double>*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhpev__t gofl_real = reinterpret_cast<fn_zhpev__t>(gofl::real_fn(S_zhpev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhpev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhpev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhpev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhpev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhpev__t = void (*)(const char*, const char*, const int32_t*, std::complex<double>*, double*, std::complex<double>*, const int32_t*, std::complex<double>*, double*, int32_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhpev__t gofl_real = reinterpret_cast<fn_scipy_zhpev__t>(gofl::real_fn(S_scipy_zhpev_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhpev_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhpev_(const char* p_jobz, const char* p_uplo, const int32_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int32_t* p_ldz, std::complex<double>* work, double* rwork, int32_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhpev_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhpev__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhpev_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_scipy_zhpev_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<double>*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_scipy_zhpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_scipy_zhpev_64__t gofl_real = reinterpret_cast<fn_scipy_zhpev_64__t>(gofl::real_fn(S_scipy_zhpev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_scipy_zhpev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void scipy_zhpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_scipy_zhpev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_scipy_zhpev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_scipy_zhpev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+}
+
+using fn_zhpev_64__t = void (*)(const char*, const char*, const int64_t*, std::complex<double>*, double*, std::complex<double>*, const int64_t*, std::complex<double>*, double*, int64_t*, gofl_strlen, gofl_strlen);
+[[gnu::noinline, gnu::cold]] static void slow_zhpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  const void* const gofl_site = gofl::t_site;
+  const fn_zhpev_64__t gofl_real = reinterpret_cast<fn_zhpev_64__t>(gofl::real_fn(S_zhpev_64_, gofl_site));
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  gofl::Call gofl_call(S_zhpev_64_, gofl_flops, gofl_site);
+  [[maybe_unused]] auto mat = [](int64_t rows, int64_t cols, int64_t ld) { return gofl::mat_extent(false, rows, cols, ld); };
+  [[maybe_unused]] auto vec = gofl::vec_extent;
+  gofl_call.set_dims(n, n, 0);
+  gofl_call.add_operand(ap, static_cast<int64_t>(n*(n+1)/2), sizeof(std::complex<double>), GOFL_INOUT, 3);
+  gofl_call.info = info;
+  void* const gofl_argv[] = {(void*)p_jobz, (void*)p_uplo, (void*)p_n, (void*)ap, (void*)w, (void*)z, (void*)p_ldz, (void*)work, (void*)rwork, (void*)info};
+  gofl_call.argv = gofl_argv;
+  gofl_call.argc = 10;
+  gofl_call.real = reinterpret_cast<void*>(gofl_real);
+  if (gofl::enter(gofl_call)) {
+    gofl_real(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::leave(gofl_call);
+}
+extern "C" GOFL_EXPORT void zhpev_64_(const char* p_jobz, const char* p_uplo, const int64_t* p_n, std::complex<double>* ap, double* w, std::complex<double>* z, const int64_t* p_ldz, std::complex<double>* work, double* rwork, int64_t* info, gofl_strlen l_jobz, gofl_strlen l_uplo) {
+  [[maybe_unused]] const char jobz = *p_jobz;
+  [[maybe_unused]] const char uplo = *p_uplo;
+  [[maybe_unused]] const int64_t n = static_cast<int64_t>(*p_n);
+  [[maybe_unused]] const int64_t ldz = static_cast<int64_t>(*p_ldz);
+  const double gofl_flops = 4.0 * (isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0);
+  void* const gofl_fn = gofl_flops < gofl::g_fast_limit ? gofl::cached_real(S_zhpev_64_, __builtin_return_address(0)) : nullptr;
+  if (__builtin_expect(gofl_fn != nullptr, 1)) {
+    return reinterpret_cast<fn_zhpev_64__t>(gofl_fn)(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
+  }
+  gofl::t_site = __builtin_return_address(0);
+  return slow_zhpev_64_(p_jobz, p_uplo, p_n, ap, w, z, p_ldz, work, rwork, info, l_jobz, l_uplo);
 }
 

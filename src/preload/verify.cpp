@@ -131,6 +131,13 @@ double compare(const gofl_call& c, const VerifyRun& v) {
     const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
     if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
     err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, m_cpu, 1, m_cpu);
+  } else if (r == "sygv" || r == "hegv" || r == "sygvd" || r == "hegvd") {
+    err = std::max(operand_error(c, v, 1), operand_error(c, v, 2));  // b: the factor, w; a: vectors up to sign
+  } else if (r == "sygvx" || r == "hegvx") {
+    const int mpos = cplx ? args::hegvx_c::m : args::sygvx_r::m;
+    const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
+    if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
+    err = std::max(operand_error(c, v, 1), block_error(c, v.bufs[2].data(), c.operands[2].ptr, m_cpu, 1, m_cpu));
   } else if (r == "gesvd" || r == "gesdd") {
     err = operand_error(c, v, 1);  // s; a, u, vt hold vectors
   } else if (r == "geev" || r == "geevx") {

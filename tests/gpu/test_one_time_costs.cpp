@@ -286,7 +286,8 @@ TEST(OneTimeCosts, EveryWarmUpRunsOnTheGpuAndLeavesTheCallsRight) {
   // Each operation at every size it has (n = 0): the eigenvalue and SVD families twice (small and
   // WarmLane::kLargeN), the rest once.
   const auto large_too = [](uint32_t op) {
-    for (const char* r : {"syevd", "heevd", "syev", "heev", "syevr", "heevr", "gesvd", "gesdd"})
+    for (const char* r : {"syevd", "heevd", "syev", "heev", "syevr", "heevr", "gesvd", "gesdd", "sygv", "hegv", "sygvd",
+                          "hegvd", "sygvx", "hegvx"})
       if (std::strcmp(gofl_ops[op].routine, r) == 0) return true;
     return false;
   };
