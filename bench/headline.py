@@ -207,9 +207,11 @@ def group_dgemm(r):
     cols = "cpu" if r.gpu_na else "cpu nvblas-pin gpu-offload"
     env = dict(r.env, COLUMNS=cols, REPS=str(r.a.repeats), RAW="1")
     rc, out, err = r.sh(["bash", os.path.join(HERE, "nvblas_bench.sh"), r.a.build, *map(str, sizes)], env=env)
-    raw = {}
+    raw, sums = {}, {}
     for line in out.splitlines():
         parts = line.split()
+        if parts[:1] == ["checksum"] and len(parts) == 4:
+            sums[(parts[1], int(parts[2]))] = float(parts[3])
         if parts[:1] == ["raw"] and len(parts) >= 4:
             col, n, rest = parts[1], int(parts[2]), parts[3:]
             raw[(col, n)] = ([float(x) for x in rest], None) if rest[0] != "n/a" else (None, " ".join(rest[1:]))
@@ -222,6 +224,12 @@ def group_dgemm(r):
                 continue
             times, na = raw.get((key, n), (None, why(rc, err, "bench/nvblas_bench.sh gave no time")))
             case[col] = side(times, na, what)
+        # The client's checksum of C against the CPU's: a column that did not compute the product says so.
+        ref = sums.get(("cpu", n))
+        bad = [k for k in ("gpu-offload", "nvblas-pin") if (k, n) in sums and ref is not None and
+               not abs(sums[(k, n)] - ref) <= 1e-9 * max(abs(ref), 1e-300)]
+        if bad:
+            case["note"] = "checksum of C differs from the CPU's: " + ", ".join(bad)
         set_bound(r, case, 2 * n * n * 8, n * n * 8, 2.0 * n ** 3, "d")
         r.add(case)
 
@@ -401,7 +409,8 @@ def group_startup(r):
     rows, warmed = d.get("first_calls", []), d.get("warmed", [])
     on_gpu = [x for x in rows if x["device"] == "gpu"]
     cases[0]["size"] = f"{len(rows)} processes"
-    cases[0]["gpu"] = side([x["start"] for x in rows if x["start"] > 0], na, "the processes of the rows")
+    cases[0]["gpu"] = side([x["start"] for x in rows if x["start"] > 0], "no process started the GPU" if rows else na,
+                           "the processes of the rows")
     if on_gpu:
         cases[1]["gpu"] = side([sum(x["first"] - x["second"] for x in on_gpu)], na, f"{len(on_gpu)} rows, one pass")
         cases[1]["note"] = "largest rows: " + ", ".join(
@@ -574,7 +583,7 @@ def spread(s, unit):
 
 
 def ratio(x):
-    return "-" if x is None else f"{x:.3g}x"
+    return "-" if x is None else f"{x:#.3g}".rstrip(".") + "x"
 
 
 def cells(c):

@@ -4,7 +4,8 @@
 # Usage: bench/nvblas_bench.sh [BUILD_DIR] [SIZES...]
 # Environment: REPS (timed calls per size after a warm-up; default 3, 1 from n = 16384), COLUMNS (of
 # "cpu nvblas nvblas-pin gpu-offload", default all), RAW=1 (also a line "raw COLUMN N t1 t2 ..." with
-# every call's seconds, or "raw COLUMN N n/a WHY": bench/headline.py reads those).
+# every call's seconds, or "raw COLUMN N n/a WHY", and "checksum COLUMN N X", the client's checksum of C:
+# bench/headline.py reads those).
 set -uo pipefail
 build=$(readlink -f "${1:-build}"); shift || true
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(2048 4096 8192 16384)
@@ -28,6 +29,7 @@ t() {
   if [ "${RAW:-0}" = 1 ]; then
     local times; times=$(echo "$out" | sed -n 's/^times //p')
     echo "raw $col $n ${times:-n/a the run failed (exit status or output)}" >&3
+    echo "$out" | sed -n "s/.*checksum \(.*\)$/checksum $col $n \1/p" >&3
   fi
   echo "$out" | sed -n 's/.*median \([0-9.]*\) s.*/\1/p'
 }

@@ -131,3 +131,36 @@ def test_auto_sweep_takes_the_per_call_minimum_of_several_gpu_runs(tmp_path):
     assert d["gpu_runs"] == 2 and d["calls"] == 2
     assert d["per_call_best_s"] == pytest.approx(0.02) and d["best_plan_s"] == pytest.approx(0.022)
     assert d["auto_s"] == pytest.approx(0.026) and d["auto_vs_best_plan"] == pytest.approx(0.026 / 0.022)
+
+
+def test_the_gpu_paths_parse_with_a_fake_gpu(tmp_path):
+    """An nvidia-smi that names a GPU no driver has: headline.py takes the GPU paths (gpu-offload --device gpu,
+    NVBLAS, the traces, the sweep's runs), whose calls all run on the CPU here; each gives samples or says why
+    not, and nothing fails. The figures mean nothing; the parsing is what is checked."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text('#!/bin/sh\ncase "$*" in -L) echo "GPU 0: Fake GPU (UUID: GPU-0)";; '
+                                     '*driver_version*) echo "Fake GPU, 0.0";; esac\n')
+    (fake / "nvidia-smi").chmod(0o755)
+    env = base_env()
+    env.pop("LD_PRELOAD", None)
+    env["PATH"] = f"{fake}:{env.get('PATH', '/usr/bin:/bin')}"
+    p = subprocess.run([sys.executable, str(HEADLINE), "--build", str(BUILD), "--out", str(tmp_path / "out"), "--quick",
+                        "--only", "matmul,dgemm,solve,fft,residency,startup,sweep"],
+                       capture_output=True, text=True, env=env, timeout=600, cwd=ROOT)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    d = json.loads((tmp_path / "out" / "headline.json").read_text())
+    assert d["machine"]["gpu"] == "Fake GPU" and not d["device_less"]
+    cases = {c["id"]: c for c in d["cases"]}
+    for cid in ("matmul-float32", "matmul-float64", "dgemm-256", "dgemm-512", "numpy-solve", "fft-c2c-3d",
+                "residency-axi", "residency-lu-solve", "residency-gemv"):
+        assert len(cases[cid]["gpu"]["samples"]) == (2 if not cid.startswith("residency") else
+                                                     len(cases[cid]["cpu"]["samples"])), cases[cid]
+        assert "samples" in cases[cid]["cpu"], cases[cid]
+        assert "na" in cases[cid]["bound"]  # no PyTorch here: no pinned rate measured
+    assert "last call ran on: cpu" in cases["fft-c2c-3d"]["note"]
+    assert "in LAPACK" in cases["numpy-solve"]["note"]
+    assert cases["gpu-start"]["gpu"]["na"] == "no process started the GPU"
+    assert cases["first-calls"]["gpu"]["na"] == "no row ran on the GPU"
+    assert len(cases["sweep-best-plan"]["gpu"]["samples"]) == 1
+    assert len(cases["sweep-auto-first"]["gpu"]["samples"]) == len(cases["sweep-auto-second"]["gpu"]["samples"]) == 1
