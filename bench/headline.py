@@ -161,7 +161,10 @@ def torch_peers(r, specs):
     """bench/torch_peer.py over several cases in one process: {case: side}."""
     if r.gpu_na:
         return {s: side(na="no GPU") for s in specs}
-    rc, out, err = r.sh([sys.executable, os.path.join(HERE, "torch_peer.py"), "--reps", str(r.a.repeats), *specs])
+    # After the cases' own runs, and capped: a slow peer leaves the rest of the stage its time (the cases
+    # it finished in time are kept: it prints each as it ends).
+    rc, out, err = r.sh([sys.executable, os.path.join(HERE, "torch_peer.py"), "--reps", str(r.a.repeats), *specs],
+                        timeout=60 + 30 * len(specs))
     got = {}
     for line in out.splitlines():
         if line.startswith("{"):
@@ -175,7 +178,7 @@ def torch_peers(r, specs):
 
 def group_matmul(r):
     n = SIZES["matmul"][r.a.quick]
-    peers = torch_peers(r, [f"matmul:{dt}:{n}" for dt in ("float32", "float64")])
+    cases = []
     for dt, prec, size in (("float32", "s", 4), ("float64", "d", 8)):
         case = new_case(f"matmul-{dt}", "matmul", f"NumPy `a @ b`, {dt}", n, "call")
         for col, prefix in (("cpu", []), ("gpu", [r.cli(), "run", "--device", "gpu", "--"])):
@@ -197,8 +200,15 @@ def group_matmul(r):
             case[col] = side(times, f"failed: {err[-1] if isinstance(err, list) and err else err}",
                              "NumPy's OpenBLAS" if col == "cpu" else "gpu-offload --device gpu",
                              result="ok" if ok else f"WRONG (error {err})" if times else None)
-        case["peer"] = peers[f"matmul:{dt}:{n}"]
+        wrong = [f"{col} {case[col]['result']}" for col in ("cpu", "gpu") if str(case[col].get("result")).startswith("WRONG")]
+        checked = [col for col in ("cpu", "gpu") if case[col].get("result") == "ok"]
+        case["note"] = "; ".join(wrong) if wrong else \
+            f"results ({', '.join(checked)}) checked against the CPU library's gemv: ok" if checked else ""
         set_bound(r, case, 2 * n * n * size, n * n * size, 2.0 * n ** 3, prec)
+        cases.append(case)
+    peers = torch_peers(r, [f"matmul:{dt}:{n}" for dt in ("float32", "float64")])
+    for case, dt in zip(cases, ("float32", "float64")):
+        case["peer"] = peers[f"matmul:{dt}:{n}"]
         r.add(case)
 
 
@@ -266,8 +276,8 @@ def lapack_cost(c, n):
 
 def group_solve(r):
     n = SIZES["solve"][r.a.quick]
-    peer = torch_peers(r, [f"numpy-solve:{n}"])[f"numpy-solve:{n}"]
     g, p, lap = python_e2e(r, n, ["solve"], "numpy")["solve"]
+    peer = torch_peers(r, [f"numpy-solve:{n}"])[f"numpy-solve:{n}"]
     case = new_case("numpy-solve", "solve", "`numpy.linalg.solve(A, b)`, b a vector", n, "call",
                     note=f"in LAPACK (trace, fastest GPU run): {fmt_s(lap)}" if lap else "")
     case["gpu"], case["cpu"], case["peer"] = g, p, peer
@@ -278,7 +288,7 @@ def group_solve(r):
 def group_scipy(r):
     big, slow = SIZES["scipy_large"][r.a.quick], SIZES["scipy_slow"][r.a.quick]
     plan = [(big, ["solve", "cholesky"]), (slow, ["eigh", "svd", "lstsq"])]
-    peers = torch_peers(r, [f"{c}:{n}" for n, cs in plan for c in cs])
+    cases = []
     for n, cs in plan:
         got = python_e2e(r, n, cs, "fast")
         for c in cs:
@@ -286,9 +296,13 @@ def group_scipy(r):
             case = new_case(f"scipy-{c}", "scipy", f"SciPy `{c}`, the fast form (Fortran order, overwrite, "
                             "check_finite=False)", n, "call",
                             note=f"in LAPACK (trace, fastest GPU run): {fmt_s(lap)}" if lap else "")
-            case["gpu"], case["cpu"], case["peer"] = g, p, peers[f"{c}:{n}"]
+            case["gpu"], case["cpu"] = g, p
             set_bound(r, case, *lapack_cost(c, n), "d")
-            r.add(case)
+            cases.append((case, f"{c}:{n}"))
+    peers = torch_peers(r, [spec for _, spec in cases])
+    for case, spec in cases:
+        case["peer"] = peers[spec]
+        r.add(case)
 
 
 RESIDENCY = [  # (id, residency_bench's loop, title, n factor, iterations factor, torch_peer case)
