@@ -4,7 +4,7 @@ the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
                                [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay [--earlier-runs N]]
-                               [--set GPU_OFFLOAD_NAME=VALUE ...]
+                               [--set GPU_OFFLOAD_NAME=VALUE ...] [--gpu-min DIR,DIR...] [--json FILE]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -19,11 +19,17 @@ sizes): on the H200 sweep of 2026-11-29 the replay of the policy then measured g
 calls against 14.27 s measured. It also prints, per operation, the CPU time of the calls it sent to
 the GPU as the decision predicted it (what the summary's "gained" counts), as the profile alone has
 it, and as the cpu run measured it.
+
+--gpu-min DIR,...: the gpu side of the comparison is the per-call minimum over the gpu runs saved in
+those folders (--save) and the gpu run made or loaded now, if any; its start-up the smallest of theirs.
+--json FILE writes the comparison's totals (auto's calls and start-up, the per-call best, the best
+plan known in advance and the ratios to both), for bench/headline.py.
 """
 
 import argparse
 import csv
 import io
+import json
 import os
 import re
 import subprocess
@@ -141,6 +147,28 @@ def replay_lines(cpu_rows, gpu_rows):
     return lines
 
 
+def load_run(folder, mode):
+    """A run saved with --save: (csv, summary, starts.csv); an empty text for a file it lacks."""
+    return tuple(open(os.path.join(folder, f"{mode}.{ext}")).read()
+                 if os.path.exists(os.path.join(folder, f"{mode}.{ext}")) else ""
+                 for ext in ("csv", "summary", "starts.csv"))
+
+
+def per_call_min(gpu_runs):
+    """The traced calls of several gpu runs of the same sweep, each call the fastest of its GPU runs (its
+    first run's row where no run took it to the GPU)."""
+    rows = [traced_calls(r[0]) for r in gpu_runs]
+    n = min(len(r) for r in rows)
+    out = []
+    for i in range(n):
+        same = [r[i] for r in rows]
+        if len({(c["op"], c["m"]) for c in same}) != 1:
+            raise SystemExit(f"the gpu runs differ at call {i}: {[(c['op'], c['m']) for c in same]}")
+        on_gpu = [c for c in same if c["device"] == "gpu"]
+        out.append(min(on_gpu, key=lambda c: int(c["duration_ns"])) if on_gpu else same[0])
+    return out
+
+
 def replay(a, raw):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
@@ -183,6 +211,10 @@ def main():
     ap.add_argument("--earlier-runs", type=int, default=0,
                     help="with --replay: replay a run whose N latest earlier runs gained (the run history "
                          "then starts the GPU at the first call predicted to gain)")
+    ap.add_argument("--gpu-min", default="", metavar="DIR,DIR...",
+                    help="folders of saved gpu runs (--save): the gpu side is the per-call minimum over them "
+                         "(and the gpu run made or loaded now)")
+    ap.add_argument("--json", help="write the comparison's totals here")
     ap.add_argument("--set", action="append", default=[], metavar="GPU_OFFLOAD_NAME=VALUE",
                     help="a setting for every run made now (the runs get no other GPU_OFFLOAD_ variable), "
                          "e.g. --set GPU_OFFLOAD_START_AHEAD=1")
@@ -223,9 +255,10 @@ def main():
             print(f"{m} run done", flush=True)
         elif m in loadable:
             # Folders saved before the traces recorded the GPU start have no MODE.starts.csv.
-            raw[m] = tuple(open(os.path.join(a.load, f"{m}.{ext}")).read()
-                           if os.path.exists(os.path.join(a.load, f"{m}.{ext}")) else ""
-                           for ext in ("csv", "summary", "starts.csv"))
+            raw[m] = load_run(a.load, m)
+    gpu_runs = ([raw["gpu"]] if "gpu" in raw else []) + [load_run(d, "gpu") for d in a.gpu_min.split(",") if d]
+    if gpu_runs and "gpu" not in raw:
+        raw["gpu"] = gpu_runs[0]
     if a.replay:
         return replay(a, raw)
     if len(raw) < 3:
@@ -235,8 +268,11 @@ def main():
     # durations leave it out), and what a
     # start costs on this machine (the --device gpu run starts it at the warm-up call).
     auto_start = startup_of(raw["auto"])
-    startup = startup_of(raw["gpu"]) or auto_start
+    startup = min(startup_of(r) for r in gpu_runs) or auto_start
     runs = {m: traced_calls(r[0]) for m, r in raw.items()}
+    if len(gpu_runs) > 1:
+        runs["gpu"] = per_call_min(gpu_runs)
+        print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s)")
     n_calls = min(len(r) for r in runs.values())
     if len({len(r) for r in runs.values()}) != 1:
         print(f"warning: the runs traced different call counts {[len(r) for r in runs.values()]}; comparing the first {n_calls}")
@@ -300,6 +336,13 @@ def main():
           f"{total_cpu:.3f} s, or start the GPU first, then the better device per call {startup + total_best:.3f} s "
           f"+ {loads:.3f} s of first GPU calls of its {len(plan_gpu_ops)} GPU ops = {startup + loads + total_best:.3f} s): "
           f"auto / that = {total_auto_all / planned:.3f}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"auto_calls_s": total_auto, "auto_start_s": auto_start, "auto_s": total_auto_all,
+                       "per_call_best_s": total_best, "cpu_s": total_cpu, "gpu_start_s": startup,
+                       "first_gpu_calls_s": loads, "best_plan_s": planned, "auto_vs_best_plan": total_auto_all / planned,
+                       "auto_vs_per_call_best": total_auto_all / total_best, "gpu_runs": len(gpu_runs),
+                       "calls": n_calls, "worst_call": worst[0], "worst_call_what": worst[1]}, f, indent=1)
     walls = {m: loop_wall(raw[m][1]) for m in ("cpu", "gpu", "auto")}
     if all(walls.values()):
         print("the sweep loop's wall time (NumPy's matrix making included; the gpu run started the GPU before "

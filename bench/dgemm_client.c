@@ -1,5 +1,6 @@
 // The same C program under NVBLAS and under gpu-offload: calls dgemm_ (system OpenBLAS as its CPU
-// library) on n x n matrices and prints the median time of a few calls after a warm-up.
+// library) on n x n matrices and prints each call's time ("times ...", in call order) and the median of
+// a few calls after a warm-up (the last line).
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -32,6 +33,9 @@ int main(int argc, char** argv) {
     dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n);
     t[r] = now() - t0;
   }
+  printf("times");
+  for (int r = 0; r < reps; ++r) printf(" %.6f", t[r]);
+  printf("\n");
   qsort(t, reps, sizeof t[0], cmp);
   double s = 0;
   for (size_t i = 0; i < nn; i += nn / 1000 + 1) s += c[i];

@@ -10,7 +10,11 @@
  *
  * Build: cc -O2 bench/fft_bench.c -o fft_bench -lfftw3 -ldl -lm
  * Run:   gpu-offload run --device gpu -- ./fft_bench [--threads 16] [--reps 3] [--small] [--only NAME]
- *        (bench/fft_bench.sh does both, with the FFTW threads library found at run time). */
+ *                                                 [--cube N] [--times]
+ *        (bench/fft_bench.sh does both, with the FFTW threads library found at run time).
+ * --cube N runs one complex-double 3D transform of N^3 points instead of the table's cases; --times adds,
+ * under each row, every execute's seconds ("times FFTW ..." and "times gpu-offload ...", the first of
+ * which made the cuFFT plan), for bench/headline.py. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fftw3.h>
@@ -90,15 +94,17 @@ static fftw_plan make(const struct Case* c, int real_lib, void* in, fftw_complex
 }
 
 int main(int argc, char** argv) {
-  int threads = 16, reps = 3, small = 0;
+  int threads = 16, reps = 3, small = 0, cube = 0, times = 0;
   const char* only = NULL;
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--small")) small = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    else if (!strcmp(argv[i], "--cube") && i + 1 < argc) cube = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--times")) times = 1;
     else {
-      fprintf(stderr, "usage: fft_bench [--threads N] [--reps N] [--small] [--only NAME]\n");
+      fprintf(stderr, "usage: fft_bench [--threads N] [--reps N] [--small] [--only NAME] [--cube N] [--times]\n");
       return 2;
     }
   }
@@ -129,9 +135,14 @@ int main(int argc, char** argv) {
 
   printf("%-22s %10s %12s %10s %8s %6s %9s\n", "transform", "FFTW ms", "first GPU ms", "GPU ms", "speedup", "ran", "rel err");
   int bad = 0;
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-    const struct Case* c = &cases[k];
-    if (c->small != small || (only && strcmp(only, c->name))) continue;
+  char cube_name[32];
+  snprintf(cube_name, sizeof cube_name, "c2c 3D %d^3", cube);
+  const struct Case cube_case = {cube_name, 0, 3, {cube, cube, cube}, 1, 0};
+  const size_t n_cases = cube > 0 ? 1 : sizeof cases / sizeof cases[0];
+  if (reps > 64) reps = 64;
+  for (size_t k = 0; k < n_cases; ++k) {
+    const struct Case* c = cube > 0 ? &cube_case : &cases[k];
+    if (cube <= 0 && (c->small != small || (only && strcmp(only, c->name)))) continue;
     size_t npts = (size_t)c->howmany, nout = (size_t)c->howmany;
     for (int d = 0; d < c->rank; ++d) {
       npts *= (size_t)c->n[d];
@@ -152,17 +163,17 @@ int main(int argc, char** argv) {
     const size_t nreal = in_bytes / sizeof(double);
     for (size_t i = 0; i < nreal; ++i) in[i] = sin(0.001 * (double)i) + (double)(i % 13) * 0.01;
     exec_fn real_exec = (exec_fn)sym("fftw_execute");
-    double best_cpu = 1e300, best_gpu = 1e300, first_gpu = 0;
+    double best_cpu = 1e300, best_gpu = 1e300, first_gpu = 0, t_cpu[64], t_gpu[65];
     for (int r = 0; r < reps; ++r) {
       t0 = now();
       real_exec(pc);
-      const double t = now() - t0;
+      const double t = t_cpu[r] = now() - t0;
       if (t < best_cpu) best_cpu = t;
     }
     for (int r = 0; r < reps + 1; ++r) {  /* one more: the first makes the cuFFT plan */
       t0 = now();
       fftw_execute(pg);
-      const double t = now() - t0;
+      const double t = t_gpu[r] = now() - t0;
       if (r == 0) first_gpu = t;
       else if (t < best_gpu) best_gpu = t;
     }
@@ -177,6 +188,13 @@ int main(int argc, char** argv) {
     if (!(err <= 1e-8)) bad = 1;
     printf("%-22s %10.2f %12.2f %10.2f %7.1fx %6s %9.1e   (FFTW planning %.1f s)\n", c->name, 1e3 * best_cpu,
            1e3 * first_gpu, 1e3 * best_gpu, best_cpu / best_gpu, ran, err, plan_s);
+    if (times) {
+      printf("times FFTW");
+      for (int r = 0; r < reps; ++r) printf(" %.6f", t_cpu[r]);
+      printf("\ntimes gpu-offload");
+      for (int r = 0; r < reps + 1; ++r) printf(" %.6f", t_gpu[r]);
+      printf("\n");
+    }
     fflush(stdout);
     ((exec_fn)sym("fftw_destroy_plan"))(pc);
     fftw_destroy_plan(pg);

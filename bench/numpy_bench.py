@@ -114,19 +114,26 @@ print(json.dumps({"times": times, "error": err}))
 TOLERANCE = {"float32": 2e-3, "float64": 1e-8, "complex128": 1e-8}
 
 
-def run_case(cmd_prefix, name, dtype, n, reps, env):
+def run_times(cmd_prefix, name, dtype, n, reps, env, timeout=900):
+    """One fresh process (cmd_prefix, then the worker): every timed call's seconds after the warm-up, and
+    the last result's error; (None, [the last line of stderr]) when it failed."""
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(WORKER)
         worker = f.name
     try:
         p = subprocess.run(cmd_prefix + [sys.executable, worker, name, dtype, str(n), str(reps)],
-                           capture_output=True, text=True, env=env, timeout=900)
+                           capture_output=True, text=True, env=env, timeout=timeout)
     finally:
         os.unlink(worker)
     if p.returncode != 0:
         return None, p.stderr.strip().splitlines()[-1:] or ["failed"]
     line = json.loads([l for l in p.stdout.splitlines() if l.startswith("{")][-1])
-    return statistics.median(line["times"]), line["error"]
+    return line["times"], line["error"]
+
+
+def run_case(cmd_prefix, name, dtype, n, reps, env):
+    times, err = run_times(cmd_prefix, name, dtype, n, reps, env)
+    return (statistics.median(times) if times else None), err
 
 
 # The routine each case is about (its library time is the one reported).

@@ -4,6 +4,7 @@ and under gpu-offload --device gpu, side by side in one run.
 
     python3 bench/python_e2e.py [--build build] [--sizes 4096,8192] [--cpu-slow-max-n 4096] [--full]
                                 [--variants numpy,scipy,fast] [--cases solve,...] [--split] [--budget SECONDS]
+                                [--reps N] [--runs cpu,gpu] [--json FILE]
 
 Per size, one process per device runs every case (CPU: plain Python, no library; GPU: under
 `gpu-offload run --device gpu --trace`), after an untimed warm-up at n = 256 that pays the GPU's
@@ -26,6 +27,7 @@ unless --full (each takes minutes there).
              under --device gpu --trace with GPU_OFFLOAD_SPLIT_COPIES=off, and on (the default)
   copies unsplit, copies split
              seconds in the variant's top-level ?copy calls, from those two traces
+--reps N: N repetitions of every case (svd and lstsq too) at every size; --runs cpu: no GPU run.
 --budget: stop starting cases after this many seconds and print what was measured (a run cut
 short leaves '-' where it did not get to); the CPU runs of the largest size go last.
 """
@@ -52,6 +54,7 @@ import json, sys, time
 import numpy as np, scipy.linalg as sl
 
 n, reps, cases, variants = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4].split(",")
+every = len(sys.argv) > 5 and sys.argv[5] == "every"  # --reps: that many of every case, svd and lstsq too
 
 def inputs(case, n, rng):
     A = rng.standard_normal((n, n))
@@ -75,16 +78,17 @@ def call(case, variant, A, b):
     return f()
 
 def timed(case, variant, A0, b0, reps):
-    best, window = float("inf"), None
+    best, window, times = float("inf"), None, []
     for _ in range(reps):
         A = np.asfortranarray(A0) if variant == "fast" else A0.copy()
         b = b0.copy()
         t0 = time.monotonic_ns()
         call(case, variant, A, b)
         t1 = time.monotonic_ns()
+        times.append((t1 - t0) * 1e-9)
         if (t1 - t0) * 1e-9 < best:
             best, window = (t1 - t0) * 1e-9, (t0, t1)
-    return best, window
+    return best, window, times
 
 rng = np.random.default_rng(0)
 for case in cases:  # warm-up: the GPU's start-up and each routine's first call, untimed
@@ -94,19 +98,21 @@ for case in cases:  # warm-up: the GPU's start-up and each routine's first call,
 for case in cases:
     A, b = inputs(case, n, rng)
     for v in variants:
-        s, w = timed(case, v, A, b, 1 if case in ("svd", "lstsq") else reps)
-        print("RESULT " + json.dumps({case + "/" + v: {"s": s, "window": w}}), flush=True)
+        s, w, t = timed(case, v, A, b, 1 if case in ("svd", "lstsq") and not every else reps)
+        print("RESULT " + json.dumps({case + "/" + v: {"s": s, "window": w, "times": t}}), flush=True)
 '''
 
 
-def run_worker(argv, n, reps, cases, variants, env=None, timeout=None):
-    """The cases' results {case/variant: {s, window}}; those finished in time when it is cut short."""
+def run_worker(argv, n, reps, cases, variants, env=None, timeout=None, every=False):
+    """The cases' results {case/variant: {s (the best), window (the best's), times (every repetition)}};
+    those finished in time when it is cut short. every: `reps` repetitions of svd and lstsq too."""
     if not cases or (timeout is not None and timeout <= 0):
         return {}
     with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
         f.write(WORKER)
         script = f.name
-    p = subprocess.Popen(argv + [sys.executable, script, str(n), str(reps), ",".join(cases), ",".join(variants)],
+    p = subprocess.Popen(argv + [sys.executable, script, str(n), str(reps), ",".join(cases), ",".join(variants)]
+                         + (["every"] if every else []),
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
         out, err = p.communicate(timeout=timeout)
@@ -137,10 +143,11 @@ def seconds_in(cli, trace_dir, windows, routines):
     return {key: sum(d for t, d in calls if w and w[0] <= t <= w[1]) * 1e-9 for key, w in windows.items()}
 
 
-def gpu_run(cli, n, reps, cases, variants, env, timeout):
+def gpu_run(cli, n, reps, cases, variants, env, timeout, every=False):
     """One traced --device gpu worker: its results and, per variant window, seconds in LAPACK and in ?copy."""
     with tempfile.TemporaryDirectory() as td:
-        res = run_worker([cli, "run", "--device", "gpu", "--trace", td, "--"], n, reps, cases, variants, env, timeout)
+        res = run_worker([cli, "run", "--device", "gpu", "--trace", td, "--"], n, reps, cases, variants, env, timeout,
+                         every)
         windows = {k: v["window"] for k, v in res.items()}
         lapack = seconds_in(cli, td, windows, LAPACK) if windows else {}
         copies = seconds_in(cli, td, windows, {"copy"}) if windows else {}
@@ -162,6 +169,9 @@ def main():
     ap.add_argument("--split", action="store_true", help="the library's split copies off and on (see above)")
     ap.add_argument("--budget", type=float, help="seconds after which no case starts")
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--reps", type=int, help="repetitions of every case at every size, svd and lstsq too (default: "
+                    "the best of 2 at n <= 4096, one run above and for svd and lstsq)")
+    ap.add_argument("--runs", default="cpu,gpu", help="of cpu, gpu: which devices run (cpu alone: no GPU here)")
     a = ap.parse_args()
     variants = [v for v in a.variants.split(",") if v]
     assert variants and set(variants) <= set(VARIANTS), f"--variants takes some of {VARIANTS}"
@@ -174,14 +184,20 @@ def main():
     sizes = [int(x) for x in a.sizes.split(",")]
     t_start = time.time()
     left = lambda: None if a.budget is None else a.budget - (time.time() - t_start)  # noqa: E731
-    results = {n: {"reps": 2 if n <= 4096 else 1} for n in sizes}
+    runs_asked = [x for x in a.runs.split(",") if x]
+    assert runs_asked and set(runs_asked) <= {"cpu", "gpu"}, "--runs takes some of cpu, gpu"
+    every = a.reps is not None
+    results = {n: {"reps": a.reps if every else 2 if n <= 4096 else 1} for n in sizes}
 
     def cases_for(n, full):
         return [c for c in cases if full or c not in SLOW_ON_CPU or n <= a.cpu_slow_max_n]
 
     # The GPU runs first, the CPU's last (the largest size's svd and lstsq take minutes there).
     for n, r in results.items():
-        r["gpu"], r["in_lapack"], r["copies"] = gpu_run(cli, n, r["reps"], cases, variants, env, left())
+        if "gpu" not in runs_asked:
+            r["gpu"], r["in_lapack"], r["copies"] = {}, {}, {}
+            continue
+        r["gpu"], r["in_lapack"], r["copies"] = gpu_run(cli, n, r["reps"], cases, variants, env, left(), every)
         if a.split:
             r["gpu unsplit"], _, r["copies unsplit"] = gpu_run(cli, n, r["reps"], cases, variants,
                                                                dict(env, GPU_OFFLOAD_SPLIT_COPIES="off"), left())
@@ -189,7 +205,9 @@ def main():
                                         variants, env, left())
         print(f"# n = {n}: GPU runs done after {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
     for n, r in results.items():
-        r["cpu"] = run_worker([], n, r["reps"], cases_for(n, a.full), variants, env, left())
+        if "cpu" not in runs_asked:
+            continue
+        r["cpu"] = run_worker([], n, r["reps"], cases_for(n, a.full), variants, env, left(), every)
         print(f"# n = {n}: CPU run done after {time.time() - t_start:.0f} s", file=sys.stderr, flush=True)
 
     ref = "fast" if "fast" in variants else variants[0]  # whose LAPACK time and speedup are shown
@@ -219,7 +237,8 @@ def main():
     widths = [max(len(x) for x in col) for col in zip(cols, *rows)]
     print("Python end to end, seconds per call (numpy: numpy.linalg; scipy: scipy.linalg as usually called; fast: "
           "scipy.linalg on Fortran-ordered arrays, overwrite_a=True, check_finite=False)")
-    print("reps: best of " + ", ".join(f"{r['reps']} at n={n}" for n, r in results.items()) + " (svd, lstsq: 1)" +
+    print("reps: best of " + ", ".join(f"{r['reps']} at n={n}" for n, r in results.items()) +
+          ("" if every else " (svd, lstsq: 1)") +
           f"; '-': not run (the CPU's svd/lstsq above n={a.cpu_slow_max_n}: --full runs them" +
           (", never under 'cpu split'" if a.split else "") + "; or out of --budget)")
     if a.split:
@@ -232,7 +251,8 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)
-    return 0 if all(r["gpu"] and r.get("cpu") for r in results.values()) else 1
+    return 0 if all((r["gpu"] or "gpu" not in runs_asked) and (r.get("cpu") or "cpu" not in runs_asked)
+                    for r in results.values()) else 1
 
 
 if __name__ == "__main__":

@@ -3,12 +3,15 @@
 library, gpu-offload with residency off, with residency on, and the default (--device auto, residency on).
 
     python3 bench/residency_bench.py [--build build] [--n 8192] [--iters 20] [--only NAME[;NAME...]]
+                                     [--columns cpu,off,on,auto] [--json FILE]
 
 Each loop runs in a fresh process per column; it times each iteration's library call(s) (the
 loop's own NumPy work, such as making X_i, is outside the timing) and reports the median iteration
 after the first (steady state) and the loop's total (first iteration included, GPU start-up not:
 the process starts the GPU before the loop in the gpu columns). Every column's result is compared
 with the CPU column's (relative difference). Figures are the calls themselves, not the program.
+--columns picks the columns (cpu, off: residency off, on: residency on, auto); --json writes every
+loop's per-iteration seconds per column.
 """
 
 import argparse
@@ -92,6 +95,7 @@ LOOPS = [  # (name, n factor, iterations factor, goal: at least this many times 
 ]
 COLUMNS = [("cpu", ["--device", "cpu"]), ("gpu, residency off", ["--device", "gpu", "--residency", "off"]),
            ("gpu, residency on", ["--device", "gpu", "--residency", "on"]), ("auto (default)", [])]
+COLUMN_KEYS = {"cpu": "cpu", "off": "gpu, residency off", "on": "gpu, residency on", "auto": "auto (default)"}
 
 
 def run(build, name, n, iters, opts):
@@ -109,13 +113,13 @@ def run(build, name, n, iters, opts):
     return out
 
 
-def print_table(rows):
+def print_table(rows, columns=COLUMNS):
     print()
-    print("| loop | n, iterations | " + " | ".join(c for c, _ in COLUMNS) + " | residency on vs CPU | goal |")
-    print("|---|---|" + "---|" * len(COLUMNS) + "---|---|")
+    print("| loop | n, iterations | " + " | ".join(c for c, _ in columns) + " | residency on vs CPU | goal |")
+    print("|---|---|" + "---|" * len(columns) + "---|---|")
     for name, n, iters, goal, res in rows:
         cells = []
-        for col, _ in COLUMNS:
+        for col, _ in columns:
             r = res.get(col, {})
             cells.append(f"{r['steady'] * 1e3:.2f} ms" if "steady" in r else ("failed" if "error" in r else "not run"))
         on, cpu = res.get("gpu, residency on", {}), res.get("cpu", {})
@@ -135,7 +139,13 @@ def main():
     ap.add_argument("--n", type=int, default=8192)
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--columns", default="cpu,off,on,auto", help="of " + ", ".join(COLUMN_KEYS))
+    ap.add_argument("--json", help="also write every loop's per-iteration seconds here")
     a = ap.parse_args()
+    keys = [c for c in a.columns.split(",") if c]
+    if not keys or not set(keys) <= set(COLUMN_KEYS):
+        raise SystemExit(f"--columns takes some of {', '.join(COLUMN_KEYS)}")
+    columns = [c for c in COLUMNS if c[0] in {COLUMN_KEYS[k] for k in keys}]
     print(f"# {' '.join(sys.argv)}", flush=True)
     rows = []
     # A stage's timeout (SIGTERM) still prints the table of the rows measured so far.
@@ -147,7 +157,7 @@ def main():
             n, iters = a.n * nf, int(a.iters * itf)
             res = {}
             rows.append((name, n, iters, goal, res))
-            for col, opts in COLUMNS:
+            for col, opts in columns:
                 res[col] = run(a.build, name, n, iters, opts)
                 r = res[col]
                 if "error" in r:
@@ -155,12 +165,16 @@ def main():
                     continue
                 steady = statistics.median(r["times"][1:]) if len(r["times"]) > 1 else r["times"][0]
                 r["steady"], r["total"] = steady, sum(r["times"])
-                ref = res["cpu"]
+                ref = res.get("cpu", {})
                 r["diff"] = abs(r["norm"] - ref["norm"]) / ref["norm"] if "norm" in ref and ref["norm"] else float("nan")
                 print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms, total {r['total']:.3f} s, "
                       f"vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]), flush=True)
     finally:
-        print_table(rows)
+        print_table(rows, columns)
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump([{"name": name, "n": n, "iters": iters, "columns": res} for name, n, iters, _, res in rows], f,
+                          indent=1)
 
 
 if __name__ == "__main__":

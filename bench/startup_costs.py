@@ -3,7 +3,7 @@
 routine's first GPU call, in one run (issue 19).
 
     python3 bench/startup_costs.py [--build build] [--n 1024] [--ops gemm,syrk,...] [--dtypes float32,...]
-                                   [--loads 3] [--ahead-off] [--libraries-ahead-off] [--warm MS]
+                                   [--loads 3] [--ahead-off] [--libraries-ahead-off] [--warm MS] [--json FILE]
 
 1. Loading the CUDA libraries the backend uses, one after another in a fresh process each time
    (ctypes, dependencies first, so each line is that library alone): the runtime, which the backend
@@ -23,10 +23,13 @@ GPU another routine started (cgemm of n = 64) before MS ms of other work, as it 
 warmed beside that work (GPU_OFFLOAD_WARM=routine); its warm-up's own time from the trace.
 --libraries-ahead-off repeats tables 2 and 3 with GPU_OFFLOAD_LIBRARIES_AHEAD=0: the start no longer
 loads the starting call's CUDA libraries beside the context, each loads at its first use.
+--loads 0 leaves table 1 out. --json FILE writes tables 2 and 4 row by row (seconds: first, second, the
+start that process paid; for table 4 not warmed and warmed), for bench/headline.py.
 """
 import argparse
 import csv
 import io
+import json
 import os
 import re
 import statistics
@@ -118,7 +121,7 @@ def run_row(cli, op, dt, n, env, warm=0):
             start_s)
 
 
-def first_call_table(cli, ops, dtypes, n, env, title):
+def first_call_table(cli, ops, dtypes, n, env, title, rows_out=None):
     print(f"\n2. {title}: n = {n}, ms; excess = first - second; set-up of the routine's first GPU call from the trace")
     head = f"   {'op':<6} {'dtype':<10} {'first':>8} {'second':>8} {'excess':>8}"
     head += "".join(f" {short:>8}" for _, short in SETUP_COLUMNS) + f" {'rest':>8}"
@@ -132,6 +135,9 @@ def first_call_table(cli, ops, dtypes, n, env, title):
                 continue
             first, second, device, setup, start, start_s = r
             starts.append((start, start_s))
+            if rows_out is not None:
+                rows_out.append({"op": op, "dtype": dt, "first": first, "second": second, "device": device,
+                                 "start": start_s})
             excess = first - second
             ours = sum(setup.get(phase, 0.0) for phase, _ in SETUP_COLUMNS)
             total += excess
@@ -144,7 +150,7 @@ def first_call_table(cli, ops, dtypes, n, env, title):
     return starts
 
 
-def warm_table(cli, ops, dtypes, n, env, wait_ms):
+def warm_table(cli, ops, dtypes, n, env, wait_ms, rows_out=None):
     """Warming (src/cuda/warm.h): each routine's first GPU call when another routine started the GPU
     (cgemm of n = 64) and the program then did wait_ms of other work: as it is, and with the routine
     warmed beside that work (GPU_OFFLOAD_WARM=routine). Fresh processes, --device gpu."""
@@ -162,6 +168,10 @@ def warm_table(cli, ops, dtypes, n, env, wait_ms):
                 print(f"   {op:<6} {dt:<10} failed: {cold if isinstance(cold, str) else warm}", flush=True)
                 continue
             ex_c, ex_w = cold[0] - cold[1], warm[0] - warm[1]
+            if rows_out is not None:
+                rows_out.append({"op": op, "dtype": dt, "first": cold[0], "second": cold[1], "warmed_first": warm[0],
+                                 "warmed_second": warm[1], "device": cold[2], "warmed_device": warm[2],
+                                 "warm_up": warm[3].get("warmed beside the calls", 0.0)})
             totals[0] += ex_c
             totals[1] += ex_w
             rows_n += 1
@@ -199,20 +209,29 @@ def main():
     ap.add_argument("--warm", type=int, default=0, metavar="MS",
                     help="table 4: each routine's first call after a start by another routine and MS ms of other work, "
                          "not warmed and warmed")
+    ap.add_argument("--json", help="also write tables 2 and 4 here, row by row")
     a = ap.parse_args()
     print("$ python3 bench/startup_costs.py " + " ".join(sys.argv[1:]))
     cli = os.path.join(a.build, "bin", "gpu-offload")
     base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("GPU_OFFLOAD_")}
-    load_table(os.path.join(a.build, "lib", "libgpuoffload-cuda.so"), a.loads)
+    if a.loads > 0:
+        load_table(os.path.join(a.build, "lib", "libgpuoffload-cuda.so"), a.loads)
     ops, dtypes = a.ops.split(","), a.dtypes.split(",")
-    starts = first_call_table(cli, ops, dtypes, a.n, base, "First GPU call of each routine")
+    out = {"n": a.n, "first_calls": [], "warm_ms": a.warm, "warmed": []}
+    starts = first_call_table(cli, ops, dtypes, a.n, base, "First GPU call of each routine", out["first_calls"])
     start_table(starts)
+    if a.json:  # now, and again after table 4: a run stopped there keeps tables 2 and 3
+        with open(a.json, "w") as f:
+            json.dump(out, f, indent=1)
     if a.libraries_ahead_off:
         start_table(first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_LIBRARIES_AHEAD="0"),
                                      "The same, each CUDA library loaded at its first use "
                                      "(GPU_OFFLOAD_LIBRARIES_AHEAD=0)"))
     if a.warm > 0:
-        warm_table(cli, ops, dtypes, a.n, base, a.warm)
+        warm_table(cli, ops, dtypes, a.n, base, a.warm, out["warmed"])
+        if a.json:
+            with open(a.json, "w") as f:
+                json.dump(out, f, indent=1)
     if a.ahead_off:
         first_call_table(cli, ops, dtypes, a.n, dict(base, GPU_OFFLOAD_HANDLES_AHEAD="0"),
                          "The same, every handle made on the call's path (GPU_OFFLOAD_HANDLES_AHEAD=0)")

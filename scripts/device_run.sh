@@ -4,6 +4,7 @@
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small] [sweepvariants]
 #                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
+#                              [headline]
 # `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
 # of host memory and 60 GB on the GPU each); `large` runs those alone.
 set -uo pipefail
@@ -497,6 +498,16 @@ if has calibrate; then
 fi
 if has overhead; then
   echo "== overhead below the threshold"; bench/overhead.sh "$B" 2000000 2>&1 | tee "$OUT/overhead.log"
+fi
+if has headline; then
+  # bench/headline.py, every headline case of README.md: HEADLINE_STAGE a (the calls, FFT) or b (residency, small math,
+  # start-up, the sweep), each about 6-7 minutes, or all (two calls' worth); HEADLINE_REPEATS (5), HEADLINE_ARGS (more
+  # options). It stops starting cases HEADLINE_END s (560) after this script began, so the call ends in its 10 minutes.
+  # GOFL_COMMIT names the commit (the copy here has no .git). Table: headline.log; samples: headline/headline.json.
+  left=$(( ${HEADLINE_END:-560} - ($(date +%s) - t0) ))
+  echo "== headline cases, stage ${HEADLINE_STAGE:-a} (bench/headline.py; $left s left for it; commit ${GOFL_COMMIT:-not given})"
+  GOFL_COMMIT=${GOFL_COMMIT:-} timeout $(( left + 30 )) "$PY" bench/headline.py --build "$B" --stage "${HEADLINE_STAGE:-a}" \
+    --repeats "${HEADLINE_REPEATS:-5}" --out "$OUT/headline" --budget "$left" ${HEADLINE_ARGS:-} 2>&1 | tee "$OUT/headline.log"
 fi
 if has scipytests; then
   scripts/scipy_linalg_tests.sh "$B" "$PY"

@@ -21,7 +21,7 @@ namespace {
 const char* const kCsvHeader =
     "file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,reason,"
     "m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
-    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared\n";
+    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared,avoided_bytes\n";
 
 std::string operands_field(const gofl_call_record& c) {
   std::string out;
@@ -36,8 +36,8 @@ std::string operands_field(const gofl_call_record& c) {
 }
 
 // gpu: the GPU the process started on (its start record), named on its GPU calls; empty elsewhere and
-// in traces written before the GPU was recorded.
-void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, const gofl_start_gpu& gpu) {
+// in traces written before the GPU was recorded. resident: the record's gofl_record.resident (avoided_bytes).
+void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, uint32_t resident, const gofl_start_gpu& gpu) {
   const gofl_file_header& h = r.header();
   const gofl_op_info& op = gofl_ops[c.op];
   auto flag = [&](uint32_t f) { return (c.flags & f) ? 1 : 0; };
@@ -51,7 +51,7 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, const gofl_s
   }
   fprintf(out,
           "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%u,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%d,%" PRIu32
-          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d\n",
+          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d,%" PRIu64 "\n",
           csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(c),
           iface_name(c), scheme_name(c), flag(GOFL_F_ILP64), c.depth, flag(GOFL_F_NESTED), flag(GOFL_F_QUERY),
           flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(), c.dims[0],
@@ -60,7 +60,7 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, const gofl_s
           double(c.copy_in_s), double(c.compute_s), double(c.copy_out_s), unsigned(c.gpu_status), double(c.verify_error),
           flag(GOFL_F_VERIFY_MISMATCH), double(c.pred_cpu_s), double(c.pred_gpu_s), on_gpu ? std::to_string(gpu.index).c_str() : "",
           on_gpu ? csv_field(trace_text(gpu.bus_id, sizeof gpu.bus_id)).c_str() : "", flag(GOFL_F_COPY_SPLIT), flag(GOFL_F_SPLIT),
-          flag(GOFL_F_CORE_SPARED));
+          flag(GOFL_F_CORE_SPARED), resident_input_bytes(c, resident));
 }
 
 const char* const kTableFormat = "%7s  %-8s  %-20s  %-3s  %-19s  %5s  %7s  %7s  %7s  %9s  %9s  %s\n";
@@ -182,7 +182,7 @@ int dump_command(const std::vector<std::string>& args) {
     while (r->next(&rec)) {
       if (rec.kind == GOFL_REC_GPU_START && rec.u.start.ok) gpu = rec.u.start.gpu;
       if (rec.kind != GOFL_REC_CALL) continue;
-      if (csv) csv_line(stdout, *r, rec.u.call, gpu);
+      if (csv) csv_line(stdout, *r, rec.u.call, rec.resident, gpu);
       else table_line(stdout, *r, rec.u.call);
     }
   }

@@ -120,6 +120,9 @@ CSV columns, in this order:
   gpu_split    1 for a call run over several GPUs in one call (split)
   core_spared  1 for a CPU call run with one OpenBLAS thread fewer beside the GPU's start or
                warm-ups (spare_core)
+  avoided_bytes
+               bytes of a GPU call's inputs that a device copy kept from an earlier call served
+               (residency): not copied by this call; 0 when every input was copied
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another

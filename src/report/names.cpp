@@ -12,6 +12,13 @@ const char* symbol_name(const gofl_call_record& c) {
   return gofl_syms[c.sym].name;
 }
 
+uint64_t resident_input_bytes(const gofl_call_record& c, uint32_t resident) {
+  uint64_t bytes = 0;
+  for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
+    if (c.operands[i].fp_in && GOFL_RESIDENCY_OF(resident, i) != GOFL_RES_COPIED) bytes += c.operands[i].bytes;
+  return bytes;
+}
+
 const char* iface_name(const gofl_call_record& c) {
   if (c.sym == GOFL_SYM_FFTW) return "fftw";
   switch (gofl_syms[c.sym].iface) {

@@ -8,6 +8,8 @@
   charts. Screenshots are kept in GOFL_BUILD_DIR/test-artifacts/html-report for people to look at.
 """
 
+import csv
+import io
 import re
 import shutil
 import struct
@@ -128,6 +130,19 @@ def test_copies_residency_avoided_and_what_is_still_avoidable(tmp_path):
     assert "Copies of unchanged data still cost 8.00 MB of the 48.0 MB the GPU calls read (about 2.0 ms" in flat
     # The measured copy rate counts only what was copied: 24 MB in 6 ms.
     assert row(section(out, "By device"), "dgemm")[6:9] == ["24.0 MB", "4.00", "40.0%"]
+
+
+def test_dump_csv_gives_the_bytes_residency_avoided_per_call(tmp_path):
+    """The `resident` scenario through `dump --csv`: call 1 copied everything, call 2's A (8 MB) and call 3's
+    A and B (16 MB) were served by kept copies; the column's sum is the report's "avoided"."""
+    tdir = make_trace(tmp_path, "resident")
+    p = cli("dump", "--csv", tdir)
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert p.stdout.splitlines()[0].split(",")[-1] == "avoided_bytes"
+    assert [(r["device"], r["avoided_bytes"]) for r in rows] == [("gpu", "0"), ("gpu", "8000000"), ("gpu", "16000000")]
+    # A trace without kept copies: 0 on every call, CPU calls included.
+    other = list(csv.DictReader(io.StringIO(cli("dump", "--csv", make_trace(tmp_path, "avoidable")).stdout)))
+    assert other and {r["avoided_bytes"] for r in other} == {"0"}
 
 
 def test_avoidable_copy_is_per_process_and_in_time_order(tmp_path):
@@ -390,6 +405,14 @@ def test_html_report_shows_the_copies_residency_avoided(tmp_path):
     assert "avoided: a kept copy on the GPU served it" in chart and "still avoidable" in chart
     assert "24.0 MB avoided, 8.00 MB of 48.0 MB still avoidable (16.7%)" in chart
     assert "Copying avoided by keeping data on the GPU, and what is still avoidable" in html
+    # The text report's table, with its "avoided" column, on the page too.
+    table = re.search(r'<table class="t" id="table-avoidable">.*?</table>', html, re.S)
+    assert table, "no table-avoidable"
+    heads = re.findall(r"<th[^>]*>([^<]*)</th>", table.group(0).split("</thead>")[0])
+    assert heads == ["operation", "calls", "inputs", "avoided", "still avoidable", "share", "time"]
+    total = re.search(r'<tr class="total">(.*?)</tr>', table.group(0)).group(1)
+    assert re.findall(r"<td[^>]*>([^<]*)</td>", total) == ["  total", "3", "48.0 MB", "24.0 MB", "8.00 MB", "16.7%",
+                                                          "2.0 ms"]
 
 
 def test_html_report_of_an_empty_trace_and_errors(tmp_path):
