@@ -18,6 +18,9 @@ __thread bool t_counted_last __attribute__((tls_model("initial-exec")));
 
 namespace {
 
+// This thread could not map a table: its calls are described (not asked for memory again each call).
+__thread bool t_no_table __attribute__((tls_model("initial-exec")));
+
 // Every thread's table, newest first. Constant-initialised: usable from the first call on.
 std::atomic<CountTable*> g_tables{nullptr};
 
@@ -48,7 +51,12 @@ uint8_t reason_of(uint64_t key) {
 
 CountEntry* count_entry_slow(const void* site, uint64_t key, int64_t d0, int64_t d1, int64_t d2) {
   CountTable* t = t_counts;
-  if (!t && !(t = t_counts = new_table())) return nullptr;
+  if (!t) {
+    if (t_no_table || !(t = t_counts = new_table())) {
+      t_no_table = true;
+      return nullptr;
+    }
+  }
   const uint64_t s = uint64_t(site);
   for (uint32_t i = count_slot_of(s, key), probes = 0; probes < kCountSlots; i = (i + 1) & (kCountSlots - 1), ++probes) {
     CountEntry& e = t->slot[i];
