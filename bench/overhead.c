@@ -1,9 +1,11 @@
 // Nanoseconds per call for calls below the work threshold: dgemm n=4, dgemm with no work (m=0),
-// cblas_dgemm n=4, dgetrf n=4, and the ?copy of one row as NumPy makes it (dcopy_ and cblas_dcopy of
-// 8 strided elements). Run it with and without the library (bench/overhead.sh) and subtract: the
-// difference is what gpu-offload adds to every small call. `overhead ITERS copy` times only the copies
-// (what a trace costs per ?copy call).
+// cblas_dgemm n=4, dgetrf n=4, the ?copy of one row as NumPy makes it (dcopy_ and cblas_dcopy of
+// 8 strided elements), dcopy_ of 18 contiguous elements and fftw_execute of a 60-point complex
+// transform (the calls Quantum ESPRESSO and NWChem make by the million). Run it with and without the
+// library (bench/overhead.sh) and subtract: the difference is what gpu-offload adds to every small
+// call. `overhead ITERS copy` times only the copies.
 #include <cblas.h>
+#include <fftw3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -45,7 +47,15 @@ int main(int argc, char** argv) {
   // One row of an 8 x 8 C-ordered matrix into a Fortran-ordered column: NumPy's conversion step.
   TIME("dcopy_ n=8 incx=8", iters, dcopy_(&row, a + (it & 1), &stride, lu + (it & 7), &unit));
   TIME("cblas_dcopy n=8 incx=8", iters, cblas_dcopy(row, a + (it & 1), stride, lu + (it & 7), unit));
+  int eighteen = 18;
+  TIME("dcopy_ n=18", iters, dcopy_(&eighteen, a + (it & 1), &unit, a + 40, &unit));
   if (copies_only) return lu[0] == 12345.0;
+  // Interleaved re, im (fftw_complex is a C99 complex where cblas.h brought complex.h in).
+  double* in = fftw_malloc(sizeof(fftw_complex) * 60);
+  double* out = fftw_malloc(sizeof(fftw_complex) * 60);
+  fftw_plan plan = fftw_plan_dft_1d(60, (fftw_complex*)in, (fftw_complex*)out, FFTW_FORWARD, FFTW_ESTIMATE);
+  for (int i = 0; i < 120; ++i) in[i] = 1.0 / (1 + i);
+  TIME("fftw_execute 60-point c2c", iters, fftw_execute(plan));
   TIME("dgemm_ n=4", iters, dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &beta, c, &n));
   TIME("dgemm_ m=0 (no work)", iters, dgemm_("N", "N", &zero_m, &n, &n, &one, a, &n, b, &n, &beta, c, &n));
   TIME("cblas_dgemm n=4", iters,
@@ -54,5 +64,9 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 16; ++i) lu[i] = a[i] + (i % 5 == 0 ? 10.0 : 0.0);
     dgetrf_(&n, &n, lu, &n, ipiv, &info);
   });
-  return c[0] == 12345.0;  // keep the results alive
+  const int alive = c[0] == 12345.0 || out[0] == 12345.0;  // keep the results alive
+  fftw_destroy_plan(plan);
+  fftw_free(in);
+  fftw_free(out);
+  return alive;
 }

@@ -91,6 +91,17 @@ def dump(trace_dir, *extra):
     return list(csv.DictReader(io.StringIO(p.stdout)))
 
 
+def call_count(rows):
+    """The calls the rows stand for: one each, or an aggregated line's `calls` (calls counted below
+    the threshold after the first 64 of their call site and size class: src/preload/counted.h)."""
+    return sum(int(r["calls"]) for r in rows)
+
+
+def described(rows):
+    """The rows of calls recorded one by one (not aggregated)."""
+    return [r for r in rows if r["aggregated"] == "0"]
+
+
 def top_level(rows, routine=None):
     """The application's own calls (not nested, not workspace queries), optionally of one op name."""
     out = [r for r in rows if r["nested"] == "0" and r["query"] == "0"]

@@ -211,6 +211,39 @@ def gen_copy_piece(fname, fn_t, args, call_args, iface, p, itype):
     return "".join(L)
 
 
+def query_condition(o, kinds):
+    """The C++ condition under which a call is a workspace query, or None."""
+    if not o.query:
+        return None
+    return " || ".join(f"{a} == -1" for a in o.query if a in kinds)
+
+
+def gen_counted(name, opname, o, iface, row_major_aware, kinds, call_args, split, fn_t):
+    """While calls are recorded, a call below the threshold is counted instead of described
+    (src/preload/counted.h): its real function runs between count_begin and count_end. A large
+    ?copy that would be split is described (it is not small)."""
+    d = o.dims
+    query = query_condition(o, kinds) or "false"
+    row_major = "gofl_row_major" if row_major_aware else "false"
+    cond = "gofl_flops < gofl::g_count_limit"
+    if split:
+        cond += f" && !gofl::split_copy_candidate(n, sizeof({ELEM[opname[0]]}))"
+    return [
+        f"  if ({cond}) {{\n",
+        "    const void* const gofl_site = gofl::t_site;\n",
+        f"    const uint64_t gofl_key = gofl::count_key(OP_{opname}, {ident(name)}, gofl_size_class(gofl_flops, {d[0]}), "
+        f"{query}, {row_major});\n",
+        f"    if (gofl::CountEntry* const gofl_count = gofl::count_entry(gofl_site, gofl_key, {d[0]}, {d[1]}, {d[2]})) {{\n",
+        f"      const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::real_fn({ident(name)}, gofl_site));\n",
+        "      const uint64_t gofl_t0 = gofl::count_begin(*gofl_count, gofl_flops);\n",
+        f"      gofl_real({', '.join(call_args)});\n",
+        "      gofl::count_end(*gofl_count, gofl_t0);\n",
+        "      return;\n",
+        "    }\n",
+        "  }\n",
+    ]
+
+
 def gen_wrapper(name, opname, o, p, iface, sid, itype):
     args = args_for(o, p)
     row_major_aware = iface == "cblas" and cblas_layout(o)
@@ -267,8 +300,8 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
         L.extend(norm)
         L.append(f"  if (!gofl::split_copy({split}, gofl_fn, {split_args}))\n")
         L.append(f"    reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n}}\n")
-    # Slow path, out of line so that the fast path keeps no frame: the wrapper only jumps.
-    L.append(f"[[gnu::noinline, gnu::cold]] static void slow_{name}({', '.join(params)}) {{\n")
+    # The call described and dispatched (enter/leave), out of line and cold: its frame holds the Call.
+    L.append(f"[[gnu::noinline, gnu::cold]] static void describe_{name}({', '.join(params)}) {{\n")
     L.append("  const void* const gofl_site = gofl::t_site;\n")
     L.append(f"  const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::real_fn({ident(name)}, gofl_site));\n")
     L.extend(norm)
@@ -290,8 +323,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
         pos = [x for x, _ in args].index(a)
         L.append(f"  gofl_call.add_operand({a}, static_cast<int64_t>({ext}), {elem_size_expr(k, p, itype)}, {role}, {pos});\n")
     if o.query:
-        q = " || ".join(f"{a} == -1" for a in o.query if a in kinds)
-        L.append(f"  if ({q}) gofl_call.flags |= GOFL_F_QUERY;\n")
+        L.append(f"  if ({query_condition(o, kinds)}) gofl_call.flags |= GOFL_F_QUERY;\n")
     if any(a == "info" for a, k in args):
         L.append("  gofl_call.info = info;\n")
     argv = [argv_entry(a, k, iface, p) for a, k in args]
@@ -307,6 +339,14 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
         L.append("    else\n  ")
     L.append(f"    gofl_real({', '.join(call_args)});\n  }}\n")
     L.append("  gofl::leave(gofl_call);\n}\n")
+    # Slow path, out of line so that the fast path keeps no frame: the wrapper only jumps. Not cold:
+    # while calls are recorded every call comes here, and most are only counted; the others jump on
+    # to describe_ (same arguments, so no frame is kept either).
+    L.append(f"[[gnu::noinline]] static void slow_{name}({', '.join(params)}) {{\n")
+    L.extend(norm)
+    L.append(flops)
+    L.extend(gen_counted(name, opname, o, iface, row_major_aware, kinds, call_args, split, fn_t))
+    L.append(f"  return describe_{name}({', '.join(call_args)});\n}}\n")
     # The exported wrapper: below the threshold it is a few loads, a compare and a jump.
     L.append(f"extern \"C\" GOFL_EXPORT void {name}({', '.join(params)}) {{\n")
     L.extend(norm)

@@ -1,4 +1,5 @@
-// gpu-offload dump: every CALL record, one line each, as CSV (for scripts and the tests) or a table.
+// gpu-offload dump: every CALL record, one line each, as CSV (for scripts and the tests) or a table;
+// and every COUNTED record (calls counted below the threshold), one aggregated line each.
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -21,7 +22,8 @@ namespace {
 const char* const kCsvHeader =
     "file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,reason,"
     "m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
-    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared,avoided_bytes\n";
+    "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared,avoided_bytes,"
+    "aggregated,calls,timed_calls\n";
 
 std::string operands_field(const gofl_call_record& c) {
   std::string out;
@@ -51,7 +53,7 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, uint32_t res
   }
   fprintf(out,
           "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%u,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%d,%" PRIu32
-          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d,%" PRIu64 "\n",
+          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d,%" PRIu64 ",0,1,1\n",
           csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(c),
           iface_name(c), scheme_name(c), flag(GOFL_F_ILP64), c.depth, flag(GOFL_F_NESTED), flag(GOFL_F_QUERY),
           flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(), c.dims[0],
@@ -63,7 +65,37 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, uint32_t res
           flag(GOFL_F_CORE_SPARED), resident_input_bytes(c, resident));
 }
 
-const char* const kTableFormat = "%7s  %-8s  %-20s  %-3s  %-19s  %5s  %7s  %7s  %7s  %9s  %9s  %s\n";
+// The calls a COUNTED record stands for, as one line: aggregated 1 and their count; the first call's
+// sizes, the summed work, the first call's start, the estimated time as the duration; no operands,
+// thread or GPU fields. depth 1 stands for "nested" (the calls' depths are not kept).
+void counted_csv_line(FILE* out, TraceReader& r, const gofl_counted_record& c) {
+  const gofl_file_header& h = r.header();
+  const gofl_op_info& op = gofl_ops[c.op];
+  auto flag = [&](uint32_t f) { return (c.flags & f) ? 1 : 0; };
+  const TraceSite* site = r.site(c.site);
+  std::string site_offset;
+  if (site) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "0x%" PRIx64, site->offset);
+    site_offset = buf;
+  }
+  const gofl_call_record like = [&] {  // for the symbol's names
+    gofl_call_record l{};
+    l.op = c.op;
+    l.sym = c.sym;
+    return l;
+  }();
+  fprintf(out,
+          "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,0,,%" PRIu64
+          ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,,0,0,0,0,0,0,0,0,,,0,0,0,0,1,%" PRIu64 ",%" PRIu64 "\n",
+          csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(like),
+          iface_name(like), scheme_name(like), flag(GOFL_F_ILP64), flag(GOFL_F_NESTED), flag(GOFL_F_NESTED),
+          flag(GOFL_F_QUERY), flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(),
+          c.dims[0], c.dims[1], c.dims[2], c.flops, c.first_start_ns, c.estimated_ns, c.site,
+          site ? csv_field(site->module).c_str() : "", site_offset.c_str(), c.calls, c.timed_calls);
+}
+
+const char* const kTableFormat = "%7s  %-8s  %-20s  %-3s  %-19s  %5s  %7s  %7s  %7s  %9s  %10s  %9s  %s\n";
 
 void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
   const TraceSite* site = r.site(c.site);
@@ -71,7 +103,21 @@ void table_line(FILE* out, TraceReader& r, const gofl_call_record& c) {
   fprintf(out, kTableFormat, std::to_string(r.header().pid).c_str(), gofl_ops[c.op].name, symbol_name(c),
           device_name(c.device), gofl_reason_name(c.reason), std::to_string(c.depth).c_str(),
           std::to_string(c.dims[0]).c_str(), std::to_string(c.dims[1]).c_str(), std::to_string(c.dims[2]).c_str(),
-          format_si(c.flops).c_str(), format_seconds(c.duration_ns * 1e-9).c_str(), where.c_str());
+          format_si(c.flops).c_str(), "1", format_seconds(c.duration_ns * 1e-9).c_str(), where.c_str());
+}
+
+// calls: "x N" (aggregated); time: the estimate, marked "~".
+void counted_table_line(FILE* out, TraceReader& r, const gofl_counted_record& c) {
+  const TraceSite* site = r.site(c.site);
+  const std::string where = site ? site_label(site->module, site->offset, c.site) : site_label("", 0, c.site);
+  gofl_call_record like{};
+  like.op = c.op;
+  like.sym = c.sym;
+  fprintf(out, kTableFormat, std::to_string(r.header().pid).c_str(), gofl_ops[c.op].name, symbol_name(like),
+          device_name(c.device), gofl_reason_name(c.reason), (c.flags & GOFL_F_NESTED) ? ">0" : "0",
+          std::to_string(c.dims[0]).c_str(), std::to_string(c.dims[1]).c_str(), std::to_string(c.dims[2]).c_str(),
+          format_si(c.flops).c_str(), ("x " + format_count(c.calls)).c_str(),
+          ("~" + format_seconds(c.estimated_ns * 1e-9)).c_str(), where.c_str());
 }
 
 // The GPU columns are empty for a failed start, and for a trace written before the GPU was recorded.
@@ -174,13 +220,18 @@ int dump_command(const std::vector<std::string>& args) {
     return 0;
   }
   if (csv) fputs(kCsvHeader, stdout);
-  else fprintf(stdout, kTableFormat, "pid", "op", "symbol", "dev", "reason", "depth", "m", "n", "k", "flops", "time",
-               "site");
+  else fprintf(stdout, kTableFormat, "pid", "op", "symbol", "dev", "reason", "depth", "m", "n", "k", "flops", "calls",
+               "time", "site");
   gofl_record rec;
   for (auto& r : traces) {
     gofl_start_gpu gpu{};  // the GPU of the process's start, once its record has passed
     while (r->next(&rec)) {
       if (rec.kind == GOFL_REC_GPU_START && rec.u.start.ok) gpu = rec.u.start.gpu;
+      if (rec.kind == GOFL_REC_COUNTED) {
+        if (csv) counted_csv_line(stdout, *r, rec.u.counted);
+        else counted_table_line(stdout, *r, rec.u.counted);
+        continue;
+      }
       if (rec.kind != GOFL_REC_CALL) continue;
       if (csv) csv_line(stdout, *r, rec.u.call, rec.resident, gpu);
       else table_line(stdout, *r, rec.u.call);

@@ -19,7 +19,9 @@ Options:
                     read it with 'gpu-offload report DIR' or 'gpu-offload dump DIR'
                     (GPU_OFFLOAD_TRACE)
   --summary         print a table of the intercepted calls on stderr when each process
-                    exits (GPU_OFFLOAD_SUMMARY=1)
+                    exits (GPU_OFFLOAD_SUMMARY=1). With it or --trace, calls below the
+                    threshold are counted after the first 64 of each call site and size
+                    class, their time estimated from a sample: a few ns a call, not 0.1 us
   --device MODE     cpu: never offload; gpu: offload every GPU-capable call;
                     auto: decide per call from the machine profile (default)
                     (GPU_OFFLOAD_DEVICE)
@@ -57,8 +59,10 @@ Exit status: the program's; 127 if PROGRAM is not found, 126 if it cannot be exe
     {"dump", "print every traced call, as a table or as CSV",
      R"(Usage: gpu-offload dump [--csv] [--starts] [--setup] DIR|FILE...
 
-Prints one line per intercepted call in the trace files given, in file order. A DIR stands for
-every *.gofltrace file in it, sorted by name.
+Prints one line per intercepted call in the trace files given, in file order, and one
+aggregated line per call site and size class of the calls counted below the threshold (at the
+end of each file; column aggregated). A DIR stands for every *.gofltrace file in it, sorted by
+name.
 
 Options:
   --csv        comma-separated values with a header line (quoted where a value needs it),
@@ -123,6 +127,13 @@ CSV columns, in this order:
   avoided_bytes
                bytes of a GPU call's inputs that a device copy kept from an earlier call served
                (residency): not copied by this call; 0 when every input was copied
+  aggregated   1 for a line standing for calls counted below the threshold (recorded with
+               --summary or --trace after the first 64 of each call site and size class):
+               m, n, k are the first such call's, flops the calls' sum, t_start_ns the first
+               one's start, duration_ns their estimated time, depth 1 "nested"; tid, info and
+               operands are not kept. 0 for a call recorded on its own
+  calls        how many calls the line stands for (1 unless aggregated)
+  timed_calls  of those, how many were timed (the estimate rests on them; 1 unless aggregated)
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another

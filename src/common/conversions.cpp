@@ -11,6 +11,10 @@ std::string library_of_module(const std::string& module_path) {
   return "";
 }
 
+bool converting_module(const std::string& module_path) {
+  return module_path.find("/numpy/") != std::string::npos || module_path.find("/scipy/") != std::string::npos;
+}
+
 const char* conversion_advice(const std::string& library) {
   if (library == "NumPy")
     return "numpy.linalg copies every operand into Fortran order (one ?copy per row) and the results back; "

@@ -23,6 +23,11 @@ inline uint64_t conversion_cap_ns(double in_bytes) {
 // "NumPy" or "SciPy" when the module's path says so (a call site in numpy/… or scipy/…), else "".
 std::string library_of_module(const std::string& module_path);
 
+// Whether the module is NumPy's or SciPy's own code (numpy/linalg/_umath_linalg…, scipy/linalg/
+// _flapack…), whose ?copy calls convert operands to Fortran order and back; not the libraries they
+// bundle (numpy.libs, scipy.libs: OpenBLAS's own copies), nor any other program's or library's.
+bool converting_module(const std::string& module_path);
+
 // What converts the operands there and how a Python user avoids it, one sentence without a final
 // period; a general sentence when the library is unknown.
 const char* conversion_advice(const std::string& library);

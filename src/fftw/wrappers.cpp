@@ -87,9 +87,10 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
   }
 }
 
-// One execute: unknown plans and small transforms go straight to FFTW, the rest through the dispatcher
-// like a generated BLAS wrapper, which may run it on the GPU (c.fft) instead of calling FFTW.
-// `in`/`out` nullptr: the plan's own arrays (fftw_execute).
+// One execute: unknown plans and small transforms go straight to FFTW (counted while calls are
+// recorded: preload/counted.h), the rest through the dispatcher like a generated BLAS wrapper, which
+// may run it on the GPU (c.fft) instead of calling FFTW. `in`/`out` nullptr: the plan's own arrays
+// (fftw_execute).
 template <class... A>
 void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
              const void* out, A... args) {
@@ -98,6 +99,15 @@ void execute(Slot& slot, const char* name, const void* caller, Plan plan, const 
   if (__builtin_expect(p == nullptr || p->flops < g_fast_limit, 1)) {
     real(args...);
     return;
+  }
+  if (p->flops < g_count_limit) {
+    const uint64_t key = count_key(p->op, GOFL_SYM_FFTW, gofl_size_class(p->flops, p->n), false, false);
+    if (CountEntry* const e = count_entry(caller, key, p->n, p->howmany, p->rank)) {
+      const uint64_t t0 = count_begin(*e, p->flops);
+      real(args...);
+      count_end(*e, t0);
+      return;
+    }
   }
   gofl_call c = gofl_call();
   gofl_fft transform = p->fft;

@@ -20,6 +20,7 @@
 #include "preload/api.h"
 #include "preload/call_depth.h"
 #include "preload/copy_split.h"
+#include "preload/counted.h"
 #include "preload/fingerprint.h"
 #include "preload/gpu.h"
 #include "preload/summary.h"
@@ -40,7 +41,7 @@ namespace {
 __thread int t_tid __attribute__((tls_model("initial-exec")));
 
 std::atomic<bool> g_ready{false};
-bool g_record = false;  // trace or summary: every call takes the slow path
+bool g_record = false;  // trace, summary or verify: every call takes the slow path (small ones are counted there)
 bool g_spare_core = true;  // GPU_OFFLOAD_SPARE_CORE (spare_core.h)
 // What the top-level call running on this thread changed of its library's threads (spare_core.h).
 __thread SparedCore t_spared __attribute__((tls_model("initial-exec")));
@@ -70,6 +71,7 @@ void at_fork_child() {
   worker_pool_fork_child();
   copy_split_fork_child();
   spare_core_fork_child();
+  counted_fork_child();
 }
 
 void init_once() {
@@ -82,11 +84,15 @@ void init_once() {
   g_spare_core = s.spare_core && s.device != DeviceMode::Cpu;
   pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
   double limit;
-  // Every call is described; verify checks every GPU-capable call, whatever its size.
+  // Every call reaches the slow path; verify checks every GPU-capable call, whatever its size.
   if (g_record || s.device == DeviceMode::Gpu || s.verify) limit = -1.0;
   else if (s.device == DeviceMode::Cpu) limit = std::numeric_limits<double>::infinity();
   else limit = s.threshold;
+  // Recorded, calls below the threshold are counted there (counted.h); --device gpu and --verify
+  // describe every call (each is decided, or checked).
+  const double count_limit = g_record && !s.verify && s.device != DeviceMode::Gpu ? s.threshold : -1.0;
   __atomic_store_n(&g_split_copy_min_bytes, s.split_copies > 0 ? s.split_copies : INT64_MAX, __ATOMIC_RELAXED);
+  __atomic_store(&g_count_limit, &count_limit, __ATOMIC_RELEASE);
   __atomic_store(&g_fast_limit, &limit, __ATOMIC_RELEASE);
 }
 
@@ -175,6 +181,10 @@ bool enter(gofl_call& c) {
   c.depth = uint8_t(t_call_depth > 255 ? 255 : t_call_depth);
   ++t_call_depth;
   c.device = GOFL_DEV_CPU;
+  if (c.depth == 0 && t_counted_last) {  // the time since this thread's previous record held counted calls
+    c.flags |= GOFL_F_AFTER_COUNTED;
+    t_counted_last = false;
+  }
   if (c.depth > 0) {
     c.flags |= GOFL_F_NESTED;
     c.reason = GOFL_R_NESTED;
@@ -240,6 +250,11 @@ __attribute__((constructor)) void on_load() { ensure_init(); }
 
 __attribute__((destructor)) void on_unload() {
   if (!g_ready.load()) return;
+  // The counted calls, once: later calls (other threads', other libraries' destructors) are described.
+  counted_stop();
+  const std::vector<gofl_counted_record> counted = counted_snapshot();
+  summary_add_counted(counted);
+  trace_counted(counted.data(), counted.size());
   if (settings().device != DeviceMode::Cpu && trace_enabled() && summary_any_call()) {
     // No start was ever due: say in the trace whether one could have succeeded (no CUDA is loaded).
     // A process that made no call gets no trace file for it.

@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "common/conversions.h"
 #include "common/gpu_placement.h"
 #include "common/table.h"
 #include "policy/settings.h"
@@ -21,6 +20,7 @@
 #include "preload/run_history.h"
 #include "preload/spare_core.h"
 #include "preload/gpu.h"
+#include "preload/summary_conversions.h"
 #include "preload/verify.h"
 
 namespace gofl {
@@ -35,6 +35,13 @@ struct OpStats {
 };
 
 OpStats g_ops[GOFL_N_OPS];
+
+// Calls counted below the threshold (counted.h), per operation: also in g_ops and g_reasons; kept
+// apart to say how many there were and on how many timed calls their time rests. Set at exit.
+struct CountedOp {
+  uint64_t calls = 0, nested = 0, queries = 0, timed = 0, estimated_ns = 0;
+};
+CountedOp g_counted[GOFL_N_OPS];
 std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
 std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operations under --verify
@@ -69,65 +76,6 @@ std::string fmt_s(double s) {
   else if (s >= 1e-3) snprintf(b, sizeof b, "%.1f ms", s * 1e3);
   else snprintf(b, sizeof b, "%.0f us", s * 1e6);
   return b;
-}
-
-// Converting data around the LAPACK calls (the report's fuller account: src/report/conversions.h).
-// A ?copy call costs its own time; a LAPACK call costs the
-// time outside any intercepted call right before it (where a caller checks and copies its operands),
-// up to kConversionNsPerByte of the bytes it reads.
-struct Conversions {
-  std::atomic<uint64_t> copies{0}, copy_run_ns{0}, gap_ns{0}, lapack_calls{0}, lapack_ns{0};
-  std::atomic<const void*> copy_site{nullptr}, lapack_site{nullptr};  // the latest, to name the library
-};
-Conversions g_conv;
-__thread uint64_t t_last_end_ns __attribute__((tls_model("initial-exec")));  // this thread's previous top-level call
-
-void add_conversion(const gofl_call& c, uint64_t duration_ns) {
-  const gofl_kind kind = gofl_ops[c.op].kind;
-  const uint64_t since = t_last_end_ns && c.t0_ns > t_last_end_ns ? c.t0_ns - t_last_end_ns : 0;
-  if (kind == GOFL_KIND_BLAS1) {
-    g_conv.copies.fetch_add(1, std::memory_order_relaxed);
-    g_conv.copy_run_ns.fetch_add(duration_ns, std::memory_order_relaxed);  // not the gaps: our own recording is there
-    g_conv.copy_site.store(c.site, std::memory_order_relaxed);
-  } else if (kind == GOFL_KIND_LAPACK) {
-    g_conv.lapack_calls.fetch_add(1, std::memory_order_relaxed);
-    g_conv.lapack_ns.fetch_add(duration_ns, std::memory_order_relaxed);
-    double in_bytes = 0;
-    for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
-      if (c.operands[i].role != GOFL_OUT) in_bytes += double(c.operands[i].elems) * c.operands[i].elem_size;
-    g_conv.gap_ns.fetch_add(std::min(since, conversion_cap_ns(in_bytes)), std::memory_order_relaxed);
-    g_conv.lapack_site.store(c.site, std::memory_order_relaxed);
-  }
-  t_last_end_ns = c.t0_ns + duration_ns;
-}
-
-std::string module_of(const void* site) {
-  Dl_info info{};
-  return site && dladdr(site, &info) && info.dli_fname ? info.dli_fname : "";
-}
-
-std::string base_name(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// One line when converting data around the LAPACK calls took longer than the calls themselves.
-std::string conversion_line() {
-  const double copy_s = g_conv.copy_run_ns.load() * 1e-9, gap_s = g_conv.gap_ns.load() * 1e-9;
-  const double lapack_s = g_conv.lapack_ns.load() * 1e-9;
-  if (g_conv.lapack_calls.load() == 0 || copy_s + gap_s <= lapack_s) return "";
-  const std::string copier = module_of(g_conv.copy_site.load()), caller = module_of(g_conv.lapack_site.load());
-  std::string library = library_of_module(copy_s >= gap_s ? copier : caller);
-  if (library.empty()) library = library_of_module(caller);
-  char line[1024];
-  snprintf(line, sizeof line,
-           "  conversions dominate: %s around the %llu LAPACK calls (%s in them): %s in %llu ?copy calls%s%s, %s "
-           "outside any call just before them%s%s; %s (README: From Python)\n",
-           fmt_s(copy_s + gap_s).c_str(), (unsigned long long)g_conv.lapack_calls.load(), fmt_s(lapack_s).c_str(),
-           fmt_s(copy_s).c_str(), (unsigned long long)g_conv.copies.load(), copier.empty() ? "" : " from ",
-           base_name(copier).c_str(), fmt_s(gap_s).c_str(), caller.empty() ? "" : ", called from ",
-           base_name(caller).c_str(), conversion_advice(library));
-  return line;
 }
 
 std::string calls_phrase(uint64_t n) { return std::to_string(n) + (n == 1 ? " call" : " calls"); }
@@ -276,6 +224,35 @@ bool any_call() {
   return false;
 }
 
+// The calls counted below the threshold, per operation (already in the table above): how many, and
+// their estimated time with the number of timed calls it rests on. Empty when none was counted.
+std::string counted_lines() {
+  std::string out;
+  char line[256];
+  uint64_t calls = 0, timed = 0;
+  for (int i = 0; i < GOFL_N_OPS; ++i) {
+    const CountedOp& k = g_counted[i];
+    if (k.calls + k.nested + k.queries == 0) continue;
+    if (out.empty()) {
+      snprintf(line, sizeof line, "  %-10s %8s %8s %8s %11s %11s\n", "counted", "cpu", "nested", "queries",
+               "cpu time s~", "timed");
+      out = line;
+    }
+    snprintf(line, sizeof line, "  %-10s %8llu %8llu %8llu %11.4f %11llu\n", gofl_ops[i].name,
+             (unsigned long long)k.calls, (unsigned long long)k.nested, (unsigned long long)k.queries,
+             double(k.estimated_ns) * 1e-9, (unsigned long long)k.timed);
+    out += line;
+    calls += k.calls + k.nested + k.queries;
+    timed += k.timed;
+  }
+  if (out.empty()) return out;
+  snprintf(line, sizeof line,
+           "  counted: %llu calls below the threshold, in the table above too; not recorded one by one, their time "
+           "(~) estimated from %llu timed calls\n",
+           (unsigned long long)calls, (unsigned long long)timed);
+  return out + line;
+}
+
 // What --verify found, never silent: checked calls and differences, or why calls went unchecked.
 std::string verify_line() {
   const uint64_t due = g_verify_due.load(), checked = verify_checked_calls(), bad = g_verify_mismatches.load();
@@ -306,7 +283,7 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   if (c.flags & GOFL_F_VERIFY_MISMATCH) g_verify_mismatches.fetch_add(1, std::memory_order_relaxed);
   if (c.flags & GOFL_F_NESTED) { s.nested.fetch_add(1, std::memory_order_relaxed); return; }
   if (c.flags & GOFL_F_QUERY) { s.queries.fetch_add(1, std::memory_order_relaxed); return; }
-  add_conversion(c, duration_ns);
+  conversions_add_call(c, duration_ns);
   if (settings().verify && gofl_ops[c.op].gpu_capable) g_verify_due.fetch_add(1, std::memory_order_relaxed);
   const int d = c.device == GOFL_DEV_GPU ? 1 : 0;
   for (int i = 0; c.resident && i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
@@ -321,6 +298,30 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   s.calls[d].fetch_add(1, std::memory_order_relaxed);
   s.time_ns[d].fetch_add(duration_ns, std::memory_order_relaxed);
   add_double(s.flops[d], c.flops);
+}
+
+void summary_add_counted(const std::vector<gofl_counted_record>& counted) {
+  for (const gofl_counted_record& r : counted) {
+    if (r.op >= GOFL_N_OPS || r.calls == 0) continue;
+    OpStats& s = g_ops[r.op];
+    CountedOp& k = g_counted[r.op];
+    if (r.reason < GOFL_R_COUNT) g_reasons[r.reason].fetch_add(r.calls, std::memory_order_relaxed);
+    k.timed += r.timed_calls;
+    if (r.flags & GOFL_F_NESTED) {
+      s.nested.fetch_add(r.calls, std::memory_order_relaxed);
+      k.nested += r.calls;
+    } else if (r.flags & GOFL_F_QUERY) {
+      s.queries.fetch_add(r.calls, std::memory_order_relaxed);
+      k.queries += r.calls;
+    } else {
+      s.calls[0].fetch_add(r.calls, std::memory_order_relaxed);
+      s.time_ns[0].fetch_add(r.estimated_ns, std::memory_order_relaxed);
+      add_double(s.flops[0], r.flops);
+      k.calls += r.calls;
+      k.estimated_ns += r.estimated_ns;
+      conversions_add_counted(r);
+    }
+  }
 }
 
 void summary_note_gpu_failure(int op, const char* text) {
@@ -348,8 +349,8 @@ void summary_reset() {
     new (&f.m) std::mutex;
     for (auto& n : f.count) n = 0;
   }
-  g_conv.copies = g_conv.copy_run_ns = g_conv.gap_ns = g_conv.lapack_calls = g_conv.lapack_ns = 0;
-  t_last_end_ns = 0;
+  conversions_reset();
+  for (auto& c : g_counted) c = CountedOp{};
 }
 
 bool summary_any_call() { return any_call(); }
@@ -387,6 +388,7 @@ void summary_print(int fd) {
              (unsigned long long)c0, (unsigned long long)c1, (unsigned long long)nested, t0, t1, rate);
     out += line;
   }
+  out += counted_lines();
   std::string reasons;
   for (int r = 0; r < GOFL_R_COUNT; ++r) {
     if (!g_reasons[r]) continue;
@@ -409,7 +411,7 @@ void summary_print(int fd) {
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   out += warm_line();
   out += spare_line();
-  out += conversion_line();
+  out += conversions_line();
   if (gpu_started()) {
     char info[256] = "";
     gpu_backend()->residency_info(info, sizeof info);

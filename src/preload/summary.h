@@ -2,11 +2,16 @@
 // reasons calls ran where they ran. Printed on stderr at exit when asked.
 #pragma once
 
+#include <vector>
+
 #include "common/call.h"
+#include "trace/record.h"
 
 namespace gofl {
 
 void summary_add(const gofl_call& c, uint64_t duration_ns);
+// At exit: the calls counted below the threshold (counted.h's snapshot), into the same counters.
+void summary_add_counted(const std::vector<gofl_counted_record>& counted);
 void summary_print(int fd);
 // --verify without --summary: only the line that says what verify found (silent without calls).
 void summary_print_verify(int fd);

@@ -13,6 +13,7 @@
 #include "common/cblas.h"
 #include "common/table.h"
 #include "preload/copy_split.h"  // ?copy wrappers split large strided copies
+#include "preload/counted.h"     // calls below the threshold, counted while calls are recorded
 #include "trace/record.h"  // the flags and roles a wrapper sets
 
 #define GOFL_EXPORT __attribute__((visibility("default")))

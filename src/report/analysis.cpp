@@ -112,6 +112,15 @@ bool walk_candidate(const gofl_call_record& c) {
 
 const std::string kNoModule;
 
+// The row of a call site: by module and offset where the trace names the module, else by address.
+SiteStats& site_stats(Analysis& a, const TraceSite* site, uint64_t addr) {
+  const std::pair<std::string, uint64_t> key = site && !site->module.empty() ? std::make_pair(site->module, site->offset)
+                                                                              : std::make_pair(std::string(), addr);
+  SiteStats& ss = a.sites[key];
+  if (ss.label.empty()) ss.label = site_label(key.first, key.second, addr);
+  return ss;
+}
+
 void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vector<WalkCall>& walk, uint64_t order,
               uint32_t resident, std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen,
               std::vector<TimedCall>& timed) {
@@ -129,7 +138,7 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
   if (dev) ++s.gpu_calls;
   s.time_ns += c.duration_ns;
   s.flops += c.flops;
-  s.largest_dim.push_back(std::max({c.dims[0], c.dims[1], c.dims[2]}));
+  ++s.largest_dim[std::max({c.dims[0], c.dims[1], c.dims[2]})];
   s.dev[dev].calls++;
   s.dev[dev].ns += c.duration_ns;
   s.dev[dev].flops += c.flops;
@@ -237,15 +246,41 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i)
     if (c.operands[i].fp_in) tc.in_bytes += double(c.operands[i].bytes);
   tc.module = site ? &site->module : &kNoModule;
+  tc.after_counted = (c.flags & GOFL_F_AFTER_COUNTED) != 0;
   timed.push_back(tc);
-  const std::pair<std::string, uint64_t> key = site && !site->module.empty()
-                                                   ? std::make_pair(site->module, site->offset)
-                                                   : std::make_pair(std::string(), c.site);
-  SiteStats& ss = a.sites[key];
-  if (ss.label.empty()) ss.label = site_label(key.first, key.second, c.site);
+  SiteStats& ss = site_stats(a, site, c.site);
   ++ss.calls;
   ss.time_ns += c.duration_ns;
   ss.ops.insert(c.op);
+}
+
+// Calls counted below the threshold: in the same tables as the calls recorded one by one, with
+// their estimated time. They have no operands and no place in time: no chart, model or copy walk.
+void add_counted(Analysis& a, TraceReader& r, const gofl_counted_record& c, std::vector<CountedCalls>& counted) {
+  ++a.counted_records;
+  ReasonStats& rs = a.reasons[{c.device, c.reason}];
+  rs.calls += c.calls;
+  rs.ops[c.op] += c.calls;
+  OpStats& s = a.ops[c.op];
+  s.counted += c.calls;
+  s.counted_timed += c.timed_calls;
+  if (c.flags & GOFL_F_NESTED) { s.nested += c.calls; return; }
+  if (c.flags & GOFL_F_QUERY) { s.queries += c.calls; return; }
+  const TraceSite* site = r.site(c.site);
+  SiteStats& ss = site_stats(a, site, c.site);  // the application's own calls only, as add_call
+  ss.calls += c.calls;
+  ss.counted += c.calls;
+  ss.ops.insert(c.op);
+  ss.time_ns += c.estimated_ns;
+  rs.time_ns += c.estimated_ns;
+  s.calls += c.calls;
+  s.time_ns += c.estimated_ns;
+  s.flops += c.flops;
+  s.largest_dim[std::max({c.dims[0], c.dims[1], c.dims[2]})] += c.calls;
+  s.dev[0].calls += c.calls;
+  s.dev[0].ns += c.estimated_ns;
+  s.dev[0].flops += c.flops;
+  counted.push_back(CountedCalls{c.op, site ? &site->module : &kNoModule, c.calls, c.estimated_ns});
 }
 
 void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& preds,
@@ -262,6 +297,7 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
   if (!a.first_realtime_ns || h.start_realtime_ns < a.first_realtime_ns) a.first_realtime_ns = h.start_realtime_ns;
   std::vector<WalkCall> walk;  // a trace file is one process
   std::vector<TimedCall> timed;
+  std::vector<CountedCalls> counted;
   uint64_t last_end_ns = h.start_monotonic_ns;
   gofl_record rec;
   uint64_t order = 0;
@@ -288,13 +324,17 @@ void add_file(Analysis& a, TraceReader& r, std::map<int, std::vector<Point>>& pr
       a.gpu_absent.insert(trace_text(rec.u.start.message, sizeof rec.u.start.message));
       continue;
     }
+    if (rec.kind == GOFL_REC_COUNTED) {
+      add_counted(a, r, rec.u.counted, counted);
+      continue;
+    }
     if (rec.kind != GOFL_REC_CALL) continue;
     ++a.records;
     last_end_ns = std::max(last_end_ns, rec.u.call.t_start_ns + rec.u.call.duration_ns);
     add_call(a, r, rec.u.call, walk, order++, rec.resident, preds, pred_seen, timed);
   }
   walk_process(walk, a);
-  account_conversions(timed, a.conversions);
+  account_conversions(timed, counted, a.conversions);
   a.conversions.program_ns += last_end_ns - h.start_monotonic_ns;
 }
 
@@ -382,6 +422,8 @@ OpStats Analysis::total() const {
     t.queries += s.queries;
     t.time_ns += s.time_ns;
     t.flops += s.flops;
+    t.counted += s.counted;
+    t.counted_timed += s.counted_timed;
     for (int d = 0; d < 2; ++d) {
       t.dev[d].calls += s.dev[d].calls;
       t.dev[d].ns += s.dev[d].ns;

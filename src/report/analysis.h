@@ -36,7 +36,10 @@ struct OpStats {
   uint64_t calls = 0, gpu_calls = 0, nested = 0, queries = 0;
   uint64_t time_ns = 0;  // top-level calls only: a nested call's time is inside its caller's
   double flops = 0;
-  std::vector<int64_t> largest_dim;  // per top-level call
+  std::map<int64_t, uint64_t> largest_dim;  // top-level calls by their largest dimension
+  // Calls counted below the threshold (GOFL_REC_COUNTED), of every kind, and the timed ones among them:
+  // part of the counts above; their time is estimated.
+  uint64_t counted = 0, counted_timed = 0;
   DeviceSplit dev[2];                // top-level calls by the device that ran them
   // GPU calls (and verify calls, which also ran on the GPU) with their measured phases.
   uint64_t gpu_timed_calls = 0;
@@ -54,6 +57,7 @@ struct OpStats {
 
 struct SiteStats {
   uint64_t calls = 0, time_ns = 0;
+  uint64_t counted = 0;  // of the calls, those counted (their time estimated)
   std::set<int> ops;
   std::string label;
 };
@@ -146,7 +150,8 @@ struct Analysis {
   std::map<std::string, int> programs;                  // command line -> processes
   std::set<std::string> profiles, levels, device_modes, hosts;
   uint64_t first_realtime_ns = 0;
-  uint64_t records = 0;
+  uint64_t records = 0;          // call records
+  uint64_t counted_records = 0;  // counted records (each stands for calls of one call site and size class)
   std::vector<GpuStart> starts;  // in file order
   std::set<std::string> gpu_absent;  // processes that tried no start: why none could have succeeded
   // One-time costs (setup records), summed over the processes: the start's steps by phase; the

@@ -60,11 +60,15 @@ bool conversions_table(const Analysis& a, ReportTable* t) {
                        seconds(total.copy_ns), seconds(total.gap_ns), seconds(total.conversion_ns()),
                        share(total.conversion_ns())});
   }
-  t->notes.push_back("copying: the ?copy calls right before and after the calls.");
-  t->notes.push_back("before the calls: the time since the thread's previous call, where the caller checks and "
-                     "copies the operands; counted up to " + format_ratio(kConversionNsPerByte) +
+  t->notes.push_back("copying: NumPy's and SciPy's own ?copy calls right before and after the calls (a program's "
+                     "own copies are its work, not conversions).");
+  t->notes.push_back("before the calls: the time since those copies, where the caller checks and copies the "
+                     "operands; counted up to " + format_ratio(kConversionNsPerByte) +
                      " ns per byte the call reads, the rest (" + seconds(total.beyond_cap_ns) +
-                     ") being the program's own work.");
+                     ") being the program's own work (beyond that, or before calls no such copy precedes).");
+  if (a.counted_records)
+    t->notes.push_back("Calls counted below the threshold have no place in time: their time is estimated, "
+                       "and a module's copies among them are shared among its LAPACK calls.");
   if (c.program_ns)
     t->notes.push_back("of the program: of the traced processes' " + seconds(c.program_ns) +
                        " (start to their last call).");

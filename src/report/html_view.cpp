@@ -447,7 +447,7 @@ void write_html_report(FILE* f, const Analysis& a, const std::string& what, long
     out += "<dt>" + escape(label) + "</dt><dd>" + escape(value) + "</dd>";
   out += "</dl></header>\n";
 
-  if (a.records == 0) {
+  if (a.records == 0 && a.counted_records == 0) {
     out += empty("no-calls", "No BLAS, LAPACK or FFTW calls were traced.");
     out += "</main>\n</body>\n</html>\n";
     fputs(out.c_str(), f);

@@ -97,10 +97,32 @@ void print_table(const ReportTable& t) {
   for (const std::string& n : t.notes) printf("  %s\n", n.c_str());
 }
 
-std::string size_range(std::vector<int64_t> v) {
+// min / median / max of the calls' largest dimensions (dimension -> calls).
+std::string size_range(const std::map<int64_t, uint64_t>& v) {
   if (v.empty()) return "";
-  std::sort(v.begin(), v.end());
-  return std::to_string(v.front()) + " / " + std::to_string(v[v.size() / 2]) + " / " + std::to_string(v.back());
+  uint64_t n = 0;
+  for (const auto& [dim, calls] : v) n += calls;
+  int64_t median = v.begin()->first;
+  uint64_t seen = 0;
+  for (const auto& [dim, calls] : v) {
+    seen += calls;
+    if (seen > n / 2) {
+      median = dim;
+      break;
+    }
+  }
+  return std::to_string(v.begin()->first) + " / " + std::to_string(median) + " / " + std::to_string(v.rbegin()->first);
+}
+
+// A time that rests partly on calls counted below the threshold is estimated: marked "~".
+std::string time_cell(uint64_t ns, uint64_t counted) { return format_seconds(ns * 1e-9) + (counted ? " ~" : ""); }
+
+// The note under a table with "~" cells, or nothing.
+void counted_note(const OpStats& total, std::vector<std::string>* notes) {
+  if (!total.counted) return;
+  notes->push_back("~: includes " + plural(total.counted, "call") +
+                   " counted below the threshold, not recorded one by one (sizes: the first of each call site and "
+                   "size class); their time is estimated from " + plural(total.counted_timed, "timed call") + ".");
 }
 
 std::string rate(double flops, uint64_t ns) {
@@ -140,13 +162,14 @@ ReportTable ops_table(const Analysis& a) {
   auto row = [&](const std::string& name, const OpStats& s, bool sizes) {
     const bool own = s.calls > 0;  // only nested calls or queries: no time or work of its own
     t.rows.push_back({name, format_count(s.calls), format_count(s.gpu_calls), format_count(s.nested),
-                      format_count(s.queries), own ? format_seconds(s.time_ns * 1e-9) : "",
+                      format_count(s.queries), own ? time_cell(s.time_ns, s.counted) : "",
                       own ? format_percent(double(s.time_ns), double(total.time_ns)) : "",
                       own ? format_si(s.flops) : "", rate(s.flops, s.time_ns), sizes ? size_range(s.largest_dim) : ""});
   };
   for (const auto& [op, s] : sorted_ops(a)) row(gofl_ops[op].name, *s, true);
   t.rows.emplace_back();
   row("total", total, false);
+  counted_note(total, &t.notes);
   return t;
 }
 
@@ -163,7 +186,7 @@ ReportTable devices_table(const Analysis& a) {
                "copied in", "in GB/s", "copy share"};
   auto row = [&](const std::string& name, const OpStats& s) {
     const double copies = s.copy_in_s + s.copy_out_s;
-    t.rows.push_back({name, format_count(s.dev[0].calls), seconds_or_blank(s.dev[0].ns * 1e-9),
+    t.rows.push_back({name, format_count(s.dev[0].calls), s.dev[0].ns ? time_cell(s.dev[0].ns, s.counted) : "",
                       format_count(s.dev[1].calls), seconds_or_blank(s.dev[1].ns * 1e-9), seconds_or_blank(s.copy_in_s),
                       seconds_or_blank(s.compute_s), seconds_or_blank(s.copy_out_s),
                       s.bytes_in > 0 ? format_bytes(s.bytes_in) : "",
@@ -196,12 +219,16 @@ bool sites_table(const Analysis& a, long top, ReportTable* t) {
              std::to_string(sites.size()) + " by time)";
   t->headers = {"call site", "calls", "time", "share", "operations"};
   t->left = {true, false, false, false, true};
+  bool estimated = false;
   for (size_t i = 0; i < sites.size() && long(i) < top; ++i) {
     std::string ops;
     for (int op : sites[i]->ops) ops += std::string(ops.empty() ? "" : " ") + gofl_ops[op].name;
-    t->rows.push_back({sites[i]->label, format_count(sites[i]->calls), format_seconds(sites[i]->time_ns * 1e-9),
+    t->rows.push_back({sites[i]->label, format_count(sites[i]->calls), time_cell(sites[i]->time_ns, sites[i]->counted),
                        format_percent(double(sites[i]->time_ns), double(total_ns)), ops});
+    estimated = estimated || sites[i]->counted;
   }
+  if (estimated)
+    t->notes.push_back("~: the site's calls include calls counted below the threshold; their time is estimated.");
   return true;
 }
 
@@ -220,6 +247,7 @@ ReportTable reasons_table(const Analysis& a) {
   for (const auto& [key, s] : rs)
     t.rows.push_back({device_name(key.first), gofl_reason_name(key.second), format_count(s->calls),
                       s->time_ns ? format_seconds(s->time_ns * 1e-9) : "", top_ops(s->ops, 4)});
+  counted_note(a.total(), &t.notes);
   return t;
 }
 
@@ -576,7 +604,7 @@ std::vector<std::string> report_summary(const Analysis& a) {
 void print_text_report(const Analysis& a, const std::string& what, long top) {
   printf("gpu-offload report: %s\n", what.c_str());
   for (const auto& [label, value] : report_facts(a, 72)) printf("  %-11s %s\n", label.c_str(), value.c_str());
-  if (a.records == 0) {
+  if (a.records == 0 && a.counted_records == 0) {
     printf("\nNo BLAS, LAPACK or FFTW calls were traced.\n");
     return;
   }

@@ -93,7 +93,7 @@ void TraceReader::open(const std::string& path) {
     throw TraceError(format("%s: wrong byte order mark 0x%08x (expected 0x%08x): the file is damaged or %s", p,
                             h.byte_order, GOFL_TRACE_BYTE_ORDER, kOtherVersion));
   }
-  // Version 1 differs only in lacking setup records: read as it is.
+  // Versions 1 and 2 differ only in lacking setup (1) and counted (1, 2) records: read as they are.
   if (h.version < GOFL_TRACE_OLDEST_VERSION || h.version > GOFL_TRACE_VERSION)
     throw TraceError(format("%s: trace format version %u, this gpu-offload reads versions %d to %d: %s", p, h.version,
                             GOFL_TRACE_OLDEST_VERSION, GOFL_TRACE_VERSION, kOtherVersion));
@@ -181,16 +181,14 @@ void TraceReader::check_record(const gofl_record& r) const {
                                 i, s.phases[k].phase, (unsigned long long)s.phases[k].duration_ns));
     return;
   }
+  if (r.kind == GOFL_REC_COUNTED && header_.version >= 3) {
+    check_counted(r.u.counted);
+    return;
+  }
   if (r.kind != GOFL_REC_CALL)
     throw TraceError(format("%s: record %llu has unknown kind %u: the file is damaged", p, i, r.kind));
   const gofl_call_record& c = r.u.call;
-  if (c.op >= GOFL_N_OPS)
-    throw TraceError(format("%s: record %llu names operation %u of %d: the file is damaged", p, i, c.op, GOFL_N_OPS));
-  const bool sym_ok = c.sym == GOFL_SYM_FFTW ? gofl_ops[c.op].kind == GOFL_KIND_FFT
-                                             : c.sym < GOFL_N_SYMS && gofl_syms[c.sym].op == c.op;
-  if (!sym_ok)
-    throw TraceError(format("%s: record %llu names symbol %u, which does not belong to %s: the file is damaged", p, i,
-                            c.sym, gofl_ops[c.op].name));
+  check_op_sym(c.op, c.sym);
   if (c.n_operands > GOFL_MAX_OPERANDS || c.device > GOFL_DEV_GPU || c.reason >= GOFL_R_COUNT)
     throw TraceError(format("%s: record %llu has %u operands, device %u and reason %u: the file is damaged", p, i,
                             c.n_operands, c.device, c.reason));
@@ -204,6 +202,37 @@ void TraceReader::check_record(const gofl_record& r) const {
     throw TraceError(format("%s: record %llu has work %g flops and times %g, %g, %g, %g, %g s, not all finite and "
                             ">= 0: the file is damaged",
                             p, i, c.flops, seconds[0], seconds[1], seconds[2], seconds[3], seconds[4]));
+}
+
+void TraceReader::check_op_sym(uint16_t op, uint16_t sym) const {
+  const char* p = path_.c_str();
+  const unsigned long long i = index_;
+  if (op >= GOFL_N_OPS)
+    throw TraceError(format("%s: record %llu names operation %u of %d: the file is damaged", p, i, op, GOFL_N_OPS));
+  const bool sym_ok = sym == GOFL_SYM_FFTW ? gofl_ops[op].kind == GOFL_KIND_FFT
+                                           : sym < GOFL_N_SYMS && gofl_syms[sym].op == op;
+  if (!sym_ok)
+    throw TraceError(format("%s: record %llu names symbol %u, which does not belong to %s: the file is damaged", p, i,
+                            sym, gofl_ops[op].name));
+}
+
+// Counts and times are summed into every total: a record standing for no call, or for more timed
+// calls than calls, or times no run could take, is damaged.
+void TraceReader::check_counted(const gofl_counted_record& c) const {
+  const char* p = path_.c_str();
+  const unsigned long long i = index_;
+  check_op_sym(c.op, c.sym);
+  if (c.device > GOFL_DEV_GPU || c.reason >= GOFL_R_COUNT)
+    throw TraceError(format("%s: record %llu is a counted record with device %u and reason %u: the file is damaged", p,
+                            i, c.device, c.reason));
+  if (c.calls == 0 || c.timed_calls == 0 || c.timed_calls > c.calls || c.calls > kMaxDurationNs)
+    throw TraceError(format("%s: record %llu is a counted record of %llu calls, %llu of them timed: the file is damaged",
+                            p, i, (unsigned long long)c.calls, (unsigned long long)c.timed_calls));
+  if (c.timed_ns > kMaxDurationNs || c.estimated_ns > kMaxDurationNs || c.timed_ns > c.estimated_ns)
+    throw TraceError(format("%s: record %llu is a counted record of %llu ns (%llu ns timed): the file is damaged", p, i,
+                            (unsigned long long)c.estimated_ns, (unsigned long long)c.timed_ns));
+  if (!std::isfinite(c.flops) || c.flops < 0)
+    throw TraceError(format("%s: record %llu is a counted record of %g flops: the file is damaged", p, i, c.flops));
 }
 
 const TraceSite* TraceReader::site(uint64_t addr) {

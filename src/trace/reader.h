@@ -54,6 +54,8 @@ class TraceReader {
 
  private:
   void check_record(const gofl_record& r) const;
+  void check_op_sym(uint16_t op, uint16_t sym) const;
+  void check_counted(const gofl_counted_record& c) const;
   FILE* reopen(uint64_t at) const;
 
   std::string path_;

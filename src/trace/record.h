@@ -14,7 +14,7 @@ extern "C" {
 
 #define GOFL_TRACE_MAGIC "GOFLTRC1"         // 8 bytes, file start
 #define GOFL_TRACE_BYTE_ORDER 0x01020304u    // written natively: a reader on another byte order sees 0x04030201
-#define GOFL_TRACE_VERSION 2                 // 2: setup records (GOFL_REC_SETUP); version 1 is read too
+#define GOFL_TRACE_VERSION 3                 // 3: counted calls (GOFL_REC_COUNTED); 2: setup records (GOFL_REC_SETUP)
 #define GOFL_TRACE_OLDEST_VERSION 1          // the oldest version readers accept
 #define GOFL_TRACE_SUFFIX ".gofltrace"
 #define GOFL_SYM_FFTW 0xFFFFu                // gofl_call_record.sym of FFTW executes (not a BLAS symbol)
@@ -25,6 +25,7 @@ enum gofl_record_kind {
   GOFL_REC_GPU_START = 3,  // the process started the GPU backend (or tried to): when, how long, outcome
   GOFL_REC_GPU_ABSENT = 4, // at exit, no start was tried and none could have succeeded: why (u.start.message)
   GOFL_REC_SETUP = 5,      // one-time costs: the GPU start's phases, or a routine's first GPU call (version 2)
+  GOFL_REC_COUNTED = 6,    // calls below the threshold counted, not recorded one by one (version 3)
 };
 
 enum gofl_flag {
@@ -37,6 +38,8 @@ enum gofl_flag {
   GOFL_F_SPLIT = 1u << 6,          // ran over several GPUs in one call (cuBLASXt / cusolverMg)
   GOFL_F_COPY_SPLIT = 1u << 7,     // a ?copy run in pieces on the library's threads (preload/copy_split.h)
   GOFL_F_CORE_SPARED = 1u << 8,    // ran on the CPU with one library thread fewer, beside the GPU's one-time work (preload/spare_core.h)
+  GOFL_F_AFTER_COUNTED = 1u << 9,  // counted calls (GOFL_REC_COUNTED) came on this thread since its previous record:
+                                   // the time since that record's end is not the time outside any call
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };
@@ -142,6 +145,44 @@ typedef struct gofl_setup_record {
   gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
 } gofl_setup_record;
 
+// Calls below the work threshold that were counted instead of recorded one by one (preload/counted.h),
+// written at exit: one record per operation, exported symbol, call site, size class and nesting,
+// summed over the process's threads. Only a sample of the calls is timed (the first, then one in 16,
+// later one in 256): the time is estimated. A record of nested calls (GOFL_F_NESTED) or of workspace
+// queries (GOFL_F_QUERY) stands for calls of that kind only.
+typedef struct gofl_counted_record {
+  uint16_t op;          // as in gofl_call_record
+  uint16_t sym;         // ... (GOFL_SYM_FFTW for FFTW executes)
+  uint32_t flags;       // GOFL_F_NESTED, GOFL_F_QUERY, GOFL_F_ILP64, GOFL_F_ROW_MAJOR of the first call counted
+  uint8_t device;       // always GOFL_DEV_CPU
+  uint8_t reason;       // why the calls ran there, as their own records would say (below threshold, nested, ...)
+  uint8_t size_class;   // gofl_size_class(flops, dims[0]) of every call counted here
+  uint8_t reserved0;
+  uint32_t reserved1;
+  uint64_t site;        // return address in the caller (named by a SITE record like a call's)
+  uint64_t calls;       // calls this record stands for (at least 1)
+  uint64_t timed_calls; // of which timed (1 .. calls)
+  uint64_t timed_ns;    // their summed duration
+  uint64_t estimated_ns;// the calls' estimated time: timed_ns * calls / timed_calls
+  double flops;         // the calls' summed estimated work
+  int64_t dims[3];      // m, n, k of the first call counted (the others are of the same size class)
+  uint64_t first_start_ns;  // CLOCK_MONOTONIC start of the first call counted (it is always timed)
+  uint64_t last_start_ns;   // ... of the last timed one
+} gofl_counted_record;
+
+// The size class counted calls are grouped by: 1 + floor(log2(flops)) (at most 127) for a call with work of
+// at least 1 flop, else 128 + the bit length of its first dimension (a ?copy's element count); 128 for none.
+static inline uint8_t gofl_size_class(double flops, int64_t first_dim) {
+  if (flops >= 1.0) {
+    union { double d; uint64_t u; } bits;
+    bits.d = flops;
+    const int e = (int)((bits.u >> 52) & 0x7ff) - 1022;  // 1 for [1, 2), 2 for [2, 4), ...
+    return (uint8_t)(e > 127 ? 127 : e);
+  }
+  const uint64_t n = first_dim > 0 ? (uint64_t)first_dim : 0;
+  return (uint8_t)(128 + (n ? 64 - __builtin_clzll(n) : 0));
+}
+
 typedef struct gofl_record {
   uint32_t kind;        // gofl_record_kind
   uint32_t resident;    // GOFL_REC_CALL: gofl_residency of each operand (GOFL_RESIDENCY_OF); else 0
@@ -150,6 +191,7 @@ typedef struct gofl_record {
     gofl_site_record site;
     gofl_start_record start;
     gofl_setup_record setup;
+    gofl_counted_record counted;
   } u;
 } gofl_record;
 
@@ -176,6 +218,7 @@ typedef struct gofl_file_header {
 }
 static_assert(sizeof(gofl_start_gpu) == 200, "the GPU of a start record fills the message it replaces");
 static_assert(sizeof(gofl_setup_record) <= sizeof(gofl_call_record), "a setup record fits the record's union");
+static_assert(sizeof(gofl_counted_record) <= sizeof(gofl_call_record), "a counted record fits the record's union");
 static_assert(sizeof(gofl_record) == 232, "trace record size is part of the format");
 static_assert(sizeof(gofl_file_header) == 512, "trace header size is part of the format");
 #endif

@@ -294,6 +294,17 @@ bool site_known_locked(Writer& w, uint64_t addr) {
   return w.sites->count(addr) != 0;
 }
 
+// Caller holds the lock: names `addr` with a SITE record the first time it appears. The lock is
+// let go meanwhile (site_record), so the caller's state may have changed when it returns.
+void name_site_locked(Writer& w, uint64_t addr) {
+  if (site_known_locked(w, addr)) return;
+  pthread_mutex_unlock(&w.mu);
+  const gofl_record site = site_record(addr);
+  pthread_mutex_lock(&w.mu);
+  // Another thread may have named it meanwhile; the first one writes it.
+  if (!w.failed && w.sites->insert(addr).second) append_locked(w, site);
+}
+
 }  // namespace
 
 void trace_configure(const char* dir, const TraceInfo& info) {
@@ -314,13 +325,7 @@ void trace_call(const gofl_call_record& rec, uint32_t resident) {
   Writer& w = W();
   if (!w.enabled) return;
   pthread_mutex_lock(&w.mu);
-  if (!site_known_locked(w, rec.site)) {
-    pthread_mutex_unlock(&w.mu);
-    const gofl_record site = site_record(rec.site);
-    pthread_mutex_lock(&w.mu);
-    // Another thread may have named it meanwhile; the first one writes it.
-    if (!w.failed && w.sites->insert(rec.site).second) append_locked(w, site);
-  }
+  name_site_locked(w, rec.site);
   if (!w.failed) {
     gofl_record r;
     r.kind = GOFL_REC_CALL;
@@ -379,6 +384,22 @@ void trace_gpu_absent(const char* message) {
   snprintf(r.u.start.message, sizeof r.u.start.message, "%s", message);
   pthread_mutex_lock(&w.mu);
   if (!w.failed) append_locked(w, r);
+  pthread_mutex_unlock(&w.mu);
+}
+
+void trace_counted(const gofl_counted_record* recs, size_t n) {
+  Writer& w = W();
+  if (!w.enabled || n == 0) return;
+  pthread_mutex_lock(&w.mu);
+  for (size_t i = 0; i < n && !w.failed; ++i) {
+    name_site_locked(w, recs[i].site);
+    if (w.failed) break;
+    gofl_record r;
+    memset(&r, 0, sizeof r);
+    r.kind = GOFL_REC_COUNTED;
+    r.u.counted = recs[i];
+    append_locked(w, r);
+  }
   pthread_mutex_unlock(&w.mu);
 }
 

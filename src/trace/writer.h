@@ -4,6 +4,7 @@
 // forked child.
 #pragma once
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trace/record.h"
@@ -31,6 +32,9 @@ void trace_gpu_start(uint64_t t_start_ns, uint64_t duration_ns, bool ok, const c
 void trace_setup(uint16_t op, uint64_t t_ns, const gofl_setup_phase* phases, int n);
 // At exit, when no start was tried: why no GPU could have been used (gpu_probe.h).
 void trace_gpu_absent(const char* message);
+// At exit, before trace_flush: the calls counted below the threshold (preload/counted.h), one record
+// per key, each site named first.
+void trace_counted(const gofl_counted_record* recs, size_t n);
 // At exit: cuts the file to the records written; records made later are added one by one.
 void trace_flush();
 // Fork handlers: the child leaves the parent's file alone and creates a file of its own.

@@ -13,7 +13,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # tests/conftest.py's helpers, whatever pytest's rootdir is
-from conftest import CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, client, dump, require, run, top_level  # noqa: E402
+from conftest import CLIENTS, LIB, OPENBLAS_LIBS, REFERENCE_LIBS, client, described, dump, require, run, top_level  # noqa: E402,E501
 
 LIBS = {"reference": REFERENCE_LIBS, "openblas": OPENBLAS_LIBS}
 
@@ -211,8 +211,13 @@ def test_c_info_recorded(c_run):
 
 def test_c_nested_calls(c_run):
     """Reference LAPACK calls BLAS through the PLT: those calls are recorded as nested, inside the
-    application's call (same thread, within its time span), and are not counted as the application's."""
+    application's call (same thread, within its time span), and are not counted as the application's.
+    Past the first 64 of their call site and size class they are counted, nested all the same (an
+    aggregated line has no span of its own: it is called from the LAPACK library, as nested)."""
     rows = c_run.rows
+    counted = [r for r in rows if r["nested"] == "1" and r["aggregated"] == "1"]
+    assert all(r["reason"] == "nested" and "lapack" in r["site_module"] for r in counted), counted
+    rows = described(rows)
     nested = [r for r in rows if r["nested"] == "1"]
     app = [r for r in rows if r["depth"] == "0"]
 

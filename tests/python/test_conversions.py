@@ -11,7 +11,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from conftest import CLI, dump, require, run, top_level  # noqa: E402
+from conftest import CLI, call_count, described, dump, require, run, top_level  # noqa: E402
 
 N = 300  # one solve whose operands NumPy copies row by row
 ONE_SOLVE = f"""
@@ -55,12 +55,13 @@ def test_numpy_copies_rows_through_dcopy(traced):
     gesv = [r for r in rows if r["op"] == "dgesv" and r["m"] == str(N)]
     assert len(gesv) == 1, sorted({r["op"] for r in rows})
     copies = [r for r in rows if r["op"] == "dcopy" and r["m"] == str(N)]
-    assert len(copies) == N + 2, len(copies)  # the rows of A, then b and x (one contiguous copy each)
+    assert call_count(copies) == N + 2, len(copies)  # the rows of A, then b and x (one contiguous copy each)
     assert {r["symbol"] for r in copies} == {"scipy_dcopy_64_"}
     assert all("numpy" in r["site_module"] and "_umath_linalg" in r["site_module"] for r in copies)
     assert all(r["device"] == "cpu" and r["reason"] == "measured only" for r in copies), copies[0]
-    strided = [r for r in copies if int(r["operands"].split(";")[0].split(":")[1]) == 8 * (1 + (N - 1) * N)]
-    assert len(strided) == N, [r["operands"] for r in copies[:3]]
+    # The first 64 of a call site's copies are recorded one by one (the rest are counted): strided reads.
+    strided = [r for r in described(copies) if int(r["operands"].split(";")[0].split(":")[1]) == 8 * (1 + (N - 1) * N)]
+    assert len(strided) == 64, [r["operands"] for r in copies[:3]]
 
 
 def report(trace):

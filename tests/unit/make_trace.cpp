@@ -7,7 +7,10 @@
 //   make_trace DIR mixed [ARGS...]      known answers for the GPU columns, failures, verify, the model
 //   make_trace DIR demo [ARGS...]       a realistic offloaded run, to look at
 //   make_trace DIR resident             known answers for the copies residency avoided
-//   make_trace DIR conversions          known answers for the conversions around a LAPACK call
+//   make_trace DIR conversions          known answers for the conversions around a LAPACK call (the
+//                                       copies are NumPy's when this binary runs from a numpy/ folder)
+//   make_trace DIR own_work             LAPACK calls after long stretches of the caller's own work
+//                                       and no copy (scikit-learn's kernel before scipy's solver)
 //   make_trace DIR starts               GPU start records: the GPU each process ran on, and the forms
 //                                       traces written before the GPU was recorded have (forks a child)
 // Extra ARGS only end up in the header's program field (tests put HTML there).
@@ -419,6 +422,23 @@ void conversions() {
   emit(copy);
 }
 
+// ---- own_work: three dposv of 1000 x 1000 (8 MB read: a 32 ms cap), each after 20 ms outside any call
+// and no copy, 5 ms each. Before issue 37 the 40 ms between them counted as converting (dominating
+// the 15 ms in them).
+void own_work() {
+  for (int i = 0; i < 3; ++i) {
+    Call posv{OP_dposv, S_scipy_dposv_};
+    posv.site = 50;
+    posv.t_ns = uint64_t(i + 1) * 25 * MS;
+    posv.dur_ns = 5 * MS;
+    posv.m = posv.n = 1000;
+    posv.k = 1;
+    posv.flops = 1e9 / 3;
+    posv.operands = {{A, MB8, 9, 10}, {B, 8000, 11, 12}};
+    emit(posv);
+  }
+}
+
 // The parent: an ok start as traces before the GPU was recorded wrote it (all zero after `ok`); a
 // failed start whose message fills all 200 bytes (199 characters, as before); a start on GPU 1 of 2
 // chosen by local rank (recorded 1: the program waited for all of it); a GPU call. The child: a start
@@ -474,7 +494,7 @@ void starts() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions|starts|resident [ARGS...]\n");
+    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions|own_work|starts|resident [ARGS...]\n");
     return 2;
   }
   const std::string what = argv[2];
@@ -488,6 +508,7 @@ int main(int argc, char** argv) {
   else if (what == "mixed") mixed();
   else if (is_demo) demo();
   else if (what == "conversions") conversions();
+  else if (what == "own_work") own_work();
   else if (what == "starts") starts();
   else {
     fprintf(stderr, "make_trace: unknown scenario '%s'\n", what.c_str());
