@@ -2,11 +2,14 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small] [sweepvariants]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
+#                              [busy] [nvblas] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 #                              [headline]
-# `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
-# of host memory and 60 GB on the GPU each); `large` runs those alone.
+# The GPU tests are ctest entries with labels (tests/gpu/CMakeLists.txt): `tests` runs `ctest -L gpu_suite`,
+# every GPU test but the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB of host memory and
+# 60 GB on the GPU each); `large` runs those (`-L gpu_large`); `fft`, `split` and `gpus` run their label
+# before their other checks. A copy setting against the defaults: set it in front of a stage, as in
+# `GPU_OFFLOAD_COPY_NT=0 bash scripts/device_run.sh numpy-matmul`.
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -49,26 +52,26 @@ for rnd in ("first touch", "second touch"):
     del keep
 PYEOF
 fi
+# The GPU tests are ctest entries (tests/gpu/CMakeLists.txt names them and their labels); each stage
+# runs its label and keeps ctest's verbose output, less its test-number prefixes, in $OUT/LOG.
+gpu_ctest() {
+  local log=$1; shift
+  ctest --test-dir "$B" -V "$@" 2>&1 | sed -E 's/^[0-9]+: //' > "$OUT/$log"
+  echo "exit ${PIPESTATUS[0]}"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error|\*\*\*" "$OUT/$log" | head -60
+}
 if has tests; then
-  echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" \
-    --gtest_filter="${GPU_TESTS_FILTER:-*-Ilp64Large.*}" > "$OUT/gpu_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
+  # GPU_TESTS_FILTER: only those tests of the suite (gpu_suite's filter), and the memory gate.
+  if [ -n "${GPU_TESTS_FILTER:-}" ]; then sel=(-R '^(gpu_suite|gpu_memory_reserve)$'); else sel=(-L gpu_suite); fi
+  echo "== GPU test suite: ctest ${sel[*]} (every test but Ilp64Large.*; the memory gate with a reserve larger than the card)"
+  gpu_ctest gpu_tests.log "${sel[@]}" --timeout ${GPU_TESTS_TIMEOUT:-300}
   grep -E "^\[       OK \]" "$OUT/gpu_tests.log" | sort -t'(' -k2 -n -r | head -5
-  echo "== memory gate: GPU_OFFLOAD_MEMORY_RESERVE=1024G (larger than the card)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
-    "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
-  echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
 fi
 if has large; then
-  echo "== calls of more than 2^31 elements through the 64_ names (gpu_tests --gtest_filter='Ilp64Large.*')"
+  echo "== calls of more than 2^31 elements through the 64_ names: ctest -L gpu_large (Ilp64Large.*)"
   free -g | head -2
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${LARGE_TIMEOUT:-540} "$B/bin/gpu_tests" \
-    --gtest_filter="${LARGE_FILTER:-Ilp64Large.*}" > "$OUT/gpu_large.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|SKIPPED|Skipped|Failure|error|Expected|Which is|GPU |CPU " "$OUT/gpu_large.log" | head -60
-  grep -E "^\[       OK \]" "$OUT/gpu_large.log"
+  gpu_ctest gpu_large.log -L gpu_large --timeout ${LARGE_TIMEOUT:-540}
+  grep -E "SKIPPED|Skipped|Expected|Which is|GPU |CPU |^\[       OK \]" "$OUT/gpu_large.log" | head -40
 fi
 if has qr64probe; then
   # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/qr64_probe.cpp).
@@ -196,11 +199,8 @@ fi
 if has fft; then
   # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
   # 16 threads, copies included, and --device auto on small and large transforms.
-  echo "== FFT GPU tests (gpu_tests --gtest_filter='Fft.*')"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 300 "$B/bin/gpu_tests" --gtest_filter='Fft.*' \
-    > "$OUT/fft_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error" "$OUT/fft_tests.log" | head -40
+  echo "== FFT GPU tests: ctest -L gpu_fft (Fft.*)"
+  gpu_ctest fft_tests.log -L gpu_fft --timeout 300
   echo "== --verify on every kind of FFT (fftw_offload_client): no mismatch; then a corrupted GPU result is caught"
   "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null | tail -12
   GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null |
@@ -382,8 +382,8 @@ while time.time() - t < 40: a @ a; torch.cuda.synchronize()' > "$T/hog.out" 2>&1
     fi
   done
   kill $hog 2>/dev/null; wait $hog 2>/dev/null
-  echo "-- a program's own CUDA context stays current (gpu_tests Placement.*)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 120 "$B/bin/gpu_tests" --gtest_filter='Placement.*' 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|error" | head
+  echo "-- a program's own CUDA context stays current: ctest -L gpu_placement (Placement.*)"
+  gpu_ctest placement_tests.log -L gpu_placement --timeout 120
   rm -rf "$T"
 fi
 if has mpi; then
@@ -401,11 +401,9 @@ fi
 if has split; then
   # One call over several GPUs (src/cuda/split.h) forced on every call the split engines run, on however
   # many GPUs are here (one included): each split routine against the CPU library, and the fallbacks.
-  echo "== split path: GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*'"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_SPLIT=force timeout ${SPLIT_TIMEOUT:-300} \
-    "$B/bin/gpu_tests" --gtest_filter='SplitCall*' > "$OUT/split_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error|differs|not split" "$OUT/split_tests.log" | head -60
+  echo "== split path: ctest -L gpu_split (GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*')"
+  gpu_ctest split_tests.log -L gpu_split --timeout ${SPLIT_TIMEOUT:-300}
+  grep -E "differs|not split" "$OUT/split_tests.log" | head -20
   echo "== --split force on NumPy (--verify: every split result compared with the CPU's), with summary"
   "$B/bin/gpu-offload" run --device gpu --split force --summary -- "$PY" -c '
 import numpy as np, scipy.linalg as sl
@@ -479,12 +477,6 @@ for i in range(15): c = a @ b' 2>&1 | tail -12
 fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
-fi
-if has copytune; then
-  # COPYTUNE: the copy setting to compare with the defaults, e.g. GPU_OFFLOAD_PREFAULT_THREADS=2.
-  tune=${COPYTUNE:-GPU_OFFLOAD_COPY_NT=0}
-  echo "== NumPy a @ b (quick) with $tune"
-  env "$tune" timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
 fi
 if has copies; then
   echo "== where the copy time of a @ b goes, setting by setting (bench/copy_tune.py)"
