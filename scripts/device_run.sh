@@ -74,8 +74,8 @@ if has large; then
   grep -E "SKIPPED|Skipped|Expected|Which is|GPU |CPU |^\[       OK \]" "$OUT/gpu_large.log" | head -40
 fi
 if has qr64probe; then
-  # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/qr64_probe.cpp).
-  echo "== the steps of ?gels beyond 2^31 elements, one process each (bench/qr64_probe.cpp)"
+  # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/probes/qr64_probe.cpp).
+  echo "== the steps of ?gels beyond 2^31 elements, one process each (bench/probes/qr64_probe.cpp)"
   for step in ${QR64_STEPS:-iamax-pieces iamax-whole asum-whole geqrf diag-copy trsm}; do
     timeout 120 "$B/bin/qr64_probe" "$step" ${QR64_ROWS:-1075000000} ${QR64_COLS:-2} 2>&1 | tail -4; echo "exit $?"
   done
@@ -85,8 +85,8 @@ if has firstcall; then
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
 fi
 if has driverprobe; then
-  echo "== the CUDA driver step in fresh Python processes, after NumPy and OpenBLAS (bench/driver_start_probe.py)"
-  timeout 240 "$PY" bench/driver_start_probe.py --reps ${DRIVER_PROBE_REPS:-5} ${DRIVER_PROBE_ARGS:-} 2>&1 | tee "$OUT/driver_probe.log"
+  echo "== the CUDA driver step in fresh Python processes, after NumPy and OpenBLAS (bench/probes/driver_start_probe.py)"
+  timeout 240 "$PY" bench/probes/driver_start_probe.py --reps ${DRIVER_PROBE_REPS:-5} ${DRIVER_PROBE_ARGS:-} 2>&1 | tee "$OUT/driver_probe.log"
 fi
 if has startup; then
   echo "== one-time costs: loading the CUDA libraries, the first GPU call of each routine, the start's steps (bench/startup_costs.py)"
@@ -251,8 +251,8 @@ for i in range(6):
     if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
 fi
 if has firstuse; then
-  # A CUDA library routine's first call inside one bare process, and paid on a second thread (bench/first_use_probe.cpp).
-  echo "== first uses inside one process (bench/first_use_probe.cpp, n = ${FIRSTUSE_N:-1024})"
+  # A CUDA library routine's first call inside one bare process, and paid on a second thread (bench/probes/first_use_probe.cpp).
+  echo "== first uses inside one process (bench/probes/first_use_probe.cpp, n = ${FIRSTUSE_N:-1024})"
   for args in "seq" "small 64" "small 256" "helper"; do
     echo "-- first_use_probe $args ${FIRSTUSE_N:-1024}"; timeout 120 "$B/bin/first_use_probe" $args ${FIRSTUSE_N:-1024} 2>&1
   done
@@ -261,8 +261,8 @@ if has firstuse; then
 fi
 if has cpubeside; then
   # Is a CPU call slowed while a second thread makes CUDA libraries' first calls (the warming thread's
-  # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/first_use_probe.cpp cpu).
-  echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/first_use_probe.cpp cpu)"
+  # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/probes/first_use_probe.cpp cpu).
+  echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/probes/first_use_probe.cpp cpu)"
   # Each variant: OpenBLAS threads, the helper's nice (or idle, none), and optionally the count the
   # loop runs with, set at run time (the spared core: 16 threads made, 15 used).
   IFS=, read -ra variants <<< "${CPUBESIDE_VARIANTS:-16 19,16 0,16 none,15 19,1 19,16 idle,16 idle 15}"
@@ -273,7 +273,7 @@ if has cpubeside; then
   echo "-- the kernel: $(uname -rv); preemption: $(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_PREEMPT_(NONE|VOLUNTARY|DYNAMIC)=' | tr '\n' ' ')"
 fi
 if has solveprobe; then
-  echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"
+  echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/probes/solve_probe.cpp)"
   "$B/bin/solve_probe" 8192 16 256 1024 2>&1 | tee "$OUT/solve_probe.log"
 fi
 if has pye2e; then
@@ -289,8 +289,8 @@ import numpy as np
 r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); b = r.standard_normal(8192)
 for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
   "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/^Converting data/,/README: From Python/p'
-  echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
-  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+  echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/probes/strided_copy.c)"
+  cc -O2 -fopenmp bench/probes/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
 fi
 if has copysplit; then
@@ -302,8 +302,8 @@ if has copysplit; then
   cc -O2 bench/copy_split.c -o "$T/copy_split" -ldl && "$PY" bench/copy_split.py --exe "$T/copy_split" \
     --lib "$B/lib/libgpuoffload.so" --blas "$GOFL_TEST_OPENBLAS64" --sizes ${COPYSPLIT_SIZES:-256,512,1024,2048,4096,8192} \
     --threads ${COPYSPLIT_THREADS:-4,8,16} 2>&1 | tee "$OUT/copy_split.log"
-  echo "== contiguous rows (never split): one thread against several (bench/strided_copy.c --contiguous)"
-  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+  echo "== contiguous rows (never split): one thread against several (bench/probes/strided_copy.c --contiguous)"
+  cc -O2 -fopenmp bench/probes/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     --contiguous "$GOFL_TEST_OPENBLAS64" ${CONTIGUOUS_N:-8192} 4 16 2>&1 | tee "$OUT/contiguous_copy.log"
   echo "== NumPy end to end, split copies off and on, CPU and GPU (bench/python_e2e.py --split)"
   timeout ${PYSPLIT_TIMEOUT:-420} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYSPLIT_SIZES:-4096,8192} \
@@ -412,11 +412,11 @@ c = a @ s; lu, piv = sl.lu_factor(a); x = sl.lu_solve((lu, piv), s[:, :7]); L = 
 print("matmul", abs(c - np.dot(a.copy(order="F"), s)).max(), "lu_solve", abs(a @ x - s[:, :7]).max(), "chol", abs(L @ L.T - s).max())' 2>&1 | tail -16
 fi
 if has multigpu; then
-  # The toolkit's multi-GPU engines in one process (bench/multigpu_probe.cpp): cuBLASXt dgemm from pageable
+  # The toolkit's multi-GPU engines in one process (bench/probes/multigpu_probe.cpp): cuBLASXt dgemm from pageable
   # buffers on one GPU and on all, cusolverMg's set-up; against gpu-offload's own one-GPU dgemm_ (the same
   # C program as the NVBLAS comparison).
   sizes=${MULTIGPU_SIZES:-8192 16384}; ngpu=$(nvidia-smi -L | grep -c "^GPU ")
-  echo "== multi-GPU engines (bench/multigpu_probe.cpp), n = $sizes"
+  echo "== multi-GPU engines (bench/probes/multigpu_probe.cpp), n = $sizes"
   timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" 0 $sizes 2>&1 | tee -a "$OUT/multigpu.log"
   [ "$ngpu" -gt 1 ] && timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" all $sizes 2>&1 | tee -a "$OUT/multigpu.log"
   echo "-- gpu-offload --device gpu, one GPU, the same dgemm_ from a C program (median of 3; 1 at n >= 16384)"
@@ -479,8 +479,8 @@ if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
 fi
 if has copies; then
-  echo "== where the copy time of a @ b goes, setting by setting (bench/copy_tune.py)"
-  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} --rounds ${COPIES_ROUNDS:-1} --dtype ${COPIES_DTYPE:-float64} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
+  echo "== where the copy time of a @ b goes, setting by setting (bench/probes/copy_tune.py)"
+  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/probes/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} --rounds ${COPIES_ROUNDS:-1} --dtype ${COPIES_DTYPE:-float64} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
 fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"

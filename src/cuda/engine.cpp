@@ -184,7 +184,7 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   // Pinned staging: 8 buffers of 8 MB by default; smaller if pinning that much fails. An 8 MB DMA
   // takes ~0.16 ms at 50 GB/s, still long enough to hide the per-chunk synchronisation, and the
   // pipeline fills and drains 4x sooner than with 32 MB: on the H200, copy-out of a @ b rose from
-  // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
+  // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/probes/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
   // GPU_OFFLOAD_STAGING_MB override.
   im->nbuf = int(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_BUFFERS", 8), 2, 64));
   // The ring is allocated at the first transfer, sized to it, and grows with later calls up to

@@ -27,7 +27,7 @@ constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a tim
 // How many threads populate at once: a quarter of the cores, at most 4. On the H200 host (a VM)
 // first-touch faults ran at about 10 GB/s in all, and 8 threads that went on to the end of the
 // call made a fresh 4096 x 4096 result's call twice as slow as a reused one's; 4 threads that
-// stop with the call hid nearly all of it (bench/copy_tune.py: 0.0125 s fresh, 0.0123 s reused).
+// stop with the call hid nearly all of it (bench/probes/copy_tune.py: 0.0125 s fresh, 0.0123 s reused).
 // GPU_OFFLOAD_PREFAULT_THREADS overrides (0 turns the prefault off, for measuring).
 size_t max_threads() {
   static const size_t n = [] {

@@ -1,6 +1,6 @@
 // Warming (issue 19): a routine's first GPU call pays the CUDA libraries' one-time work for it, and
 // most of that work does not depend on the call's data or size. Inside one process on the H200
-// (bench/first_use_probe.cpp, n = 1024): cuBLAS's first gemm of each precision 114 / 49 / 71 ms
+// (bench/probes/first_use_probe.cpp, n = 1024): cuBLAS's first gemm of each precision 114 / 49 / 71 ms
 // (s / d / z; with CUDA_MODULE_LOADING=EAGER still 129 / 58 / 109: set-up inside cuBLAS, not kernel
 // loading), cuSOLVER's first sgetrf 24 ms and ssyevd 36 ms after that. A call of n = 64 (256 for
 // syevd) beforehand leaves 0.1-0.6 ms of it, sgetrf's 13 ms (kernels of its size) aside. Made on a
@@ -21,7 +21,7 @@
 // loading), and no warm-up begins while one of the program's GPU calls runs (CallInFlight: a first
 // call waited 111-127 ms behind warm-ups begun beside it). Where the program's CPU library keeps
 // every core busy, a CPU call beside a warm-up is slowed whatever the priority (the H200 host's
-// kernel does not preempt a thread inside the driver: bench/first_use_probe.cpp cpu).
+// kernel does not preempt a thread inside the driver: bench/probes/first_use_probe.cpp cpu).
 // At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must not run
 // under it); queued ones are dropped.
 #pragma once

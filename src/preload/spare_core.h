@@ -8,7 +8,7 @@
 // wait for it at every barrier. Beside a thread making CUDA first calls, an OpenBLAS dgetrf of n = 512
 // took up to 76 ms at nice 19 (40 ms under SCHED_IDLE) instead of 3.4; with 15 threads of 16 cores
 // none was slower, and 15 threads alone were as fast as 16 (3.04 against 3.35 ms median;
-// bench/first_use_probe.cpp cpu). The sweep's CPU calls beside warm-ups took 10-100x their time.
+// bench/probes/first_use_probe.cpp cpu). The sweep's CPU calls beside warm-ups took 10-100x their time.
 //
 // What is touched: only OpenBLAS's thread count (openblas_set_num_threads in the naming scheme of
 // the call's symbol: plain, scipy_, scipy_...64_, ...64_), found in the scope of the library that

@@ -15,7 +15,7 @@ program under gpu-offload. Each variant is a fresh Python process that times cud
     nvml-2s     NVML initialised (and kept) at once, then 2 s of sleep
 The third column is how many CPUs the starting thread may run on (its affinity).
 
-    python3 bench/driver_start_probe.py [--reps 5] [--cudart PATH]
+    python3 bench/probes/driver_start_probe.py [--reps 5] [--cudart PATH]
 Variants alternate, so a drift of the machine touches all of them alike; the medians are printed.
 """
 import argparse
