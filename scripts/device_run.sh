@@ -150,7 +150,7 @@ if has sweep; then
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
 fi
 if has sweeptwice; then
-  # Issue 19: the sweep's auto run twice in a row, the second with the first's run history (a fresh
+  # The sweep's auto run twice in a row, the second with the first's run history (a fresh
   # cache folder, so that the first has none), each against the same cpu and gpu runs: by default the
   # saved ones of SWEEP_LOAD (the cpu run alone is ~370 s); SWEEP_TWICE_MODES=gpu,auto reruns gpu too.
   load=${SWEEP_LOAD:-bench/results/h200-sweep-2026-11-29}

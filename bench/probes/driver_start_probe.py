@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 19: why CUDA's driver step takes 104 ms in a bare process but 180-190 ms inside a NumPy
+"""Why CUDA's driver step takes 104 ms in a bare process but 180-190 ms inside a NumPy
 program under gpu-offload. Each variant is a fresh Python process that times cudaGetDeviceCount
 (the driver's start, cuInit) and cudaFree(0) (the primary context) through ctypes, after:
 

@@ -1033,9 +1033,9 @@ void teach_cpu(AutoPolicy& p, FakeGpu& g, double flops, double ratio, int times)
 }
 
 TEST(Learning, ACorrectionLearntOnSmallCallsFadesForMuchLargerOnes) {
-  // The H200 sweep's case: small calls ran several times slower than the calibrated curve (threads
-  // waking between calls), large ones at its speed. One factor for all sizes put the offloaded
-  // calls' CPU time at 6.5x what they took on the CPU.
+  // The GPU test machine's sweep (H200, 16-core host): small calls ran several times slower than the
+  // calibrated curve (threads waking between calls), large ones at its speed. One factor for all sizes put
+  // the offloaded calls' CPU time at 6.5x what they took on the CPU.
   AutoPolicy p(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});  // always the CPU
   FakeGpu g;
   const int dgemm = op("dgemm");
