@@ -277,7 +277,7 @@ if has solveprobe; then
   "$B/bin/solve_probe" 8192 16 256 1024 2>&1 | tee "$OUT/solve_probe.log"
 fi
 if has pye2e; then
-  # About six minutes on the H200 (one repetition at 8192; the CPU's svd/lstsq only at 4096).
+  # About six minutes on the GPU test machine (one repetition at 8192; the CPU's svd/lstsq only at 4096).
   echo "== Python end to end: NumPy, SciPy as usually called, SciPy the fast way; CPU and GPU (bench/python_e2e.py)"
   # PYE2E_CASES=svd,lstsq PYE2E_FULL=--full: only those, the CPU's too at every size.
   timeout ${PYE2E_TIMEOUT:-540} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYE2E_SIZES:-4096,8192} \
@@ -294,7 +294,7 @@ for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
 fi
 if has copysplit; then
-  # Split copies (src/preload/copy_split.h), about seven minutes on the H200: per ?copy call, then NumPy
+  # Split copies (src/preload/copy_split.h), about seven minutes on the GPU test machine: per ?copy call, then NumPy
   # end to end at 4096 and 8192 with them off and on (the CPU's svd and lstsq at 8192 last; what
   # PYSPLIT_BUDGET seconds leave out shows as '-').
   T=$(mktemp -d)
