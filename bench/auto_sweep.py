@@ -8,14 +8,15 @@ the time auto's choice took against the better of the two devices.
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
-per-call durations from the traces (NumPy's copies around a call are not counted). Goal (issue 4):
+per-call durations from the traces (NumPy's copies around a call are not counted). Goal:
 total chosen <= 1.05 x total best, and no call more than 1.5x its best device.
 
 --replay makes no auto run: the calls of the cpu and gpu runs (made now, or from --load) go through
 the current build's decision (bench/replay_policy.cpp), each taking its device's measured time, to
 see what a change of the policy would have done on a measured sweep without the GPU machine. It
 cannot see auto's own first uses of each routine on the GPU (the gpu run paid them at other
-sizes): on the H200 sweep of 2026-11-29 the replay of the policy then measured gave 13.85 s in the
+sizes): on the GPU test machine's sweep (H200, 16-core host; bench/results/h200-sweep-2026-11-29)
+the replay of the policy then measured gave 13.85 s in the
 calls against 14.27 s measured. It also prints, per operation, the CPU time of the calls it sent to
 the GPU as the decision predicted it (what the summary's "gained" counts), as the profile alone has
 it, and as the cpu run measured it.

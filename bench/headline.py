@@ -6,7 +6,8 @@ ratio to the CPU, to the link bound and to a peer, the commit and the machine.
                               [--budget SECONDS] [--markdown] [--quick] [--device-less] [--sweep-max-n 2048]
 
 Stages (each meant to fit one 10-minute device call with the build; the times are estimates from the
-H200 host's earlier runs of the scripts below at --repeats 5, not a measurement of this script):
+GPU test machine's (H200, 16-core host) earlier runs of the scripts below at --repeats 5, not a
+measurement of this script):
   a  (about 6-7 min) the calls: NumPy `a @ b` float32/float64 at 8192; C `dgemm_` at 8192 and 16384
      against NVBLAS with auto-pinning (bench/nvblas_bench.sh; the CPU's 16384 alone takes ~80 s);
      `numpy.linalg.solve` at 8192; SciPy's fast forms (bench/python_e2e.py): solve and cholesky at 8192,

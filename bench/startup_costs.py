@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where the one-time costs go: loading each CUDA library, each step of the GPU start, and each
-routine's first GPU call, in one run (issue 19).
+routine's first GPU call, in one run.
 
     python3 bench/startup_costs.py [--build build] [--n 1024] [--ops gemm,syrk,...] [--dtypes float32,...]
                                    [--loads 3] [--ahead-off] [--libraries-ahead-off] [--warm MS] [--json FILE]

@@ -2,11 +2,14 @@
 # On the GPU machine (the device tool runs this in a copy of the working tree): build there, run
 # the GPU test suite and the chosen benchmarks, and leave logs under $OUT.
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small] [sweepvariants]
-#                              [busy] [nvblas] [copytune] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
+#                              [busy] [nvblas] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
 #                              [headline]
-# `tests` runs the GPU suite without the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB
-# of host memory and 60 GB on the GPU each); `large` runs those alone.
+# The GPU tests are ctest entries with labels (tests/gpu/CMakeLists.txt): `tests` runs `ctest -L gpu_suite`,
+# every GPU test but the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB of host memory and
+# 60 GB on the GPU each); `large` runs those (`-L gpu_large`); `fft`, `split` and `gpus` run their label
+# before their other checks. A copy setting against the defaults: set it in front of a stage, as in
+# `GPU_OFFLOAD_COPY_NT=0 bash scripts/device_run.sh numpy-matmul`.
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -49,30 +52,30 @@ for rnd in ("first touch", "second touch"):
     del keep
 PYEOF
 fi
+# The GPU tests are ctest entries (tests/gpu/CMakeLists.txt names them and their labels); each stage
+# runs its label and keeps ctest's verbose output, less its test-number prefixes, in $OUT/LOG.
+gpu_ctest() {
+  local log=$1; shift
+  ctest --test-dir "$B" -V "$@" 2>&1 | sed -E 's/^[0-9]+: //' > "$OUT/$log"
+  echo "exit ${PIPESTATUS[0]}"
+  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error|\*\*\*" "$OUT/$log" | head -60
+}
 if has tests; then
-  echo "== GPU test suite (LD_PRELOAD=libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu gpu_tests)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${GPU_TESTS_TIMEOUT:-300} "$B/bin/gpu_tests" \
-    --gtest_filter="${GPU_TESTS_FILTER:-*-Ilp64Large.*}" > "$OUT/gpu_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|tests? (passed|failed)|Failure|error" "$OUT/gpu_tests.log" | head -60
+  # GPU_TESTS_FILTER: only those tests of the suite (gpu_suite's filter), and the memory gate.
+  if [ -n "${GPU_TESTS_FILTER:-}" ]; then sel=(-R '^(gpu_suite|gpu_memory_reserve)$'); else sel=(-L gpu_suite); fi
+  echo "== GPU test suite: ctest ${sel[*]} (every test but Ilp64Large.*; the memory gate with a reserve larger than the card)"
+  gpu_ctest gpu_tests.log "${sel[@]}" --timeout ${GPU_TESTS_TIMEOUT:-300}
   grep -E "^\[       OK \]" "$OUT/gpu_tests.log" | sort -t'(' -k2 -n -r | head -5
-  echo "== memory gate: GPU_OFFLOAD_MEMORY_RESERVE=1024G (larger than the card)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_MEMORY_RESERVE=1024G timeout 60 \
-    "$B/bin/gpu_tests" --gtest_filter='Process.*' > "$OUT/gpu_reserve.log" 2>&1
-  echo "exit $?"; grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]" "$OUT/gpu_reserve.log" | head
 fi
 if has large; then
-  echo "== calls of more than 2^31 elements through the 64_ names (gpu_tests --gtest_filter='Ilp64Large.*')"
+  echo "== calls of more than 2^31 elements through the 64_ names: ctest -L gpu_large (Ilp64Large.*)"
   free -g | head -2
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout ${LARGE_TIMEOUT:-540} "$B/bin/gpu_tests" \
-    --gtest_filter="${LARGE_FILTER:-Ilp64Large.*}" > "$OUT/gpu_large.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|SKIPPED|Skipped|Failure|error|Expected|Which is|GPU |CPU " "$OUT/gpu_large.log" | head -60
-  grep -E "^\[       OK \]" "$OUT/gpu_large.log"
+  gpu_ctest gpu_large.log -L gpu_large --timeout ${LARGE_TIMEOUT:-540}
+  grep -E "SKIPPED|Skipped|Expected|Which is|GPU |CPU |^\[       OK \]" "$OUT/gpu_large.log" | head -40
 fi
 if has qr64probe; then
-  # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/qr64_probe.cpp).
-  echo "== the steps of ?gels beyond 2^31 elements, one process each (bench/qr64_probe.cpp)"
+  # Each step of a least-squares solve beyond 2^31 elements in its own process (bench/probes/qr64_probe.cpp).
+  echo "== the steps of ?gels beyond 2^31 elements, one process each (bench/probes/qr64_probe.cpp)"
   for step in ${QR64_STEPS:-iamax-pieces iamax-whole asum-whole geqrf diag-copy trsm}; do
     timeout 120 "$B/bin/qr64_probe" "$step" ${QR64_ROWS:-1075000000} ${QR64_COLS:-2} 2>&1 | tail -4; echo "exit $?"
   done
@@ -82,8 +85,8 @@ if has firstcall; then
   timeout ${FIRSTCALL_TIMEOUT:-240} "$PY" bench/first_call.py --build "$B" --n ${FIRSTCALL_N:-1024} 2>&1 | tee "$OUT/first_call.log"
 fi
 if has driverprobe; then
-  echo "== the CUDA driver step in fresh Python processes, after NumPy and OpenBLAS (bench/driver_start_probe.py)"
-  timeout 240 "$PY" bench/driver_start_probe.py --reps ${DRIVER_PROBE_REPS:-5} ${DRIVER_PROBE_ARGS:-} 2>&1 | tee "$OUT/driver_probe.log"
+  echo "== the CUDA driver step in fresh Python processes, after NumPy and OpenBLAS (bench/probes/driver_start_probe.py)"
+  timeout 240 "$PY" bench/probes/driver_start_probe.py --reps ${DRIVER_PROBE_REPS:-5} ${DRIVER_PROBE_ARGS:-} 2>&1 | tee "$OUT/driver_probe.log"
 fi
 if has startup; then
   echo "== one-time costs: loading the CUDA libraries, the first GPU call of each routine, the start's steps (bench/startup_costs.py)"
@@ -147,7 +150,7 @@ if has sweep; then
   [ -d "$OUT/sweep" ] && tar -czf "$OUT/sweep.tgz" -C "$OUT" sweep && rm -rf "$OUT/sweep"
 fi
 if has sweeptwice; then
-  # Issue 19: the sweep's auto run twice in a row, the second with the first's run history (a fresh
+  # The sweep's auto run twice in a row, the second with the first's run history (a fresh
   # cache folder, so that the first has none), each against the same cpu and gpu runs: by default the
   # saved ones of SWEEP_LOAD (the cpu run alone is ~370 s); SWEEP_TWICE_MODES=gpu,auto reruns gpu too.
   load=${SWEEP_LOAD:-bench/results/h200-sweep-2026-11-29}
@@ -196,11 +199,8 @@ fi
 if has fft; then
   # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
   # 16 threads, copies included, and --device auto on small and large transforms.
-  echo "== FFT GPU tests (gpu_tests --gtest_filter='Fft.*')"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 300 "$B/bin/gpu_tests" --gtest_filter='Fft.*' \
-    > "$OUT/fft_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error" "$OUT/fft_tests.log" | head -40
+  echo "== FFT GPU tests: ctest -L gpu_fft (Fft.*)"
+  gpu_ctest fft_tests.log -L gpu_fft --timeout 300
   echo "== --verify on every kind of FFT (fftw_offload_client): no mismatch; then a corrupted GPU result is caught"
   "$B/bin/gpu-offload" run --device gpu --verify --summary -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null | tail -12
   GPU_OFFLOAD_FAULT=corrupt "$B/bin/gpu-offload" run --device gpu --verify -- "$B/tests/clients/fftw_offload_client" 2>&1 >/dev/null |
@@ -251,8 +251,8 @@ for i in range(6):
     if i == 3: A[5, 5] += 1.0' 2>&1 | tail -8
 fi
 if has firstuse; then
-  # A CUDA library routine's first call inside one bare process, and paid on a second thread (bench/first_use_probe.cpp).
-  echo "== first uses inside one process (bench/first_use_probe.cpp, n = ${FIRSTUSE_N:-1024})"
+  # A CUDA library routine's first call inside one bare process, and paid on a second thread (bench/probes/first_use_probe.cpp).
+  echo "== first uses inside one process (bench/probes/first_use_probe.cpp, n = ${FIRSTUSE_N:-1024})"
   for args in "seq" "small 64" "small 256" "helper"; do
     echo "-- first_use_probe $args ${FIRSTUSE_N:-1024}"; timeout 120 "$B/bin/first_use_probe" $args ${FIRSTUSE_N:-1024} 2>&1
   done
@@ -261,8 +261,8 @@ if has firstuse; then
 fi
 if has cpubeside; then
   # Is a CPU call slowed while a second thread makes CUDA libraries' first calls (the warming thread's
-  # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/first_use_probe.cpp cpu).
-  echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/first_use_probe.cpp cpu)"
+  # work)? The calling thread runs OpenBLAS's dgetrf back to back (bench/probes/first_use_probe.cpp cpu).
+  echo "== a CPU dgetrf of n = ${CPUBESIDE_N:-512} beside a thread making CUDA libraries' first calls (bench/probes/first_use_probe.cpp cpu)"
   # Each variant: OpenBLAS threads, the helper's nice (or idle, none), and optionally the count the
   # loop runs with, set at run time (the spared core: 16 threads made, 15 used).
   IFS=, read -ra variants <<< "${CPUBESIDE_VARIANTS:-16 19,16 0,16 none,15 19,1 19,16 idle,16 idle 15}"
@@ -273,11 +273,11 @@ if has cpubeside; then
   echo "-- the kernel: $(uname -rv); preemption: $(zcat /proc/config.gz 2>/dev/null | grep -E '^CONFIG_PREEMPT_(NONE|VOLUNTARY|DYNAMIC)=' | tr '\n' ' ')"
 fi
 if has solveprobe; then
-  echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/solve_probe.cpp)"
+  echo "== an LU solve on kept factors: cuSOLVER getrs against laswp + trsm (bench/probes/solve_probe.cpp)"
   "$B/bin/solve_probe" 8192 16 256 1024 2>&1 | tee "$OUT/solve_probe.log"
 fi
 if has pye2e; then
-  # About six minutes on the H200 (one repetition at 8192; the CPU's svd/lstsq only at 4096).
+  # About six minutes on the GPU test machine (one repetition at 8192; the CPU's svd/lstsq only at 4096).
   echo "== Python end to end: NumPy, SciPy as usually called, SciPy the fast way; CPU and GPU (bench/python_e2e.py)"
   # PYE2E_CASES=svd,lstsq PYE2E_FULL=--full: only those, the CPU's too at every size.
   timeout ${PYE2E_TIMEOUT:-540} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYE2E_SIZES:-4096,8192} \
@@ -289,12 +289,12 @@ import numpy as np
 r = np.random.default_rng(0); A = r.standard_normal((8192, 8192)); b = r.standard_normal(8192)
 for i in range(2): np.linalg.solve(A, b)' 2>&1 | tail -12
   "$B/bin/gpu-offload" report "$T/np" | sed -n '/In short/,/^$/p;/^Converting data/,/README: From Python/p'
-  echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/strided_copy.c)"
-  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+  echo "== could a ?copy wrapper convert faster? NumPy's n strided copies, ways that give the same bytes (bench/probes/strided_copy.c)"
+  cc -O2 -fopenmp bench/probes/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     "$GOFL_TEST_OPENBLAS64" 8192 2 4 8 16 2>&1 | tee "$OUT/strided_copy.log"
 fi
 if has copysplit; then
-  # Split copies (src/preload/copy_split.h), about seven minutes on the H200: per ?copy call, then NumPy
+  # Split copies (src/preload/copy_split.h), about seven minutes on the GPU test machine: per ?copy call, then NumPy
   # end to end at 4096 and 8192 with them off and on (the CPU's svd and lstsq at 8192 last; what
   # PYSPLIT_BUDGET seconds leave out shows as '-').
   T=$(mktemp -d)
@@ -302,8 +302,8 @@ if has copysplit; then
   cc -O2 bench/copy_split.c -o "$T/copy_split" -ldl && "$PY" bench/copy_split.py --exe "$T/copy_split" \
     --lib "$B/lib/libgpuoffload.so" --blas "$GOFL_TEST_OPENBLAS64" --sizes ${COPYSPLIT_SIZES:-256,512,1024,2048,4096,8192} \
     --threads ${COPYSPLIT_THREADS:-4,8,16} 2>&1 | tee "$OUT/copy_split.log"
-  echo "== contiguous rows (never split): one thread against several (bench/strided_copy.c --contiguous)"
-  cc -O2 -fopenmp bench/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
+  echo "== contiguous rows (never split): one thread against several (bench/probes/strided_copy.c --contiguous)"
+  cc -O2 -fopenmp bench/probes/strided_copy.c -o "$T/strided_copy" -ldl && OPENBLAS_NUM_THREADS=1 "$T/strided_copy" \
     --contiguous "$GOFL_TEST_OPENBLAS64" ${CONTIGUOUS_N:-8192} 4 16 2>&1 | tee "$OUT/contiguous_copy.log"
   echo "== NumPy end to end, split copies off and on, CPU and GPU (bench/python_e2e.py --split)"
   timeout ${PYSPLIT_TIMEOUT:-420} "$PY" bench/python_e2e.py --build "$B" --sizes ${PYSPLIT_SIZES:-4096,8192} \
@@ -382,8 +382,8 @@ while time.time() - t < 40: a @ a; torch.cuda.synchronize()' > "$T/hog.out" 2>&1
     fi
   done
   kill $hog 2>/dev/null; wait $hog 2>/dev/null
-  echo "-- a program's own CUDA context stays current (gpu_tests Placement.*)"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu timeout 120 "$B/bin/gpu_tests" --gtest_filter='Placement.*' 2>&1 | grep -E "^\[  (PASSED|FAILED) |Failure|error" | head
+  echo "-- a program's own CUDA context stays current: ctest -L gpu_placement (Placement.*)"
+  gpu_ctest placement_tests.log -L gpu_placement --timeout 120
   rm -rf "$T"
 fi
 if has mpi; then
@@ -401,11 +401,9 @@ fi
 if has split; then
   # One call over several GPUs (src/cuda/split.h) forced on every call the split engines run, on however
   # many GPUs are here (one included): each split routine against the CPU library, and the fallbacks.
-  echo "== split path: GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*'"
-  LD_PRELOAD=$B/lib/libgpuoffload.so GPU_OFFLOAD_DEVICE=gpu GPU_OFFLOAD_SPLIT=force timeout ${SPLIT_TIMEOUT:-300} \
-    "$B/bin/gpu_tests" --gtest_filter='SplitCall*' > "$OUT/split_tests.log" 2>&1
-  echo "exit $?"
-  grep -E "^\[  (FAILED|PASSED) |^\[==========\]|FAILED  \]|Failure|error|differs|not split" "$OUT/split_tests.log" | head -60
+  echo "== split path: ctest -L gpu_split (GPU_OFFLOAD_SPLIT=force gpu_tests --gtest_filter='SplitCall*')"
+  gpu_ctest split_tests.log -L gpu_split --timeout ${SPLIT_TIMEOUT:-300}
+  grep -E "differs|not split" "$OUT/split_tests.log" | head -20
   echo "== --split force on NumPy (--verify: every split result compared with the CPU's), with summary"
   "$B/bin/gpu-offload" run --device gpu --split force --summary -- "$PY" -c '
 import numpy as np, scipy.linalg as sl
@@ -414,11 +412,11 @@ c = a @ s; lu, piv = sl.lu_factor(a); x = sl.lu_solve((lu, piv), s[:, :7]); L = 
 print("matmul", abs(c - np.dot(a.copy(order="F"), s)).max(), "lu_solve", abs(a @ x - s[:, :7]).max(), "chol", abs(L @ L.T - s).max())' 2>&1 | tail -16
 fi
 if has multigpu; then
-  # The toolkit's multi-GPU engines in one process (bench/multigpu_probe.cpp): cuBLASXt dgemm from pageable
+  # The toolkit's multi-GPU engines in one process (bench/probes/multigpu_probe.cpp): cuBLASXt dgemm from pageable
   # buffers on one GPU and on all, cusolverMg's set-up; against gpu-offload's own one-GPU dgemm_ (the same
   # C program as the NVBLAS comparison).
   sizes=${MULTIGPU_SIZES:-8192 16384}; ngpu=$(nvidia-smi -L | grep -c "^GPU ")
-  echo "== multi-GPU engines (bench/multigpu_probe.cpp), n = $sizes"
+  echo "== multi-GPU engines (bench/probes/multigpu_probe.cpp), n = $sizes"
   timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" 0 $sizes 2>&1 | tee -a "$OUT/multigpu.log"
   [ "$ngpu" -gt 1 ] && timeout ${MULTIGPU_TIMEOUT:-300} "$B/bin/multigpu_probe" all $sizes 2>&1 | tee -a "$OUT/multigpu.log"
   echo "-- gpu-offload --device gpu, one GPU, the same dgemm_ from a C program (median of 3; 1 at n >= 16384)"
@@ -480,15 +478,9 @@ fi
 if has nvblas; then
   echo "== dgemm_: CPU vs NVBLAS vs gpu-offload"; timeout 200 bench/nvblas_bench.sh "$B" ${NVBLAS_SIZES:-2048 4096 8192 16384} 2>&1 | tee "$OUT/nvblas_bench.log"
 fi
-if has copytune; then
-  # COPYTUNE: the copy setting to compare with the defaults, e.g. GPU_OFFLOAD_PREFAULT_THREADS=2.
-  tune=${COPYTUNE:-GPU_OFFLOAD_COPY_NT=0}
-  echo "== NumPy a @ b (quick) with $tune"
-  env "$tune" timeout 120 "$PY" bench/numpy_bench.py --build "$B" --quick --only "a @ b" 2>&1 | tee "$OUT/numpy_bench_nt0.log"
-fi
 if has copies; then
-  echo "== where the copy time of a @ b goes, setting by setting (bench/copy_tune.py)"
-  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} --rounds ${COPIES_ROUNDS:-1} --dtype ${COPIES_DTYPE:-float64} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
+  echo "== where the copy time of a @ b goes, setting by setting (bench/probes/copy_tune.py)"
+  timeout ${COPIES_TIMEOUT:-240} "$PY" bench/probes/copy_tune.py --build "$B" --sizes ${COPIES_SIZES:-4096,8192} --rounds ${COPIES_ROUNDS:-1} --dtype ${COPIES_DTYPE:-float64} ${COPIES_SETTINGS:+--settings "$COPIES_SETTINGS"} 2>&1 | tee "$OUT/copy_tune.log"
 fi
 if has calibrate; then
   echo "== gpu-offload calibrate (full) into \$OUT/h200.profile"

@@ -102,11 +102,11 @@ struct Canary {
     return t[t.size() / 2];
   }
   // Quiet: no slower than 1.5 x the median of the recent measurements. Recent, not the start's: a
-  // multithreaded CPU library's threads keep spinning for a while after each of its calls, which
-  // slows the canary down for the whole pass without anything else running (on the H200 host every
-  // point then waited in vain). What the canary catches is a change: another program taking cores.
-  // Only the checks before and after a point join the window, never the polls while waiting, so
-  // an episode of several seconds (about 15 points) does not become the new normal.
+  // multithreaded CPU library's threads keep spinning for a while after each of its calls, which slows the
+  // canary down for the whole pass without anything else running (on the GPU test machine, an H200 with 16
+  // cores, every point then waited in vain). What the canary catches is a change: another program taking
+  // cores. Only the checks before and after a point join the window, never the polls while waiting, so an
+  // episode of several seconds (about 15 points) does not become the new normal.
   bool quiet(bool record = true) {
     const double t = measure();
     const bool ok = t <= kSlow * median();
@@ -521,7 +521,8 @@ template <class T> Prepared prep(const std::string& family, void* fn, int n, Rng
 
 // ---- the routines -------------------------------------------------------------------------------
 
-// Every GPU-capable operation with a calibration coefficient in the table (ops/operations.py), in op id order.
+// Every GPU-capable operation with a calibration coefficient in the table (ops/operations.py), in op id
+// order.
 struct Item {
   const char* routine;  // "gemm", "heevd"
   const char* problem;  // the problem prep() sets up: the routine, or for LAPACK its family ("syevd" for heevd)
@@ -646,7 +647,7 @@ int calibrate_workload(const WorkloadOptions& o) {
     if (!dgemm) throw Failure("the BLAS library has no dgemm_");
     Prepared tiny = prep<double>("gemm", dgemm, 8, rng);
     // A child starts the GPU once first, so that the CUDA libraries (about a gigabyte) are in the
-    // page cache, as they are for nearly every run: on the H200 host the first start after boot
+    // page cache, as they are for nearly every run: on the GPU test machine the first start after boot
     // took 1.1 s, a later one about 0.2-0.4 s. The child's trace records fall before every point.
     fflush(nullptr);
     if (const pid_t child = fork(); child == 0) {

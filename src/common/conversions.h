@@ -8,9 +8,10 @@
 
 namespace gofl {
 
-// The time outside any call right before a LAPACK call counts as converting its operands up to this
-// many nanoseconds per byte the call reads (0.25 GB/s: slower than NumPy's strided copies, 25 ns per
-// double on the H200 host); the rest of a longer gap is the program's own work (an import, a file).
+// The time outside any call right before a LAPACK call counts as converting its operands up to this many
+// nanoseconds per byte the call reads (0.25 GB/s: slower than NumPy's strided copies, 25 ns per double on
+// the GPU test machine: H200, 16-core host); the rest of a longer gap is the program's own work (an import,
+// a file).
 constexpr double kConversionNsPerByte = 4.0;
 // The most time before a LAPACK call that counts as converting its operands: kConversionNsPerByte
 // of the bytes it reads, in ns. Saturates (a trace may say anything about its operands' sizes).

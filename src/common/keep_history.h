@@ -1,7 +1,7 @@
-// Which uploads of a host range residency keeps on the GPU (cuda/resident.h asks; no CUDA here, so
-// the CPU unit tests cover it). Keeping is not free: the program pays 1.2 us a page (H200 host; 3-5
-// us on the 2-core development VM) more on its next write to a write-protected page, and a range kept
-// under the content check costs a digest of every byte (about 1 ms for 16 MB on the H200 host). So a
+// Which uploads of a host range residency keeps on the GPU (cuda/resident.h asks; no CUDA here, so the CPU
+// unit tests cover it). Keeping is not free: the program pays 1.2 us a page (the GPU test machine, H200
+// with 16 cores; 3-5 us on the 2-core development VM) more on its next write to a write-protected page, and
+// a range kept under the content check costs a digest of every byte (about 1 ms for 16 MB there). So a
 // range (host address and extent) is kept in steps:
 //   - its first upload in a row is not kept (most operands are never passed again);
 //   - its second upload in a row is kept (under the content check: no fault for anyone), and page

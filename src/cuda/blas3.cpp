@@ -86,20 +86,19 @@ template <class T> uint64_t gemm_bytes(const CallArgs& a) {
   return uint64_t(g.ar() * g.ac() + g.br() * g.bc() + g.m * g.n) * sizeof(T);
 }
 
-// Large products run in column panels of C, with the copies overlapped with the computation:
-// A goes up first, then for each panel its columns of op(B) (and of C when beta != 0) on the upload
-// stream while the previous panels multiply on the compute stream; with beta = 0 each panel of C
-// comes back on the download stream while the later ones are still being computed (C is then
-// write-only, so the CPU can still run the whole call again if a later panel fails). With
-// beta != 0 C comes back only after every panel succeeded. Returns the number of panels (1: the
-// product is too small to gain from this). No panel is ever empty: with w = ceil(n / panels) the
-// last one has n - (panels - 1) * w >= (n - (panels - 1)^2) / panels columns, and n >= 2048 is far
-// above (panels - 1)^2 <= 49. A short C (m from 128) gains too: NumPy's A @ X with a thin X is,
-// column-major, m = 256 and n = k = 8192, and its 16 MB of C then come back while later panels compute.
-// Each panel costs launches and waits (20-30 us on the H200 host) whatever its size, so a panel is
-// at least kMinPanelFlops (about 80 us of float64 on an H200) where the product still makes two
-// panels of that size (smaller ones keep two, as before): A @ X_i above runs in 6 panels, not
-// 8 (2.17 ms a call against 2.26; 4 panels: 2.28, the last panel's copy-out then twice as long).
+// Large products run in column panels of C, with the copies overlapped with the computation: A goes up
+// first, then for each panel its columns of op(B) (and of C when beta != 0) on the upload stream while the
+// previous panels multiply on the compute stream; with beta = 0 each panel of C comes back on the download
+// stream while the later ones are still being computed (C is then write-only, so the CPU can still run the
+// whole call again if a later panel fails). With beta != 0 C comes back only after every panel succeeded.
+// Returns the number of panels (1: the product is too small to gain from this). No panel is ever empty:
+// with w = ceil(n / panels) the last one has n - (panels - 1) * w >= (n - (panels - 1)^2) / panels columns,
+// and n >= 2048 is far above (panels - 1)^2 <= 49. A short C (m from 128) gains too: NumPy's A @ X with a
+// thin X is, column-major, m = 256 and n = k = 8192, and its 16 MB of C then come back while later panels
+// compute. Each panel costs launches and waits (20-30 us on the GPU test machine: H200, 16-core host)
+// whatever its size, so a panel is at least kMinPanelFlops (about 80 us of float64 there) where the product
+// still makes two panels of that size (smaller ones keep two, as before): A @ X_i above runs in 6 panels,
+// not 8 (2.17 ms a call against 2.26; 4 panels: 2.28, the last panel's copy-out then twice as long).
 constexpr double kMinPanelFlops = 5e9;  // a panel's or a piece's least work (see gemm_panels)
 template <class T> int gemm_panels(const Gemm<T>& g) {
   if (g.n < 2048 || g.m < 128 || g.k < 256) return 1;
@@ -112,8 +111,8 @@ template <class T> int gemm_panels(const Gemm<T>& g) {
 // a contiguous range of host memory when ta == 'N' (NumPy's A @ X_i with a thin X_i is, column-major,
 // X_i^T A^T: 16 MB of X_i up and 16 MB of C down a call, A kept). Each piece but the last adds its
 // product over all of C once it has arrived; the last adds its part panel by panel, each panel of C
-// then coming back while the next computes. Pieces of at least 4 MB (about 0.1 ms of copy-in on the
-// H200 host) and of at least kMinPanelFlops each, 2 to 8 of them (GPU_OFFLOAD_GEMM_K_PIECES sets
+// then coming back while the next computes. Pieces of at least 4 MB (about 0.1 ms of copy-in on that
+// machine) and of at least kMinPanelFlops each, 2 to 8 of them (GPU_OFFLOAD_GEMM_K_PIECES sets
 // the most; 1 turns the split off); 1: no split.
 template <class T> int64_t gemm_k_pieces(const Gemm<T>& g) {
   constexpr double kMinPieceBytes = double(4u << 20);

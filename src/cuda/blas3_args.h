@@ -57,7 +57,7 @@ template <class T> int gemm_supports(const CallArgs& a) {
     return GOFL_GPU_INVALID_ARGS;
   if (g.m == 0 || g.n == 0 || g.k == 0 || is_zero(g.alpha)) return GOFL_GPU_UNSUPPORTED;
   // Matrix-vector and outer-product shapes are bound by copying, not arithmetic, and cuBLAS 13.0's
-  // 64-bit zgemm crashed (SIGSEGV in cublasLt) on a 1x1x1 product on the H200: the CPU runs them.
+  // 64-bit zgemm crashed (SIGSEGV in cublasLt) on a 1x1x1 product (H200, CUDA 13.0): the CPU runs them.
   if (g.m == 1 || g.n == 1 || g.k == 1) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }

@@ -56,10 +56,10 @@ Engine& Engine::get() {
 
 namespace {
 
-// The CUDA libraries of the call that starts the GPU, loaded on a helper thread while the context is
-// made: on the H200 cuBLAS with cuBLASLt took 47 ms to load, cuSOLVER 1-8, cuFFT 3, and the driver
-// step and the context 100 ms each. A library that fails to load here fails again at its first use,
-// which reports it. Joined when the start ends, whichever way it ends.
+// The CUDA libraries of the call that starts the GPU, loaded on a helper thread while the context is made:
+// on the GPU test machine (H200, 16-core host) cuBLAS with cuBLASLt took 47 ms to load, cuSOLVER 1-8, cuFFT
+// 3, and the driver step and the context 100 ms each. A library that fails to load here fails again at its
+// first use, which reports it. Joined when the start ends, whichever way it ends.
 class LibrariesBeside {
  public:
   explicit LibrariesBeside(unsigned libraries) {
@@ -134,7 +134,7 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   if (!place(gpus, count, &why_none)) return failed(GOFL_GPU_NO_DEVICE, "choosing a GPU", why_none.c_str());
   early[1] = gofl_setup_phase{GOFL_SP_PLACE, 0, uint64_t(lap() * 1e9)};
   // Beside the context only: the driver's start loads libcuda and the GPU's choice loads NVML, and
-  // each dlopen waits for another in flight (on the H200 loading cuBLAS beside the choice made it
+  // each dlopen waits for another in flight (there, loading cuBLAS beside the choice made it
   // take 76 ms instead of 16; beside the context it cost nothing measurable: 101.6 ms against
   // 99.5-102.1 without, medians of 24 starts).
   LibrariesBeside beside(libraries);
@@ -183,8 +183,8 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
 
   // Pinned staging: 8 buffers of 8 MB by default; smaller if pinning that much fails. An 8 MB DMA
   // takes ~0.16 ms at 50 GB/s, still long enough to hide the per-chunk synchronisation, and the
-  // pipeline fills and drains 4x sooner than with 32 MB: on the H200, copy-out of a @ b rose from
-  // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
+  // pipeline fills and drains 4x sooner than with 32 MB: on that machine, copy-out of a @ b rose from
+  // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/probes/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
   // GPU_OFFLOAD_STAGING_MB override.
   im->nbuf = int(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_BUFFERS", 8), 2, 64));
   // The ring is allocated at the first transfer, sized to it, and grows with later calls up to
@@ -200,13 +200,13 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   phase(GOFL_SP_SMALL_BUFFERS);
 
   // Copy threads: one memcpy stream reaches ~10 GB/s, the link 50. The program's own threads wait
-  // for the call, so three quarters of the cores, at most 12 (on the H200's 16: copy-in 55 -> 60
+  // for the call, so three quarters of the cores, at most 12 (on its 16: copy-in 55 -> 60
   // GB/s, copy-out +10%, against 8 threads). GPU_OFFLOAD_COPY_THREADS overrides.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
   const long threads = env_long("GPU_OFFLOAD_COPY_THREADS", std::clamp<long>(cores * 3 / 4, 1, 12));
   const int device = device_;
-  // Idle copy threads spin 200 us before they sleep (copy_threads.h): on the H200 host A @ X_i
+  // Idle copy threads spin 200 us before they sleep (copy_threads.h): there A @ X_i
   // (A kept, X 8192 x 256) took 2.19 ms a call with 300 us of spinning against 2.26 without (200 us
   // is the default: the gaps between a call's copy jobs were under 100 us).
   // GPU_OFFLOAD_COPY_SPIN_US overrides (0: sleep at once).
@@ -264,7 +264,7 @@ void Engine::set_fault(const char* spec) {
   std::snprintf(fault_, sizeof fault_, "%s", spec);
 }
 
-// The spec is a comma-separated list of step names.
+// GPU_OFFLOAD_FAULT's value is a comma-separated list of step names.
 bool Engine::fault(const char* point) const {
   if (!fault_[0] || !point) return false;
   const size_t n = std::strlen(point);

@@ -11,7 +11,7 @@ namespace gofl {
 namespace cuda {
 
 namespace {
-// Device memory kept for reuse past a call; beyond this the largest blocks are freed (issue 3).
+// Device memory kept for reuse past a call; beyond this the largest blocks are freed.
 constexpr uint64_t kCacheLimit = 1ull << 30;
 }  // namespace
 

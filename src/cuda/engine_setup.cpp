@@ -227,12 +227,12 @@ void Engine::fit_staging(size_t bytes) {
   im.pinned = fresh;
   im.chunk = chunk;
   im.ring = 0;
-  // First and last pieces of a transfer (see pieces()): half a buffer by default, at least 64 KB.
-  // On the H200, NumPy a @ b at n = 4096, copy-out GB/s over two runs each (float32, float64,
-  // complex128): 4 MB ends 42/42, 48/48, 46/51; no ramp 34/10, 46/24, 49/19; 1 MB ends 34/20,
-  // 43/44, 37/26, and 1 MB pieces also halved copy-in (each piece wakes the copy threads). Noisy
-  // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns
-  // the ramp off (every piece a whole buffer).
+  // First and last pieces of a transfer (see pieces()): half a buffer by default, at least 64 KB. On the
+  // GPU test machine (H200, 16-core host), NumPy a @ b at n = 4096, copy-out GB/s over two runs each
+  // (float32, float64, complex128): 4 MB ends 42/42, 48/48, 46/51; no ramp 34/10, 46/24, 49/19; 1 MB ends
+  // 34/20, 43/44, 37/26, and 1 MB pieces also halved copy-in (each piece wakes the copy threads). Noisy
+  // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns the ramp
+  // off (every piece a whole buffer).
   const long kb = std::min(env_long("GPU_OFFLOAD_RAMP_KB", long(chunk >> 11), 0), long(chunk >> 10));
   im.ramp_from = kb == 0 ? 0 : std::max<size_t>(size_t(kb) << 10, size_t(64) << 10);
   note_setup(GOFL_SP_STAGING, seconds_since(t0));

@@ -8,12 +8,12 @@
 namespace gofl {
 namespace cuda {
 
-// Copies into the program's buffers at copy-out use streaming stores: they skip reading each
-// destination line first, which a plain memcpy of a few megabytes does, and leave the caches
-// alone. Copies into the pinned staging buffers (copy-in) use a plain memcpy: the DMA engine reads
-// those lines next, and on the H200 host the plain copy-in was faster (bench/copy_tune.py: the
-// in-call time of float64 a @ b fell 10-25%). GPU_OFFLOAD_COPY_NT: "0" plain both ways, "1"
-// streaming both ways, "out" (the default) streaming at copy-out only.
+// Copies into the program's buffers at copy-out use streaming stores: they skip reading each destination
+// line first, which a plain memcpy of a few megabytes does, and leave the caches alone. Copies into the
+// pinned staging buffers (copy-in) use a plain memcpy: the DMA engine reads those lines next, and on the
+// GPU test machine (H200, 16-core host) the plain copy-in was faster (bench/probes/copy_tune.py: the
+// in-call time of float64 a @ b fell 10-25%). GPU_OFFLOAD_COPY_NT: "0" plain both ways, "1" streaming both
+// ways, "out" (the default) streaming at copy-out only.
 bool g_nt_out = true, g_nt_in = false;
 constexpr size_t kNtMin = 64u << 10;
 

@@ -436,7 +436,7 @@ template <class T> double abs1(T v) {
 // `count` contiguous device elements. asum is NaN/Inf exactly when an element is (or when finite
 // values overflow the sum, which only sends a hopeless input to the CPU). amax picks the largest
 // |re|+|im|, within a factor sqrt(2) of LAPACK's largest modulus: the margins below cover it.
-// cuBLAS's reductions over `count` contiguous device elements, in pieces of at most 2^30: on the H200
+// cuBLAS's reductions over `count` contiguous device elements, in pieces of at most 2^30: on an H200
 // the dgels and dgelsd calls of 2.15e9 elements ended in a CUDA error that left the GPU unusable, and
 // these reductions over the whole matrix are what they do and the dorgqr that passed does not (a
 // suspicion, not yet confirmed there). The entry of the largest |re| + |im|, and the sum of them.

@@ -301,7 +301,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   // R, for the diagonal check and the triangular solves. On the 64-bit route R is first copied out of
   // W into a compact q x q matrix, and the solves work on a compact copy of B's first q rows: cuBLAS's
   // trsm fails with an illegal address on a leading dimension of 1,075,000,000 (8.6 GB), through its
-  // 64-bit API too (H200, CUDA 13; bench/qr64_probe.cpp, step trsm).
+  // 64-bit API too (H200, CUDA 13; bench/probes/qr64_probe.cpp, step trsm).
   DevMem dRc = legacy ? DevMem() : alloc_elems<T>(e, q * q);
   if (!legacy) copy_matrix_d2d(dRc.get(), sizeof(T) * size_t(q), W, sizeof(T) * size_t(p), sizeof(T) * size_t(q), size_t(q), e.stream());
   const T* Rf = legacy ? W : dRc.get<T>();

@@ -1,7 +1,7 @@
 // Warm-ups of the LAPACK families (warm.h): each runs, on the warming lane's small well-conditioned
 // matrices, the cuSOLVER routines its family's run function calls (lapack_lu.cpp, lapack_qr.cpp,
 // lapack_syev.cpp, lapack_svd.cpp, geev_core.h), at a size that loads most of what a larger call
-// uses (bench/first_use_probe.cpp: syevd needs n = 256, the rest little more than 64).
+// uses (bench/probes/first_use_probe.cpp: syevd needs n = 256, the rest little more than 64).
 #include <complex>
 #include <cstdint>
 #include <cstring>

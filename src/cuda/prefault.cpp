@@ -24,10 +24,10 @@ constexpr size_t kMinBytes = size_t(8) << 20;    // below this a thread costs mo
 constexpr size_t kPerThread = size_t(16) << 20;  // one populating thread per 16 MiB
 constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a time, in copy-out order
 
-// How many threads populate at once: a quarter of the cores, at most 4. On the H200 host (a VM)
-// first-touch faults ran at about 10 GB/s in all, and 8 threads that went on to the end of the
-// call made a fresh 4096 x 4096 result's call twice as slow as a reused one's; 4 threads that
-// stop with the call hid nearly all of it (bench/copy_tune.py: 0.0125 s fresh, 0.0123 s reused).
+// How many threads populate at once: a quarter of the cores, at most 4. On the GPU test machine (H200,
+// 16-core host), a VM, first-touch faults ran at about 10 GB/s in all, and 8 threads that went on to the
+// end of the call made a fresh 4096 x 4096 result's call twice as slow as a reused one's; 4 threads that
+// stop with the call hid nearly all of it (bench/probes/copy_tune.py: 0.0125 s fresh, 0.0123 s reused).
 // GPU_OFFLOAD_PREFAULT_THREADS overrides (0 turns the prefault off, for measuring).
 size_t max_threads() {
   static const size_t n = [] {
@@ -39,7 +39,7 @@ size_t max_threads() {
 }
 // Whether the pages of [begin, end) are in memory already (a buffer the program reuses, which most
 // results of a loop are): then there is nothing to fault in, and a thread would only cost its start
-// (70-110 us on the H200 host, on the call's path). Ranges of more than kWholeCheck are sampled
+// (70-110 us there, on the call's path). Ranges of more than kWholeCheck are sampled
 // (kSamples pages, evenly spread): a page missed only costs the copy-out its fault, as without this.
 bool in_memory(uintptr_t begin, uintptr_t end, uintptr_t page) {
   constexpr size_t kWholeCheck = size_t(64) << 20, kSamples = 1024;

@@ -122,9 +122,9 @@ bool ResidentCache::find(const HostMatrix& m, Hit* hit) {
 
 bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
   if (!enabled_ || n == 0) return false;
-  // Taken at its word: input() checks it for real in the call. A check here would be a second one
-  // per call, before the prediction: reading every byte under the content check, and a page-table
-  // scan under page tracking (0.4-0.8 ms for 512 MB on the H200 host). A copy the program has
+  // Taken at its word: input() checks it for real in the call. A check here would be a second one per call,
+  // before the prediction: reading every byte under the content check, and a page-table scan under page
+  // tracking (0.4-0.8 ms for 512 MB on the GPU test machine: H200, 16-core host). A copy the program has
   // changed since then costs one wrong prediction, and input() drops it.
   for (const auto& e : entries_)
     if (e->m.elem == elem && p >= e->m.host && p + n <= e->m.host + e->m.extent()) return true;

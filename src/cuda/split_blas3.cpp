@@ -57,7 +57,7 @@ void register_split_blas3() {
   register_gemm<float>(OP_sgemm);
   register_gemm<double>(OP_dgemm);
   register_gemm<cf>(OP_cgemm);
-  // Not zgemm: cuBLASXt's zgemm crashed the process (SIGSEGV) on the H200 with CUDA 13.0, on the
+  // Not zgemm: cuBLASXt's zgemm crashed the process (SIGSEGV) on an H200 with CUDA 13.0, on the
   // test's first 700x650x600 product (s/d/c passed); zgemm stays on one GPU.
 }
 

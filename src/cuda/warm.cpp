@@ -110,10 +110,10 @@ void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::ve
 
 void work() {
   // The lowest CPU priority (Linux sets it per thread): where the program's threads want every core
-  // (OpenBLAS runs one thread per core), a warm-up waits for them. Beside 16 OpenBLAS threads on the
-  // H200 host, a warm-up at normal priority made a dgesdd of n = 512 on the CPU take 170-383 ms
-  // instead of 65 (bench/results, seventeenth session); at nice 19 a dgetrf of n = 512 still took up
-  // to 76 ms instead of 3.4 (bench/first_use_probe.cpp cpu). SCHED_IDLE runs it only on a core no
+  // (OpenBLAS runs one thread per core), a warm-up waits for them. Beside 16 OpenBLAS threads on the GPU
+  // test machine (H200, 16-core host), a warm-up at normal priority made a dgesdd of n = 512 on the CPU
+  // take 170-383 ms instead of 65 (bench/auto_sweep.py's sweep); at nice 19 a dgetrf of n = 512 still took
+  // up to 76 ms instead of 3.4 (bench/probes/first_use_probe.cpp cpu). SCHED_IDLE runs it only on a core no
   // other thread wants; nice 19 where that is refused. A failure leaves the thread as it is.
   sched_param none{};
   if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &none) != 0)

@@ -1,11 +1,11 @@
-// Warming (issue 19): a routine's first GPU call pays the CUDA libraries' one-time work for it, and
-// most of that work does not depend on the call's data or size. Inside one process on the H200
-// (bench/first_use_probe.cpp, n = 1024): cuBLAS's first gemm of each precision 114 / 49 / 71 ms
+// Warming: a routine's first GPU call pays the CUDA libraries' one-time work for it, and most of that work
+// does not depend on the call's data or size. Inside one process on the GPU test machine (H200, 16-core
+// host; bench/probes/first_use_probe.cpp, n = 1024): cuBLAS's first gemm of each precision 114 / 49 / 71 ms
 // (s / d / z; with CUDA_MODULE_LOADING=EAGER still 129 / 58 / 109: set-up inside cuBLAS, not kernel
-// loading), cuSOLVER's first sgetrf 24 ms and ssyevd 36 ms after that. A call of n = 64 (256 for
-// syevd) beforehand leaves 0.1-0.6 ms of it, sgetrf's 13 ms (kernels of its size) aside. Made on a
-// second thread with a stream and handles of its own, it held up the calling thread's sgemm calls by
-// 0.03 ms (median; 2.7 ms at most) and left them warm.
+// loading), cuSOLVER's first sgetrf 24 ms and ssyevd 36 ms after that. A call of n = 64 (256 for syevd)
+// beforehand leaves 0.1-0.6 ms of it, sgetrf's 13 ms (kernels of its size) aside. Made on a second thread
+// with a stream and handles of its own, it held up the calling thread's sgemm calls by 0.03 ms (median; 2.7
+// ms at most) and left them warm.
 //
 // So the backend warms an operation when asked (backend_abi.h, warm): the warming thread runs the
 // operation's CUDA library routines once on a small well-conditioned problem of its own (each family
@@ -14,14 +14,14 @@
 // warm-up at 256 / 128, syevd still paid 52 ms at n = 1024 and gesdd 31-38 ms; ssyevd 100 ms at 2048):
 // for calls of kLargeFrom or more (or of a size not known) they are warmed at kLargeN as well
 // (Routine::warm_large), after every small warm-up queued. Nothing the program can see is read or
-// written; a warm-up that fails is only reported. The warming keeps out of the program's way (the
-// seventeenth session's sweep): its thread runs under SCHED_IDLE (nice 19 where refused) and sleeps
+// written; a warm-up that fails is only reported. The warming keeps out of the program's way (measured
+// in bench/auto_sweep.py's sweep): its thread runs under SCHED_IDLE (nice 19 where refused) and sleeps
 // while it waits for the GPU (beside OpenBLAS's 16 threads a warm-up at normal priority made a CPU
 // dgesdd of n = 512 take 170-383 ms instead of 65; warm-ups are mostly CPU work, their kernels'
 // loading), and no warm-up begins while one of the program's GPU calls runs (CallInFlight: a first
 // call waited 111-127 ms behind warm-ups begun beside it). Where the program's CPU library keeps
-// every core busy, a CPU call beside a warm-up is slowed whatever the priority (the H200 host's
-// kernel does not preempt a thread inside the driver: bench/first_use_probe.cpp cpu).
+// every core busy, a CPU call beside a warm-up is slowed whatever the priority (that machine's
+// kernel does not preempt a thread inside the driver: bench/probes/first_use_probe.cpp cpu).
 // At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must not run
 // under it); queued ones are dropped.
 #pragma once
@@ -60,7 +60,7 @@ class WarmLane {
   void* host_work(size_t bytes);
   void sync();  // waits for the lane's stream; throws on any error
   // cuBLAS's gemm of precision p ('s', 'd', 'c', 'z') at n = 64, once per lane: cuBLAS's set-up of
-  // the precision (49-114 ms on the H200), which the larger calls of most routines pay through the
+  // the precision (49-114 ms there), which the larger calls of most routines pay through the
   // gemm calls inside them (sgetrf, syrk and trsm at n = 1024 did even after their own warm-up).
   // Run before each operation's own warm-up.
   void precision_gemm(char p);

@@ -305,16 +305,15 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.reason = GOFL_R_OFFLOADED;
 }
 
-// Warming (PolicyConfig::warm). A routine's first GPU call pays the CUDA libraries' one-time work for
-// it (cuBLAS's set-up of each precision: 49-114 ms on the H200; cuSOLVER's kernels: up to 36 ms
-// more), which a small call on another thread pays as well, off the program's path (cuda/warm.h). A
-// program that calls an operation is likely to call it again, larger: so, once the GPU runs, each
-// operation decided on the CPU (predicted slower, or a probe) is warmed, and at the start every one
-// decided before it, for the largest size decided so far; a later call on the CPU of a larger size
-// asks again (the backend warms a second, larger size only where larger calls use other kernels).
-// Nothing for an operation once its first GPU call came, nor for one whose first decided call after
-// the start went there; none for calls below the threshold (no decision), so small math never warms
-// anything.
+// Warming (PolicyConfig::warm). A routine's first GPU call pays the CUDA libraries' one-time work for it
+// (cuBLAS's set-up of each precision: 49-114 ms on the GPU test machine (H200, 16-core host); cuSOLVER's
+// kernels: up to 36 ms more), which a small call on another thread pays as well, off the program's path
+// (cuda/warm.h). A program that calls an operation is likely to call it again, larger: so, once the GPU
+// runs, each operation decided on the CPU (predicted slower, or a probe) is warmed, and at the start every
+// one decided before it, for the largest size decided so far; a later call on the CPU of a larger size asks
+// again (the backend warms a second, larger size only where larger calls use other kernels). Nothing for an
+// operation once its first GPU call came, nor for one whose first decided call after the start went there;
+// none for calls below the threshold (no decision), so small math never warms anything.
 namespace {
 int64_t call_size(const gofl_call& c) { return std::max({c.dims[0], c.dims[1], c.dims[2], int64_t(0)}); }
 }  // namespace

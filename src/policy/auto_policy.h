@@ -28,13 +28,14 @@
 //     predicted extra time on the CPU (T_cpu - T_gpu, with the CPU correction at most 1) is at
 //     most kProbeShare (3%) of the GPU time the operation was predicted to use since its last CPU
 //     observation. So probes never cost more than 3% of the predicted GPU time. Where the GPU is
-//     less than 1.48x faster a probe still comes every 17th call, as the spec has it (1.5x: every
-//     18th); the probe after the start waits for (speedup - 1) / 0.03 offloaded calls. Where the
-//     GPU is 45x faster (a zgemm of n = 4096 on the H200: 0.99 s on the CPU, 0.022 s on the GPU),
-//     a probe comes after ~1,500 such calls, or earlier on a call of the operation about 90x
-//     smaller. The spec's "the next call" cost the n = 16384 sweep 1.8 s in two probes, and a loop
-//     of such calls would have run 3x longer than on the GPU alone; a CPU that much faster than
-//     its profile would be noticed just as well on a cheaper call of the same operation;
+//     less than 1.48x faster a probe still comes every 17th call (1.5x: every 18th); the probe
+//     after the start waits for (speedup - 1) / 0.03 offloaded calls. Where the GPU is 45x faster
+//     (a zgemm of n = 4096 on the GPU test machine, H200 with a 16-core host: 0.99 s on the CPU,
+//     0.022 s on the GPU), a probe comes after ~1,500 such calls, or earlier on a call of the
+//     operation about 90x smaller. Probing at simply the next call cost the n = 16384 sweep 1.8 s
+//     in two probes, and a loop of such calls would have run 3x longer than on the GPU alone; a
+//     CPU that much faster than its profile would be noticed just as well on a cheaper call of the
+//     same operation;
 //   - otherwise the GPU (OFFLOADED).
 //
 // Learning: after each decided call, observe() gets its duration. The correction of the operation
@@ -44,7 +45,7 @@
 // A correction holds for a band of sizes (SizeCorrection: work within a factor of 8); a size not yet
 // observed takes its neighbours' (interpolated between the nearest bands observed below and above,
 // fading towards the profile's own speed beyond them). One factor for every size made the model
-// worse than none: on the H200 sweep of bench/auto_sweep.py, small zgemm calls ran up to 8x slower
+// worse than none: on that machine's sweep of bench/auto_sweep.py, small zgemm calls ran up to 8x slower
 // than the calibrated curve (threads waking between calls) while large ones matched it within 1%,
 // and the factor learnt from the small ones put the CPU time of the offloaded zgemm calls at 34x
 // their measured time (the model alone: 0.99x), which the summary's "gained" and the run history
@@ -137,7 +138,7 @@ struct PolicyConfig {
   // ones decided before the start (PolicyConfig::warm).
   std::vector<std::pair<int, int64_t>> earlier_gpu_ops = {};
   // Start the GPU beside the calls (GpuEnv::start_ahead) rather than in the call that justified it.
-  // Off by default: on the H200 sweep of bench/auto_sweep.py the start beside OpenBLAS's 16 threads
+  // Off by default: on that machine's sweep of bench/auto_sweep.py the start beside OpenBLAS's 16 threads
   // took 482-562 ms instead of 308-372, and the calls it left on the CPU lost more than the wait it
   // saved (1.097 and 1.084 of the best plan known in advance, against 1.082 and 1.022 in the call).
   bool start_ahead = false;

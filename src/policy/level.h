@@ -1,5 +1,5 @@
 // The level (1-10): how much predicted gain a call needs and how considerate the tool is towards
-// other users of the GPU. One row per level, exactly the spec's table.
+// other users of the GPU. One row per level; `gpu-offload help run` prints this table.
 #pragma once
 
 namespace gofl {

@@ -100,7 +100,7 @@ AutoPolicy& policy() {
     for (const HistoryOp& o : h.gpu_ops)  // warmed once the GPU runs (a name not in our table: skipped)
       if (const int op = gofl_op_by_name(o.name.c_str()); op >= 0) cfg.earlier_gpu_ops.emplace_back(op, o.n);
     // GPU_OFFLOAD_START_AHEAD=1: the start beside the calls (PolicyConfig::start_ahead: measured
-    // not to pay on the H200, so off by default).
+    // not to pay on the GPU test machine, so off by default).
     const char* ahead = secure_getenv("GPU_OFFLOAD_START_AHEAD");
     cfg.start_ahead = ahead && strcmp(ahead, "1") == 0;
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)

@@ -1,14 +1,14 @@
-// Sparing a core (issue 19): while the GPU's one-time work runs beside the program (a start beside
+// Sparing a core: while the GPU's one-time work runs beside the program (a start beside
 // the calls, warm-ups: driver and CUDA-library work on a thread of ours), a CPU call whose library
 // would keep every core busy runs with one thread fewer, and the library's count is put back when
 // the call returns.
 //
-// Why: on the H200 host (kernel built PREEMPT_NONE) a thread inside the CUDA driver is not preempted,
-// whatever its priority; the OpenBLAS thread that shares its core falls behind and the other fifteen
-// wait for it at every barrier. Beside a thread making CUDA first calls, an OpenBLAS dgetrf of n = 512
-// took up to 76 ms at nice 19 (40 ms under SCHED_IDLE) instead of 3.4; with 15 threads of 16 cores
-// none was slower, and 15 threads alone were as fast as 16 (3.04 against 3.35 ms median;
-// bench/first_use_probe.cpp cpu). The sweep's CPU calls beside warm-ups took 10-100x their time.
+// Why: on the GPU test machine (H200, 16-core host, kernel built PREEMPT_NONE) a thread inside the CUDA
+// driver is not preempted, whatever its priority; the OpenBLAS thread that shares its core falls behind and
+// the other fifteen wait for it at every barrier. Beside a thread making CUDA first calls, an OpenBLAS
+// dgetrf of n = 512 took up to 76 ms at nice 19 (40 ms under SCHED_IDLE) instead of 3.4; with 15 threads of
+// 16 cores none was slower, and 15 threads alone were as fast as 16 (3.04 against 3.35 ms median;
+// bench/probes/first_use_probe.cpp cpu). The sweep's CPU calls beside warm-ups took 10-100x their time.
 //
 // What is touched: only OpenBLAS's thread count (openblas_set_num_threads in the naming scheme of
 // the call's symbol: plain, scipy_, scipy_...64_, ...64_), found in the scope of the library that

@@ -111,7 +111,7 @@ bool same_bytes(const VerifyRun& v, const gofl_call& c, int i) {
   return memcmp(v.bufs[i].data(), o.ptr, size_t(o.elems) * o.elem_size) == 0;
 }
 
-// The comparison the spec asks for, per routine: vectors defined only up to sign are skipped
+// The comparison per routine (README: --verify): vectors defined only up to sign are skipped
 // (their values are compared), LU factors only when the pivots agree.
 double compare(const gofl_call& c, const VerifyRun& v) {
   const std::string r = gofl_ops[c.op].routine;

@@ -24,7 +24,7 @@ struct Profile;
 namespace gofl::cli {
 
 // Host-to-GPU rate assumed when no traced GPU call measured one: the pinned link rate measured on
-// the H200 host (48-51 GB/s both ways). Only the avoidable-copy time uses it.
+// the GPU test machine (H200, 16-core host) (48-51 GB/s both ways). Only the avoidable-copy time uses it.
 constexpr double kAssumedCopyBytesPerS = 50e9;
 
 struct DeviceSplit {
@@ -170,7 +170,8 @@ struct Analysis {
   std::vector<Crossover> crossovers;  // the operation with the most time first
   std::string crossover_source;       // "trace", or the profile's label
   std::string profile_note;           // why the profile was not used (empty when it was)
-  // Per GPU-capable operation, a sample of its top-level calls' sizes: x = flops, y = bytes in, z = bytes out.
+  // Per GPU-capable operation, a sample of its top-level calls' sizes: x = flops, y = bytes in, z = bytes
+  // out.
   std::map<int, PointSample> sizes;
   ProfileVerdict profile_verdict;     // set by use_profile
   PointSample work_points{2500};      // x = flops, y = seconds: top-level calls with work

@@ -80,7 +80,7 @@ template <class R> struct real_of<std::complex<R>> { using type = R; };
 template <class T> using real_t = typename real_of<T>::type;
 template <class T> constexpr bool is_complex_v = !std::is_same_v<T, real_t<T>>;
 
-// Tolerance relative to the largest value: the spec's verify tolerances.
+// Tolerance relative to the largest value: --verify's tolerances (README: Devices).
 template <class T> double tolerance() { return std::is_same_v<real_t<T>, float> ? 2e-3 : 1e-8; }
 
 // Random values everywhere, the gaps between columns (ld > rows) included.

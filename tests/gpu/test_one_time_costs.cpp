@@ -1,4 +1,4 @@
-// One-time costs, paid only for what is used (issue 19): a fresh process that only multiplies never
+// One-time costs, paid only for what is used: a fresh process that only multiplies never
 // loads cuSOLVER or cuFFT nor makes a cuSOLVER handle, one that factors does; the start loads only
 // the libraries of the call that starts it, beside the context's making, and a library first used
 // later is loaded by that call; the staging buffers start at the size of the
@@ -44,7 +44,8 @@ using dpotrf_fn = void (*)(const char*, const int*, double*, const int*, int*);
 
 bool in_child() { return std::getenv("GOFL_TEST_ONE_TIME_CHILD") != nullptr; }
 
-// C = A * B through the intercepted dgemm_, compared with the CPU library; true when it ran on the GPU and matched.
+// C = A * B through the intercepted dgemm_, compared with the CPU library; true when it ran on the GPU and
+// matched.
 bool dgemm_checked(int n, uint64_t seed) {
   const auto a = gpu_test::random_matrix<double>(n, n, n, seed);
   const auto b = gpu_test::random_matrix<double>(n, n, n, seed + 1);

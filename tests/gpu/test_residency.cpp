@@ -320,7 +320,7 @@ TEST(Residency, ARangeFoundChangedIsNotLeftWriteProtected) {
   // page's write protection in bit 57 of its /proc/self/pagemap entry. (Where the kernel offers no
   // page tracking nothing is ever protected, and only the result and its residency bit are tested.)
   // An extent of its own (m rows of lda = kN): the range is barred from being kept after this test,
-  // and a later test's matrix at the same address must not inherit that (on the H200, with the whole
+  // and a later test's matrix at the same address must not inherit that (on an H200, with the whole
   // 1024 x 1024 extent, SubMatrixOfAKeptMatrix and FactorsKeptForRepeatedSolves did).
   const int m = kN - 56;
   Anon a(kBytes);

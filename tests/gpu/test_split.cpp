@@ -1,6 +1,6 @@
 // GPU tests of one call over several GPUs (src/cuda/split.h: cuBLASXt gemm, cusolverMg getrf getrs
 // potrf potrs syevd heevd). Run as part of the suite (GPU_OFFLOAD_SPLIT unset: auto) they check that with one
-// usable GPU auto never splits; run with GPU_OFFLOAD_SPLIT=force (scripts/device_run.sh tests, split)
+// usable GPU auto never splits; run with GPU_OFFLOAD_SPLIT=force (ctest -L gpu_split)
 // they check that every split routine, on however many GPUs the process sees (one included), gives
 // the CPU library's result with LAPACK's semantics (info, pivots, the untouched triangle and ld
 // gaps), that what cusolverMg does not take (upper triangles, op T, singular matrices) is run by one

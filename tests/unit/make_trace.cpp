@@ -284,8 +284,8 @@ double noise(double spread) {  // log-normal factor with median 1
   const double u2 = double(rng_state >> 11) / 9007199254740992.0;
   return exp(spread * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
 }
-// Speeds like the H200 host's, as measured there: 16 CPU cores near 600 GFLOP/s, the GPU near 55 TFLOP/s,
-// copies at about 42 GB/s; small problems run far below the peak on both.
+// Speeds like those measured on the GPU test machine (H200, 16-core host): 16 CPU cores near 600 GFLOP/s,
+// the GPU near 55 TFLOP/s, copies at about 42 GB/s; small problems run far below the peak on both.
 double cpu_time(double flops, double eff) { return flops / (eff * 600e9 * flops / (flops + 3e8)) + 2e-6; }
 double gpu_compute(double flops, double eff) { return flops / (eff * 55e12 * flops / (flops + 4e10)) + 15e-6; }
 double copy_time(double bytes) { return 25e-6 + bytes / 42e9; }
@@ -423,8 +423,8 @@ void conversions() {
 }
 
 // ---- own_work: three dposv of 1000 x 1000 (8 MB read: a 32 ms cap), each after 20 ms outside any call
-// and no copy, 5 ms each. Before issue 37 the 40 ms between them counted as converting (dominating
-// the 15 ms in them).
+// and no copy, 5 ms each. The 40 ms between them are the program's own work, not converting (they
+// would dominate the 15 ms in them).
 void own_work() {
   for (int i = 0; i < 3; ++i) {
     Call posv{OP_dposv, S_scipy_dposv_};

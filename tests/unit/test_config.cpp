@@ -91,7 +91,7 @@ TEST(Config, WhereTheFileIsLookedFor) {
   EXPECT_EQ(gofl::config_path(fake_get, &expl), "/home/u/.config/gpu-offload/config");
   g_vars = {{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "/xdg"}};
   EXPECT_EQ(gofl::config_path(fake_get, &expl), "/xdg/gpu-offload/config");
-  g_vars = {{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "relative"}};  // not absolute: ignored, as the spec says
+  g_vars = {{"HOME", "/home/u"}, {"XDG_CONFIG_HOME", "relative"}};  // not absolute: ignored (XDG rule)
   EXPECT_EQ(gofl::config_path(fake_get, &expl), "/home/u/.config/gpu-offload/config");
   g_vars = {{"HOME", "/home/u"}, {"GPU_OFFLOAD_CONFIG", "/etc/g.conf"}};
   EXPECT_EQ(gofl::config_path(fake_get, &expl), "/etc/g.conf");

@@ -32,8 +32,9 @@ TEST(KeepHistory, AGpuResultWrittenIntoTheRangeEndsTheRow) {
 }
 
 TEST(KeepHistory, NumPysAtXiIsNeverKeptNorDigested) {
-  // A @ X_i with A kept: X_i (the call's input) and the result (its output) take turns at three
-  // heap addresses, as traced on the H200: (X, Y) = (R2, R3), (R1, R2), (R3, R1), (R2, R3), ...
+  // A @ X_i with A kept: X_i (the call's input) and the result (its output) take turns at three heap
+  // addresses, as traced on the GPU test machine (H200, 16-core host): (X, Y) = (R2, R3), (R1, R2), (R3,
+  // R1), (R2, R3), ...
   KeepHistory h;
   const uintptr_t r[3] = {0x148448b0, 0x15844cb0, 0x16844cc0};
   const size_t n = 16 * kMB;

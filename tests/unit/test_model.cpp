@@ -155,7 +155,7 @@ int run(AutoPolicy& p, FakeGpu& g, gofl_call c, double seconds = -1) {
 TEST(Profile, BuiltInParsesAndIsTheCalibratedOne) {
   const Profile& p = builtin_profile();
   EXPECT_EQ(p.name, "built-in");
-  EXPECT_FALSE(p.provisional);  // written by gpu-offload calibrate on the H200 host
+  EXPECT_FALSE(p.provisional);  // written by gpu-offload calibrate on the GPU test machine
   EXPECT_NE(p.source.find("gpu-offload calibrate"), std::string::npos);
   EXPECT_FALSE(p.curves[kCpu][op("dgemm")].empty());
   EXPECT_FALSE(p.curves[kGpu][op("dgemm")].empty());
@@ -171,9 +171,9 @@ TEST(Profile, BuiltInPredictsTheMeasuredH200Numbers) {
   Model m(builtin_profile());
   const int dgemm = op("dgemm");
   const double n = 4096, f = 2 * n * n * n, mat = n * n * 8;
-  // Measured on the H200 host (bench/numpy_bench.py, 2026-11-29): NumPy float64 a @ b at n = 4096
-  // took 0.22-0.23 s on the CPU (16 OpenBLAS threads) and 13.5-13.8 ms in the dgemm call under
-  // --device gpu (A and B in, C out).
+  // Measured on the GPU test machine (H200, 16-core host; bench/numpy_bench.py): NumPy float64
+  // a @ b at n = 4096 took 0.22-0.23 s on the CPU (16 OpenBLAS threads) and 13.5-13.8 ms in the
+  // dgemm call under --device gpu (A and B in, C out).
   EXPECT_NEAR(m.cpu_seconds(dgemm, f), 0.25, 0.05);
   EXPECT_NEAR(m.gpu_seconds(dgemm, f, 2 * mat, mat), 0.0135, 0.004);
   // n = 8192, dgemm_ from a C program (bench/nvblas_bench.sh): 1.71 s on the CPU. The calibration
@@ -1033,9 +1033,9 @@ void teach_cpu(AutoPolicy& p, FakeGpu& g, double flops, double ratio, int times)
 }
 
 TEST(Learning, ACorrectionLearntOnSmallCallsFadesForMuchLargerOnes) {
-  // The H200 sweep's case: small calls ran several times slower than the calibrated curve (threads
-  // waking between calls), large ones at its speed. One factor for all sizes put the offloaded
-  // calls' CPU time at 6.5x what they took on the CPU.
+  // The GPU test machine's sweep: small calls ran several times slower than the calibrated curve
+  // (threads waking between calls), large ones at its speed. One factor for all sizes put the
+  // offloaded calls' CPU time at 6.5x what they took on the CPU.
   AutoPolicy p(parse(flat_profile(1e12, 1e10, 0.0)), PolicyConfig{});  // always the CPU
   FakeGpu g;
   const int dgemm = op("dgemm");

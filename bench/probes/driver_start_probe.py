@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 19: why CUDA's driver step takes 104 ms in a bare process but 180-190 ms inside a NumPy
+"""Why CUDA's driver step takes 104 ms in a bare process but 180-190 ms inside a NumPy
 program under gpu-offload. Each variant is a fresh Python process that times cudaGetDeviceCount
 (the driver's start, cuInit) and cudaFree(0) (the primary context) through ctypes, after:
 
@@ -15,7 +15,7 @@ program under gpu-offload. Each variant is a fresh Python process that times cud
     nvml-2s     NVML initialised (and kept) at once, then 2 s of sleep
 The third column is how many CPUs the starting thread may run on (its affinity).
 
-    python3 bench/driver_start_probe.py [--reps 5] [--cudart PATH]
+    python3 bench/probes/driver_start_probe.py [--reps 5] [--cudart PATH]
 Variants alternate, so a drift of the machine touches all of them alike; the medians are printed.
 """
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where the copy time of NumPy `a @ b` goes, setting by setting (on the GPU machine).
 
-    python3 bench/copy_tune.py [--build build] [--sizes 4096,8192] [--reps 4] [--dtype float64]
+    python3 bench/probes/copy_tune.py [--build build] [--sizes 4096,8192] [--reps 4] [--dtype float64]
 
 For each copy setting (the GPU_OFFLOAD_* variables of src/cuda/engine.cpp and prefault.cpp) and
 size, one process runs `a @ b` under `gpu-offload run --device gpu --trace` a few times after a
@@ -20,9 +20,11 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+BENCH = os.path.dirname(HERE)
+ROOT = os.path.dirname(BENCH)
+sys.path.insert(0, BENCH)
 
-import numpy_bench as nb  # noqa: E402  (bench/ is the script's folder, first on sys.path)
+import numpy_bench as nb  # noqa: E402  (bench/numpy_bench.py, one folder up)
 
 WORKER = r"""
 import sys

@@ -1,4 +1,4 @@
-// Issue 19: what does a CUDA library routine's first call cost inside one process, and can another
+// What does a CUDA library routine's first call cost inside one process, and can another
 // thread pay it while the calling thread keeps the GPU busy? A bare program (no gpu-offload), built
 // by CMake beside the backend (not installed), run by scripts/device_run.sh firstuse.
 //

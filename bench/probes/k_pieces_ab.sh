@@ -4,7 +4,7 @@
 # (GPU_OFFLOAD_GEMM_K_PIECES=1). Each process times its A @ X calls itself (the program's view, after
 # the first three, which start the GPU and keep A) and is traced (the library call's own duration);
 # per variant, over all its rounds: the median, 10th and 90th percentile of both.
-# Usage: bench/k_pieces_ab.sh BUILD_DIR [ROUNDS] [N] [WIDTH] [ITERS]   (on the GPU machine;
+# Usage: bench/probes/k_pieces_ab.sh BUILD_DIR [ROUNDS] [N] [WIDTH] [ITERS]   (on the GPU machine;
 # K_PIECES_LOG=FILE keeps every call's times)
 set -euo pipefail
 B=${1:?build dir}; rounds=${2:-4}; n=${3:-8192}; w=${4:-256}; iters=${5:-30}

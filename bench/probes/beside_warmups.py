@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-# Usage: python3 bench/beside_warmups.py CPU_CSV RUN [RUN ...]: CPU_CSV the cpu run of a sweep
+# Usage: python3 bench/probes/beside_warmups.py CPU_CSV RUN [RUN ...]: CPU_CSV the cpu run of a sweep
 # (bench/auto_sweep.py --save: cpu.csv), each RUN an auto run of the same sweep without its ending
-# (RUN.csv and RUN.setup.csv). For each RUN: its CPU calls that overlapped a warm-up (issue 19), their
+# (RUN.csv and RUN.setup.csv). For each RUN: its CPU calls that overlapped a warm-up, their
 # time, and the same calls' time in the cpu run: what running beside the warm-ups cost them.
 import csv, sys
 cpu = [r for r in csv.DictReader(open(sys.argv[1])) if r['depth'] == '0']

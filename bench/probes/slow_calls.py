@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Usage: python3 bench/slow_calls.py RUN [RUN ...], RUN being the path of a saved sweep trace without
+# Usage: python3 bench/probes/slow_calls.py RUN [RUN ...], RUN being the path of a saved sweep trace without
 # its ending (bench/auto_sweep.py --save: MODE.csv from dump --csv, MODE.setup.csv from dump --setup --csv).
 # Calls that took more than twice their prediction (and > 15 ms), with the warm-ups that ran beside them
 # and, in traces from 2026-12-03 on, whether the call ran with a core spared (preload/spare_core.h).
