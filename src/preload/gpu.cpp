@@ -283,10 +283,31 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
-  // Never wait: a thread inside a CUDA library calling host BLAS would deadlock on us.
+  // Another thread's call holds the GPU. Programs that call BLAS from many threads at once (PySCF's
+  // OpenMP loops: 16 threads, each a single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms
+  // on the GPU) lose the GPU's gain if each such call falls back to the CPU, so the call waits for
+  // the GPU for at most half its predicted gain (at most kMaxGpuWait), then runs on the CPU. The wait
+  // is in the call's observed time, so the policy learns from a contended GPU. A call of this thread
+  // made inside the backend never gets here (it is nested: the CPU runs it), and the bound keeps any
+  // other thread from waiting forever.
   if (pthread_mutex_trylock(&g_run_mu) != 0) {
-    *busy = true;
-    return GOFL_GPU_OK;
+    constexpr double kMaxGpuWait = 2.0;     // seconds
+    constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
+    const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
+    const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
+    bool got = false;
+    if (wait > 0) {
+      timespec until;
+      clock_gettime(CLOCK_REALTIME, &until);
+      const int64_t ns = int64_t(until.tv_nsec) + int64_t(wait * 1e9);
+      until.tv_sec += time_t(ns / 1000000000);
+      until.tv_nsec = long(ns % 1000000000);
+      got = pthread_mutex_timedlock(&g_run_mu, &until) == 0;
+    }
+    if (!got) {
+      *busy = true;
+      return GOFL_GPU_OK;
+    }
   }
   int st = b->run(&c, r);
   // What the call set up (its routine's first GPU call, a library handle, larger staging): rare.
