@@ -6,7 +6,7 @@
 #
 # sim: the Debian packages of NWChem 7.0.2 (nwchem-openmpi, its basis library nwchem-data), Open MPI
 # and ScaLAPACK, FFTW and libpython3.11 (NWChem links it), and from quantum-espresso 6.7 only pw.x and
-# the silicon pseudopotential (the package is 48 MB, its pw.x 9 MB): 40 MB in all, under the
+# the silicon pseudopotential (the package is 48 MB, its pw.x 9 MB): 30 MB in all, under the
 # device's 64 MiB carry limit with the working tree. pyscf: the PySCF 2.14 and h5py wheels for
 # CPython 3.12 (the GPU machine's Python), repacked with xz into 35 MB: a kit of its own, carried in
 # a run of its own.

@@ -16,7 +16,7 @@ method = sys.argv[3] if len(sys.argv) > 3 else "rhf"
 if method == "rhf":
     mf = scf.RHF(mol).density_fit()
 else:
-    from pyscf import dft  # loads libxc
+    from pyscf import dft
     mf = dft.RKS(mol).density_fit(); mf.xc = method
 mf.conv_tol = 1e-9
 t = time.perf_counter(); e = mf.kernel(); t = time.perf_counter() - t

@@ -297,11 +297,8 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
     const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
     bool got = false;
     if (wait > 0) {
-      timespec until;
-      clock_gettime(CLOCK_REALTIME, &until);
-      const int64_t ns = int64_t(until.tv_nsec) + int64_t(wait * 1e9);
-      until.tv_sec += time_t(ns / 1000000000);
-      until.tv_nsec = long(ns % 1000000000);
+      const uint64_t until_ns = clock_ns(CLOCK_REALTIME) + uint64_t(wait * 1e9);  // timedlock's clock
+      const timespec until{time_t(until_ns / 1000000000), long(until_ns % 1000000000)};
       got = pthread_mutex_timedlock(&g_run_mu, &until) == 0;
     }
     if (!got) {
