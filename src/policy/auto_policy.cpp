@@ -6,6 +6,7 @@
 #include <cmath>
 #include <new>
 
+#include "policy/registry.h"
 #include "trace/codes.h"
 
 namespace gofl {
@@ -384,7 +385,7 @@ double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
     if (o.role != GOFL_IN && o.role != GOFL_INOUT) continue;
     const double bytes = double(o.elems) * double(o.elem_size);
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) continue;  // (a replayed call's kept inputs)
-    const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= GOFL_RESIDENCY_MIN_BYTES
+    const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= double(residency_min_bytes())
                         ? reuse_.find(reuse_key(o, bytes))
                         : reuse_.end();
     if (it == reuse_.end() || it->second.uses < (2u << it->second.changes)) {
@@ -404,7 +405,7 @@ void AutoPolicy::note_reuse(const gofl_call& c) {
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     const gofl_call_operand& o = c.operands[i];
     const double bytes = double(o.elems) * double(o.elem_size);
-    if (o.role != GOFL_IN || bytes < GOFL_RESIDENCY_MIN_BYTES || !o.ptr) continue;
+    if (o.role != GOFL_IN || bytes < double(residency_min_bytes()) || !o.ptr) continue;
     Reuse& r = reuse_[reuse_key(o, bytes)];
     ++r.uses;
     if (c.device != GOFL_DEV_GPU) continue;

@@ -118,7 +118,7 @@ def test_malformed_lines_named_and_ignored(tmp_path, conf):
     assert (level, device) == (8, "auto")
     assert f"gpu-offload: {c}:1: 'level 7' is not a 'key = value' line; line ignored" in err
     assert f"gpu-offload: {c}:2: unknown key 'levle' (valid keys: device, level, trace, summary, verify, " \
-           "profile, memory_reserve, threshold, residency, gpus, history, split_copies, split); line ignored" in err
+           "profile, memory_reserve, threshold, residency, gpus, history, split_copies, split, warm, spare_core); line ignored" in err
     assert f"gpu-offload: {c}:3: device='tpu' is not valid (use cpu, gpu or auto); using auto" in err
     assert f"gpu-offload: {c}:5: 'summary' has no value; line ignored" in err
     assert len([line for line in err.splitlines() if line.startswith("gpu-offload")]) == 4, err  # once each
