@@ -6,7 +6,9 @@
 #include <cmath>
 #include <new>
 
+#include "common/keep_history.h"
 #include "policy/registry.h"
+#include "policy/reserve.h"
 #include "trace/codes.h"
 
 namespace gofl {
@@ -55,7 +57,7 @@ bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_f
   }
   uint64_t free_b = 0, total_b = 0;
   if (env.memory(&free_b, &total_b)) {
-    const double reserve = reserve_bytes >= 0 ? reserve_bytes : reserve_fraction * double(total_b);
+    const double reserve = gpu_memory_reserve(reserve_bytes, reserve_fraction, double(total_b));
     if (double(free_b) < double(env.device_bytes(c)) + reserve) {
       c.reason = GOFL_R_GPU_MEMORY;
       return false;
@@ -392,8 +394,10 @@ double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
       in += bytes;
       continue;
     }
-    // Over this use and as many again as were seen, the GPU copies it at most twice more.
-    const double copies_left = double(2 - std::min<uint32_t>(it->second.gpu_copies, 2));
+    // Over this use and as many again as were seen, the GPU copies it at most until the backend
+    // keeps it (KeepHistory::kKeptFromUpload: the upload that is kept).
+    constexpr uint32_t kept_at = KeepHistory::kKeptFromUpload;
+    const double copies_left = double(kept_at - std::min<uint32_t>(it->second.gpu_copies, kept_at));
     in += bytes * copies_left / double(it->second.uses + 1);
   }
   return in;
@@ -410,8 +414,8 @@ void AutoPolicy::note_reuse(const gofl_call& c) {
     ++r.uses;
     if (c.device != GOFL_DEV_GPU) continue;
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) {
-      r.gpu_copies = 2;  // kept: no copy left to pay
-    } else if (++r.gpu_copies > 2) {
+      r.gpu_copies = KeepHistory::kKeptFromUpload;  // kept: no copy left to pay
+    } else if (++r.gpu_copies > KeepHistory::kKeptFromUpload) {
       // Copied again although it should have been kept: the program changes it between calls.
       r = Reuse{0, 0, std::min<uint32_t>(r.changes + 1, 8)};
     }
