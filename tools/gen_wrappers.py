@@ -331,7 +331,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append("  gofl_call.argv = gofl_argv;\n")
     L.append(f"  gofl_call.argc = {len(argv)};\n")
     L.append("  gofl_call.real = reinterpret_cast<void*>(gofl_real);\n")
-    L.append("  if (gofl::enter(gofl_call)) {\n")
+    L.append("  if (gofl::enter_cpu_must_run(gofl_call)) {\n")
     if split:
         L.append(f"    if (gofl::split_copy_candidate(n, sizeof({elem})) && "
                  f"gofl::split_copy({split}, reinterpret_cast<void*>(gofl_real), {split_args}))\n")

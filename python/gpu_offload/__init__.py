@@ -22,8 +22,10 @@ this package), then next to this package, then in the source tree's build folder
 """
 
 import ctypes
+import json
 import os
 import re
+import subprocess
 import sys
 import warnings
 
@@ -37,7 +39,6 @@ except ImportError:  # the package straight from the source tree
 __version__ = getattr(_location, "VERSION", "unknown")
 
 LIBRARY_NAME = "libgpuoffload.so"
-DEVICES = ("cpu", "gpu", "auto")
 
 # Libraries whose callers were bound before the activation: their calls are not intercepted.
 _BLAS_LIBRARY = re.compile(r"(openblas|libblas|libcblas|liblapack|libflexiblas|libmkl_rt|libblis)", re.I)
@@ -138,50 +139,102 @@ def is_active():
     return loaded_library() is not None
 
 
-def _check(name, value, valid):
-    if not valid:
-        raise ValueError(f"gpu_offload: {name}={value!r} is not valid; use {name}=" + {
-            "device": "'cpu', 'gpu' or 'auto'",
-            "level": "a whole number from 1 to 10 (5 is the default)",
-            "residency": "True or False (or 'on' / 'off')",
-            "history": "True or False (or 'on' / 'off')",
-            "gpus": "'all' or GPU numbers such as '1', '0,2' or '0-3'",
-            "split": "'off', 'auto' or 'force'",
-        }[name])
+def _load_settings():
+    """The settings registry (src/policy/settings_table.h), as the build wrote it next to this package
+    (_settings.json, from 'gpu-offload help settings --machine'); else asked of the tool. {} when neither
+    is there: values then go to the library unchecked, and it says what is wrong with them."""
+    try:
+        with open(os.path.join(_package_dir(), "_settings.json")) as f:
+            table = json.load(f)
+    except (OSError, ValueError):
+        table = []
+        here = _package_dir()
+        for tool in (os.path.join(here, "..", "..", "build", "bin", "gpu-offload"), "gpu-offload"):
+            try:
+                p = subprocess.run([tool, "help", "settings", "--machine"], capture_output=True, text=True,
+                                   timeout=30)
+                if p.returncode == 0:
+                    table = json.loads(p.stdout)
+                    break
+            except (OSError, ValueError, subprocess.SubprocessError):
+                pass
+    return {s["key"]: s for s in table if s.get("key")}
 
 
+SETTINGS = _load_settings()  # config key -> the registry's entry
+DEVICES = tuple(SETTINGS["device"]["choices"].split("|")) if "device" in SETTINGS else ()
+_BOOL_WORDS = ("1", "0", "yes", "no", "true", "false", "on", "off")
 _GPU_LIST = re.compile(r"all|\d+(-\d+)?(,\d+(-\d+)?)*")
+
+
+def _valid(setting, text):
+    """Whether `text` is a valid value of the setting, by its type (the library's rule, registry.cpp)."""
+    kind = setting["type"]
+    if kind == "enum":
+        return text.lower() in setting["choices"].split("|")
+    if kind == "int":
+        return re.fullmatch(r"\d+", text) is not None and setting["min"] <= int(text) <= setting["max"]
+    if kind == "bool":
+        return text.lower() in _BOOL_WORDS
+    if kind == "gpu_list":
+        return _GPU_LIST.fullmatch(text) is not None
+    return True
+
+
+def _valid_values(name, setting):
+    """The valid values as an activate() argument takes them."""
+    kind = setting["type"]
+    if kind == "enum":
+        quoted = [repr(c) for c in setting["choices"].split("|")]
+        return ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    if kind == "bool":
+        return "True or False (or 'on' / 'off')"
+    if kind == "gpu_list":
+        return "'all' or GPU numbers such as '1', '0,2' or '0-3'"
+    return setting["values"] + f" ({setting['default']} is the default)"
+
+
+def _check(name, value, text):
+    """`text` (the value as the variable holds it) checked against the registry; ValueError if invalid."""
+    setting = SETTINGS.get(name)
+    if setting is not None and (text is None or not _valid(setting, text)):
+        raise ValueError(f"gpu_offload: {name}={value!r} is not valid; use {name}=" + _valid_values(name, setting))
+    if text is None:
+        raise ValueError(f"gpu_offload: {name}={value!r} is not valid")
+    return text
+
+
+def _bool_text(value):
+    if value is True or value is False:
+        return "on" if value else "off"
+    return value if isinstance(value, str) else None
 
 
 def _settings_env(trace, summary, device, level, verify, profile, residency=None, gpus=None, history=None, split=None):
     """The GPU_OFFLOAD_* variables for the settings given (None: not given); ValueError for bad ones."""
     env = {}
     if device is not None:
-        _check("device", device, device in DEVICES)
-        env["GPU_OFFLOAD_DEVICE"] = device
+        env["GPU_OFFLOAD_DEVICE"] = _check("device", device, device if isinstance(device, str) else None)
     if level is not None:
-        n = level if isinstance(level, int) and not isinstance(level, bool) else None
+        text = str(level) if isinstance(level, int) and not isinstance(level, bool) else None
         if isinstance(level, str) and level.isdigit():
-            n = int(level)
-        _check("level", level, n is not None and 1 <= n <= 10)
-        env["GPU_OFFLOAD_LEVEL"] = str(n)
+            text = str(int(level))
+        env["GPU_OFFLOAD_LEVEL"] = _check("level", level, text)
     if summary is not None:
         env["GPU_OFFLOAD_SUMMARY"] = "1" if summary else "0"
     if verify is not None:
         env["GPU_OFFLOAD_VERIFY"] = "1" if verify else "0"
     if residency is not None:
-        _check("residency", residency, residency in (True, False, "on", "off"))
-        env["GPU_OFFLOAD_RESIDENCY"] = "on" if residency in (True, "on") else "off"
+        text = _check("residency", residency, _bool_text(residency))
+        env["GPU_OFFLOAD_RESIDENCY"] = "on" if text.lower() in ("1", "yes", "true", "on") else "off"
     if history is not None:
-        _check("history", history, history in (True, False, "on", "off"))
-        env["GPU_OFFLOAD_HISTORY"] = "on" if history in (True, "on") else "off"
+        text = _check("history", history, _bool_text(history))
+        env["GPU_OFFLOAD_HISTORY"] = "on" if text.lower() in ("1", "yes", "true", "on") else "off"
     if gpus is not None:
         text = ",".join(str(g) for g in gpus) if isinstance(gpus, (list, tuple)) else str(gpus)
-        _check("gpus", gpus, _GPU_LIST.fullmatch(text) is not None)
-        env["GPU_OFFLOAD_GPUS"] = text
+        env["GPU_OFFLOAD_GPUS"] = _check("gpus", gpus, text)
     if split is not None:
-        _check("split", split, split in ("off", "auto", "force"))
-        env["GPU_OFFLOAD_SPLIT"] = split
+        env["GPU_OFFLOAD_SPLIT"] = _check("split", split, split if isinstance(split, str) else None)
     if profile is not None:
         profile = os.fspath(profile)
         if not os.access(profile, os.R_OK):

@@ -104,16 +104,20 @@ def parse(argv):
 def settings(opts):
     """activate()'s keyword arguments; UsageError for values the command line got wrong."""
     kw = {}
+
+    def checked(option, key):
+        """The option's value, checked as the library checks its setting (the registry's rule and words)."""
+        v = opts[option]
+        setting = gpu_offload.SETTINGS.get(key)
+        if setting is not None and not gpu_offload._valid(setting, v):
+            raise UsageError(f"{option} '{v}' is not valid; use {setting['values']} (default {setting['default']})")
+        return v
+
     if "--device" in opts:
-        d = opts["--device"]
-        if d not in gpu_offload.DEVICES:
-            raise UsageError(f"--device '{d}' is not valid; use cpu, gpu or auto")
-        kw["device"] = d
+        kw["device"] = checked("--device", "device")
     if "--level" in opts:
-        v = opts["--level"]
-        if not (v.isdigit() and 1 <= int(v) <= 10):
-            raise UsageError(f"--level '{v}' is not valid; use a whole number from 1 to 10 (5 is the default)")
-        kw["level"] = int(v)
+        v = checked("--level", "level")
+        kw["level"] = int(v) if v.isdigit() else v
     if "--trace" in opts:
         if not opts["--trace"]:
             raise UsageError("--trace needs a folder name")
@@ -125,19 +129,13 @@ def settings(opts):
     if "--profile" in opts:
         kw["profile"] = opts["--profile"]
     if "--residency" in opts:
-        if opts["--residency"] not in ("on", "off"):
-            raise UsageError(f"--residency '{opts['--residency']}' is not valid; use on or off")
-        kw["residency"] = opts["--residency"]
+        kw["residency"] = checked("--residency", "residency")
     if "--gpus" in opts:
         kw["gpus"] = opts["--gpus"]
     if "--history" in opts:
-        if opts["--history"] not in ("on", "off"):
-            raise UsageError(f"--history '{opts['--history']}' is not valid; use on or off")
-        kw["history"] = opts["--history"]
+        kw["history"] = checked("--history", "history")
     if "--split" in opts:
-        if opts["--split"] not in ("off", "auto", "force"):
-            raise UsageError(f"--split '{opts['--split']}' is not valid; use off, auto or force")
-        kw["split"] = opts["--split"]
+        kw["split"] = checked("--split", "split")
     return kw
 
 

@@ -30,6 +30,7 @@
 #include "policy/fit.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "policy/registry.h"
 #include "report/text.h"
 #include "trace/call_record.h"
 #include "trace/reader.h"
@@ -127,8 +128,8 @@ int run_pass(const std::string& exe, const std::string& lib, bool gpu, bool quic
   env.push_back("GPU_OFFLOAD_VERIFY=0");
   env.push_back("GPU_OFFLOAD_SUMMARY=0");
   // Kept: which profile plans the sizes, and which GPU backend the library loads.
-  for (const char* keep : {"GPU_OFFLOAD_PROFILE", "GPU_OFFLOAD_BACKEND"})
-    if (const char* v = getenv(keep)) env.push_back(std::string(keep) + "=" + v);
+  for (const SettingId keep : {SettingId::PROFILE, SettingId::BACKEND})
+    if (const char* v = setting_env(keep)) env.push_back(std::string(setting_info(keep).var) + "=" + v);
   std::vector<std::string> args = {exe, "calibrate", "--workload", gpu ? "gpu" : "cpu", "--points", dir + "/points.txt",
                                    "--blas", blas};
   if (quick) args.push_back("--quick");

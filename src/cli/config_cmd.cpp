@@ -11,6 +11,7 @@
 #include "cli/options.h"
 #include "common/table.h"
 #include "policy/config.h"
+#include "policy/registry.h"
 #include "policy/settings.h"
 
 namespace gofl::cli {
@@ -74,31 +75,37 @@ int config_command(const std::vector<std::string>& args) {
   }
   printf("  %-15s %s\n\n", "config file", file_state.c_str());
   struct Row {
-    const char* key;
-    const char* var;
+    SettingId id;
     std::string value;
   };
   const std::vector<Row> rows = {
-      {"device", "GPU_OFFLOAD_DEVICE", device_mode_name(s.device)},
-      {"level", "GPU_OFFLOAD_LEVEL", std::to_string(s.level)},
-      {"trace", "GPU_OFFLOAD_TRACE", s.trace_dir.empty() ? "(no trace)" : s.trace_dir},
-      {"summary", "GPU_OFFLOAD_SUMMARY", s.summary ? "on" : "off"},
-      {"verify", "GPU_OFFLOAD_VERIFY", s.verify ? "on" : "off"},
-      {"profile", "GPU_OFFLOAD_PROFILE", s.profile.empty() ? "(per-user default, else built-in)" : s.profile},
-      {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE",
+      {SettingId::DEVICE, device_mode_name(s.device)},
+      {SettingId::LEVEL, std::to_string(s.level)},
+      {SettingId::TRACE, s.trace_dir.empty() ? "(no trace)" : s.trace_dir},
+      {SettingId::SUMMARY, s.summary ? "on" : "off"},
+      {SettingId::VERIFY, s.verify ? "on" : "off"},
+      {SettingId::PROFILE, s.profile.empty() ? "(per-user default, else built-in)" : s.profile},
+      {SettingId::MEMORY_RESERVE,
        s.memory_reserve < 0 ? "(the level's)" : number(s.memory_reserve) + " bytes"},
-      {"threshold", "GPU_OFFLOAD_THRESHOLD", number(s.threshold) + " flops"},
-      {"residency", "GPU_OFFLOAD_RESIDENCY", s.residency ? "on" : "off"},
-      {"gpus", "GPU_OFFLOAD_GPUS", s.gpus},
-      {"history", "GPU_OFFLOAD_HISTORY", s.history ? "on" : "off"},
-      {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES",
+      {SettingId::THRESHOLD, number(s.threshold) + " flops"},
+      {SettingId::RESIDENCY, s.residency ? "on" : "off"},
+      {SettingId::GPUS, s.gpus},
+      {SettingId::HISTORY, s.history ? "on" : "off"},
+      {SettingId::SPLIT_COPIES,
        s.split_copies > 0 ? "strided ?copy of " + number(double(s.split_copies)) + " bytes or more" : "off"},
-      {"split", "GPU_OFFLOAD_SPLIT", split_mode_name(s.split)},
-      {"warm", "GPU_OFFLOAD_WARM", warm_text(s)},
-      {"spare_core", "GPU_OFFLOAD_SPARE_CORE", s.spare_core ? "on" : "off"},
+      {SettingId::SPLIT, split_mode_name(s.split)},
+      {SettingId::WARM, warm_text(s)},
+      {SettingId::SPARE_CORE, s.spare_core ? "on" : "off"},
   };
   printf("  %-15s %-34s %s\n", "setting", "value", "from");
-  for (const Row& r : rows) printf("  %-15s %-34s %s\n", r.key, r.value.c_str(), source(r.var).c_str());
+  // Every setting the config file can set, in the registry's order (policy/settings_table.h).
+  for (const SettingInfo& info : kSettings) {
+    if (!*info.key) continue;
+    std::string value = "(see 'gpu-offload help settings')";
+    for (const Row& r : rows)
+      if (r.id == info.id) value = r.value;
+    printf("  %-15s %-34s %s\n", info.key, value.c_str(), source(info.var).c_str());
+  }
   fflush(stdout);
   if (!msgs.empty()) {
     fwrite(msgs.data(), 1, msgs.size(), stderr);

@@ -2,7 +2,10 @@
 
 #include <string.h>
 
+#include <string>
+
 #include "policy/level.h"
+#include "policy/registry.h"
 
 namespace gofl::cli {
 
@@ -204,31 +207,7 @@ $XDG_CONFIG_HOME/gpu-offload/config, else ~/.config/gpu-offload/config (optional
 in double quotes; the last line of a key wins. A malformed line or an unknown key gets a message
 naming FILE:LINE and is ignored; an invalid value gets a message and the default is used.
 
-  key              variable                     values
-  device           GPU_OFFLOAD_DEVICE           cpu, gpu or auto (default auto)
-  level            GPU_OFFLOAD_LEVEL            1 to 10 (default 5)
-  trace            GPU_OFFLOAD_TRACE            a folder for the trace files (default: no trace)
-  summary          GPU_OFFLOAD_SUMMARY          1/0, yes/no, true/false, on/off (default 0)
-  verify           GPU_OFFLOAD_VERIFY           1/0, yes/no, true/false, on/off (default 0)
-  profile          GPU_OFFLOAD_PROFILE          a machine profile file
-  memory_reserve   GPU_OFFLOAD_MEMORY_RESERVE   GPU memory always left free: bytes, or with K, M, G
-  threshold        GPU_OFFLOAD_THRESHOLD        flops below which a call is not considered (1e6)
-  residency        GPU_OFFLOAD_RESIDENCY        on/off: keep unchanged operands on the GPU (default on)
-  history          GPU_OFFLOAD_HISTORY          on/off: remember what runs of a program gained from
-                                                the GPU and start it at once when they paid (default on)
-  gpus             GPU_OFFLOAD_GPUS             all, or the GPUs to run on: 1, 0,2, 0-3 (default all)
-  split_copies     GPU_OFFLOAD_SPLIT_COPIES     on/off, or the smallest strided ?copy to run on several
-                                                threads, in bytes (K, M, G); on: 32K (default on)
-  split            GPU_OFFLOAD_SPLIT            off/auto/force: one call over several GPUs (default auto)
-  warm             GPU_OFFLOAD_WARM             on/off: do the CUDA libraries' first-use work for each
-                                                operation a program calls on another thread, before
-                                                its first GPU call (default on, under auto); or a list
-                                                of operations to warm at the start: dsyevd,zgemm
-  spare_core       GPU_OFFLOAD_SPARE_CORE       on/off: while the GPU starts or warms up beside the
-                                                program, run a CPU call whose OpenBLAS uses every core
-                                                with one thread fewer, then put the count back
-                                                (default on)
-A relative trace or profile path in the file is taken relative to the file's folder.
+@KEYS@A relative trace or profile path in the file is taken relative to the file's folder.
 
 Example (~/.config/gpu-offload/config):
   # offload more eagerly, keep 4 GiB of GPU memory for others
@@ -236,8 +215,9 @@ Example (~/.config/gpu-offload/config):
   memory_reserve = 4G
 
 Other variables: GPU_OFFLOAD_LIBRARY (the libgpuoffload.so that 'run' and the Python package load),
-GPU_OFFLOAD_CONFIG (the config file). A privileged program (setuid, setgid, file capabilities)
-ignores every GPU_OFFLOAD_* variable and the config file.
+GPU_OFFLOAD_CONFIG (the config file); 'gpu-offload help settings' lists every variable, tuning and
+test-only ones too. A privileged program (setuid, setgid, file capabilities) ignores every
+GPU_OFFLOAD_* variable and the config file.
 
 Exit status: 0; 1 if a variable or the config file holds something invalid (the messages say what).
 )"},
@@ -329,17 +309,89 @@ A profile that cannot be parsed is reported with its line number and the built-i
 
 Exit status: 0; 1 if the workload or the library cannot run, or the profile cannot be written.
 )"},
-    {"help", "show the help of a command",
+    {"help", "show the help of a command, or every setting",
      R"(Usage: gpu-offload help [COMMAND]
+       gpu-offload help settings [--machine|--markdown]
 
-Shows the help of COMMAND, or the list of commands.
+Shows the help of COMMAND, or the list of commands. 'help settings' lists every GPU_OFFLOAD_*
+variable the library, the tool and the CUDA backend read, with its config file key, values and
+default, tuning and test-only ones marked; --machine prints them as JSON (the Python package's
+list is made from it), --markdown as README's table.
 )"},
 };
 
 const int kCommandCount = int(sizeof kCommandHelp / sizeof kCommandHelp[0]);
 
+namespace {
+
+// The config file's keys, from the registry: key, variable, values (default).
+void print_config_keys(FILE* out) {
+  fprintf(out, "  %-16s %-28s %s\n", "key", "variable", "values");
+  for (const SettingInfo& s : kSettings) {
+    if (!*s.key) continue;
+    fprintf(out, "  %-16s %-28s %s (default %s)\n", s.key, s.var, s.values, s.deflt);
+    fprintf(out, "      %s\n", s.help);
+  }
+}
+
+const char* kind_mark(SettingKind k) {
+  return k == SettingKind::Tuning ? " [tuning]" : k == SettingKind::Test ? " [test only]" : "";
+}
+
+std::string json(const char* s) {
+  std::string out = "\"";
+  for (const char* p = s; *p; ++p) {
+    if (*p == '"' || *p == '\\') out += '\\';
+    out += *p;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void print_settings_help(FILE* out, SettingsFormat format) {
+  if (format == SettingsFormat::Machine) {
+    fputs("[\n", out);
+    for (int i = 0; i < kSettingCount; ++i) {
+      const SettingInfo& s = kSettings[i];
+      fprintf(out,
+              "  {\"name\": %s, \"key\": %s, \"kind\": %s, \"type\": %s, \"choices\": %s, \"min\": %ld, "
+              "\"max\": %ld, \"default\": %s, \"values\": %s, \"help\": %s}%s\n",
+              json(s.var).c_str(), json(s.key).c_str(), json(setting_kind_name(s.kind)).c_str(),
+              json(setting_type_name(s.type)).c_str(), json(s.choices).c_str(), s.min, s.max, json(s.deflt).c_str(),
+              json(s.values).c_str(), json(s.help).c_str(), i + 1 < kSettingCount ? "," : "");
+    }
+    fputs("]\n", out);
+    return;
+  }
+  if (format == SettingsFormat::Markdown) {
+    fputs("| variable | config key | kind | values | default | what it does |\n|---|---|---|---|---|---|\n", out);
+    for (const SettingInfo& s : kSettings)
+      fprintf(out, "| `%s` | %s | %s | %s | %s | %s |\n", s.var, *s.key ? (std::string("`") + s.key + "`").c_str() : "",
+              setting_kind_name(s.kind), s.values, s.deflt, s.help);
+    return;
+  }
+  fputs("Every GPU_OFFLOAD_* variable the library, the tool and the CUDA backend read. User settings come\n"
+        "from the options of 'gpu-offload run' (python -m gpu_offload, gpu_offload.activate()), then the\n"
+        "variable, then the config file (its key), then the default; 'gpu-offload config' shows them. Settings\n"
+        "marked [tuning] are for measurements and may change between versions, [test only] ones for the\n"
+        "tests; both come from the variable only. An invalid value gets a message naming the valid ones and\n"
+        "the default is kept. A privileged program (setuid, setgid, file capabilities) reads none of them.\n\n",
+        out);
+  for (const SettingInfo& s : kSettings) {
+    fprintf(out, "  %s%s%s%s%s\n", s.var, *s.key ? " (config key " : "", s.key, *s.key ? ")" : "", kind_mark(s.kind));
+    fprintf(out, "      %s; default %s\n      %s\n", s.values, s.deflt, s.help);
+  }
+}
+
 void print_command_help(const CommandHelp& h, FILE* out) {
-  fputs(h.text, out);
+  if (const char* keys = strstr(h.text, "@KEYS@")) {
+    fwrite(h.text, 1, size_t(keys - h.text), out);
+    print_config_keys(out);
+    fputs(keys + 6, out);
+  } else {
+    fputs(h.text, out);
+  }
   if (strcmp(h.name, "run") != 0) return;
   fputs("\nThe levels (--level): offload when the GPU is predicted this much faster, back off when other\n"
         "programs load the GPU above, GPU memory always left free, start the GPU once the savings missed\n"
@@ -371,6 +423,8 @@ void print_overview(FILE* out) {
         "Options:\n"
         "  -h, --help   this text; 'gpu-offload help COMMAND' for a command's options\n"
         "  --version    the version of gpu-offload\n"
+        "\n"
+        "'gpu-offload help settings' lists every GPU_OFFLOAD_* setting.\n"
         "\n"
         "Example:\n"
         "  gpu-offload run --trace out --summary python3 script.py\n"

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "policy/registry.h"
 
 namespace gofl::cli {
 namespace {
@@ -36,7 +37,7 @@ std::string exe_dir() {
 }  // namespace
 
 std::string find_preload_library() {
-  if (const char* env = getenv("GPU_OFFLOAD_LIBRARY"); env && *env) {
+  if (const char* env = setting_env(SettingId::LIBRARY)) {
     const std::string p = usable(env);
     if (p.empty())
       throw Failure(std::string("GPU_OFFLOAD_LIBRARY=") + env + ": " + strerror(errno) +

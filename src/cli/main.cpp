@@ -25,6 +25,14 @@ int help_command(const std::vector<std::string>& args) {
     print_overview(stdout);
     return 0;
   }
+  if (args[0] == "settings") {
+    if (args.size() > 2 || (args.size() == 2 && args[1] != "--machine" && args[1] != "--markdown"))
+      throw UsageError("help", "help settings takes --machine or --markdown");
+    print_settings_help(stdout, args.size() == 1           ? SettingsFormat::Text
+                                : args[1] == "--machine" ? SettingsFormat::Machine
+                                                         : SettingsFormat::Markdown);
+    return 0;
+  }
   if (args.size() > 1) throw UsageError("help", "help takes one command name");
   const CommandHelp* h = find_command_help(args[0].c_str());
   if (!h) {

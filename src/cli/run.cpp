@@ -17,6 +17,7 @@
 #include "cli/library_path.h"
 #include "cli/options.h"
 #include "common/gpu_placement.h"
+#include "policy/registry.h"
 
 namespace gofl::cli {
 namespace {
@@ -51,13 +52,20 @@ std::string prepare_trace_dir(const std::string& dir) {
   return absolute(dir);
 }
 
-std::string check_level(const std::string& v) {
-  char* end = nullptr;
-  errno = 0;
-  const long l = strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end != '\0' || errno != 0 || l < 1 || l > 10)
-    throw UsageError("run", "--level '" + v + "' is not valid; use a whole number from 1 to 10 (5 is the default)");
-  return std::to_string(l);
+// An option's value checked as the library checks its variable (policy/registry.h): the same rule,
+// the same valid values named.
+std::string check_setting(const char* option, SettingId id, const std::string& v) {
+  const SettingInfo& s = setting_info(id);
+  std::string why;
+  if (!setting_valid(s, v.c_str(), &why)) {
+    if (s.type == SettingType::GpuList)  // the list's fault, as parse_gpu_list names it
+      throw UsageError("run", std::string(option) + " '" + v + "' is not valid: " +
+                                  (v.empty() ? "it names no GPU" : why) + " (use " + s.values + ")");
+    throw UsageError("run", std::string(option) + " '" + v + "' is not valid; use " + s.values + " (default " +
+                                s.deflt + ")");
+  }
+  if (s.type == SettingType::Int) return std::to_string(strtol(v.c_str(), nullptr, 10));  // "07" -> "7"
+  return v;
 }
 
 std::string check_profile(const std::string& v) {
@@ -95,43 +103,27 @@ int run_command(const std::vector<std::string>& args) {
     return 0;
   }
   std::vector<std::pair<const char*, std::string>> env;
-  if (o.has("--device")) {
-    const std::string& d = o.values.at("--device");
-    if (d != "cpu" && d != "gpu" && d != "auto")
-      throw UsageError("run", "--device '" + d + "' is not valid; use cpu, gpu or auto");
-    env.emplace_back("GPU_OFFLOAD_DEVICE", d);
-  }
-  if (o.has("--level")) env.emplace_back("GPU_OFFLOAD_LEVEL", check_level(o.values.at("--level")));
-  if (o.has("--summary")) env.emplace_back("GPU_OFFLOAD_SUMMARY", "1");
-  if (o.has("--verify")) env.emplace_back("GPU_OFFLOAD_VERIFY", "1");
-  if (o.has("--residency")) {
-    const std::string& r = o.values.at("--residency");
-    if (r != "on" && r != "off") throw UsageError("run", "--residency '" + r + "' is not valid; use on or off");
-    env.emplace_back("GPU_OFFLOAD_RESIDENCY", r);
-  }
-  if (o.has("--history")) {
-    const std::string& h = o.values.at("--history");
-    if (h != "on" && h != "off") throw UsageError("run", "--history '" + h + "' is not valid; use on or off");
-    env.emplace_back("GPU_OFFLOAD_HISTORY", h);
-  }
-  if (o.has("--split")) {
-    const std::string& v = o.values.at("--split");
-    if (v != "off" && v != "auto" && v != "force")
-      throw UsageError("run", "--split '" + v + "' is not valid; use off, auto or force");
-    env.emplace_back("GPU_OFFLOAD_SPLIT", v);
-  }
+  auto var = [](SettingId id) { return setting_info(id).var; };
+  // Options with a value the library checks: the option, its setting.
+  static const std::pair<const char*, SettingId> kChecked[] = {
+      {"--device", SettingId::DEVICE}, {"--level", SettingId::LEVEL},     {"--residency", SettingId::RESIDENCY},
+      {"--history", SettingId::HISTORY}, {"--split", SettingId::SPLIT},
+  };
+  for (const auto& [option, id] : kChecked)
+    if (o.has(option)) env.emplace_back(var(id), check_setting(option, id, o.values.at(option)));
+  if (o.has("--summary")) env.emplace_back(var(SettingId::SUMMARY), "1");
+  if (o.has("--verify")) env.emplace_back(var(SettingId::VERIFY), "1");
   if (o.has("--gpus")) {
+    const std::string& v = check_setting("--gpus", SettingId::GPUS, o.values.at("--gpus"));
     GpuList list;
     std::string why;
-    if (o.values.at("--gpus").empty()) why = "it names no GPU (use all, or GPU numbers such as 1, 0,2 or 0-3)";
-    if (!why.empty() || !parse_gpu_list(o.values.at("--gpus"), &list, &why))
-      throw UsageError("run", "--gpus '" + o.values.at("--gpus") + "' is not valid: " + why);
-    env.emplace_back("GPU_OFFLOAD_GPUS", gpu_list_text(list));
+    parse_gpu_list(v, &list, &why);
+    env.emplace_back(var(SettingId::GPUS), gpu_list_text(list));
   }
   if (o.positionals.empty()) throw UsageError("run", "run needs a PROGRAM to run");
-  if (o.has("--profile")) env.emplace_back("GPU_OFFLOAD_PROFILE", check_profile(o.values.at("--profile")));
+  if (o.has("--profile")) env.emplace_back(var(SettingId::PROFILE), check_profile(o.values.at("--profile")));
   const std::string lib = find_preload_library();
-  if (o.has("--trace")) env.emplace_back("GPU_OFFLOAD_TRACE", prepare_trace_dir(o.values.at("--trace")));
+  if (o.has("--trace")) env.emplace_back(var(SettingId::TRACE), prepare_trace_dir(o.values.at("--trace")));
   env.emplace_back("LD_PRELOAD", preload_list(lib));
 
   for (const auto& [name, value] : env)

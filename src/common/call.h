@@ -35,7 +35,7 @@ typedef struct gofl_call {
   const gofl_fft* fft;         // FFTW executes (sym GOFL_SYM_FFTW, argv NULL): the transform; else NULL
   int32_t n_operands;
   gofl_call_operand operands[GOFL_MAX_OPERANDS];
-  // Dispatcher state, filled by enter()/leave().
+  // Dispatcher state, filled by enter_cpu_must_run()/leave().
   uint64_t t0_ns;
   uint8_t device;              // gofl_device
   uint8_t reason;              // gofl_reason

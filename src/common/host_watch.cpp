@@ -1,4 +1,5 @@
 #include "common/host_watch.h"
+#include "policy/registry.h"
 
 #include <errno.h>
 #include <link.h>
@@ -93,10 +94,10 @@ void HostWatch::after_fork_child() {
 void HostWatch::probe_locked() {
   probed_ = true;
   requested_ = WatchMechanism::None;
-  if (const char* v = secure_getenv("GPU_OFFLOAD_RESIDENCY_CHECK"); v && *v && strcmp(v, "auto") != 0) {
-    if (strcmp(v, "pages") == 0) requested_ = WatchMechanism::PageTracking;
-    else if (strcmp(v, "content") == 0) requested_ = WatchMechanism::ContentHash;
-    else fprintf(stderr, "gpu-offload: GPU_OFFLOAD_RESIDENCY_CHECK=%s is not auto, pages or content; using auto\n", v);
+  switch (setting_choice(SettingId::RESIDENCY_CHECK, 0)) {  // auto|pages|content
+    case 1: requested_ = WatchMechanism::PageTracking; break;
+    case 2: requested_ = WatchMechanism::ContentHash; break;
+    default: break;
   }
   why_no_pages_.clear();
   pagemap_.open(&why_no_pages_);

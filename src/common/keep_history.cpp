@@ -15,7 +15,7 @@ bool KeepHistory::upload(uintptr_t host, size_t extent) {
   Range& r = at(host, extent);
   ++r.in_a_row;
   if (r.misses > 0 && r.hits == 0) return false;  // changed before it ever served: churns
-  return r.in_a_row >= 2;
+  return r.in_a_row >= kKeptFromUpload;
 }
 
 void KeepHistory::served(uintptr_t host, size_t extent, bool hit) {

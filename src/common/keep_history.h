@@ -23,6 +23,9 @@ namespace gofl {
 
 class KeepHistory {
  public:
+  // The upload in a row that is kept: the first is not, the second is (see above). The policy's
+  // reuse accounting (policy/auto_policy.cpp) charges copies up to it.
+  static constexpr uint32_t kKeptFromUpload = 2;
   // An upload of the `extent` bytes at `host`: whether to keep it.
   bool upload(uintptr_t host, size_t extent);
   // A kept copy of the range served a call (hit) or was found changed before a call (miss).

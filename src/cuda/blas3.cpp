@@ -116,7 +116,7 @@ template <class T> int gemm_panels(const Gemm<T>& g) {
 // the most; 1 turns the split off); 1: no split.
 template <class T> int64_t gemm_k_pieces(const Gemm<T>& g) {
   constexpr double kMinPieceBytes = double(4u << 20);
-  static const double most = double(std::min(env_long("GPU_OFFLOAD_GEMM_K_PIECES", 8), 64L));
+  static const double most = double(std::min(setting_long(SettingId::GEMM_K_PIECES, 8), 64L));
   const double bytes = double(g.m) * double(g.k) * double(sizeof(T));
   const double flops = 2.0 * double(g.m) * double(g.n) * double(g.k) * (is_complex<T>::value ? 4.0 : 1.0);
   const double p = std::min({bytes / kMinPieceBytes, flops / kMinPanelFlops, double(g.k / 256), most});

@@ -38,14 +38,6 @@ void check(cusolverStatus_t e, const char* where) {
   fail(e == CUSOLVER_STATUS_ALLOC_FAILED ? GOFL_GPU_NO_MEMORY : GOFL_GPU_CUSOLVER_ERROR, where, int(e));
 }
 
-long env_long(const char* name, long dflt, long min) {
-  const char* s = std::getenv(name);
-  if (!s || !*s) return dflt;
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  return (end && *end == '\0' && v >= min) ? v : dflt;
-}
-
 // ---- the engine -------------------------------------------------------------------------------------
 
 Engine& Engine::get() {
@@ -63,7 +55,7 @@ namespace {
 class LibrariesBeside {
  public:
   explicit LibrariesBeside(unsigned libraries) {
-    static const bool on = env_long("GPU_OFFLOAD_LIBRARIES_AHEAD", 1, 0) != 0;
+    static const bool on = setting_long(SettingId::LIBRARIES_AHEAD, 1) != 0;
     if (!on || !libraries) return;
     try {
       thread_ = std::thread([this, libraries] {
@@ -112,8 +104,8 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
     return report(status, first_msg);
   };
 
-  if (const char* f = std::getenv("GPU_OFFLOAD_FAULT")) {
-    if (*f && !fault_[0]) set_fault(f);
+  if (const char* f = setting_env(SettingId::FAULT)) {
+    if (!fault_[0]) set_fault(f);
   }
 
   // Each step's time goes to the trace as a one-time cost (note_setup; the Impl that keeps them is
@@ -174,9 +166,10 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   if ((e = cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)) != cudaSuccess) return cuda_failed("cudaStreamCreate", e);
   for (cudaStream_t& x : side_)
     if ((e = cudaStreamCreateWithFlags(&x, cudaStreamNonBlocking)) != cudaSuccess) return cuda_failed("cudaStreamCreate", e);
-  if (const char* nt = std::getenv("GPU_OFFLOAD_COPY_NT")) {
-    if (std::strcmp(nt, "0") == 0) g_nt_out = g_nt_in = false;
-    else if (std::strcmp(nt, "1") == 0) g_nt_out = g_nt_in = true;
+  switch (setting_choice(SettingId::COPY_NT, 0)) {  // out|0|1 (host_view.cpp)
+    case 1: g_nt_out = g_nt_in = false; break;
+    case 2: g_nt_out = g_nt_in = true; break;
+    default: break;
   }
 
   // The cuBLAS and cuSOLVER handles are made at the first call that uses them (engine_setup.cpp).
@@ -186,10 +179,10 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   // pipeline fills and drains 4x sooner than with 32 MB: on that machine, copy-out of a @ b rose from
   // 26-33 to 36-46 GB/s, copy-in lost ~5% (bench/probes/copy_tune.py). GPU_OFFLOAD_STAGING_BUFFERS and
   // GPU_OFFLOAD_STAGING_MB override.
-  im->nbuf = int(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_BUFFERS", 8), 2, 64));
+  im->nbuf = int(std::clamp<long>(setting_long(SettingId::STAGING_BUFFERS, 8), 2, 64));
   // The ring is allocated at the first transfer, sized to it, and grows with later calls up to
   // this (fit_staging, engine_setup.cpp): a first call of n = 1024 pins 8 MB, not 64.
-  im->chunk_max = size_t(std::clamp<long>(env_long("GPU_OFFLOAD_STAGING_MB", 8), 1, 1024)) << 20;
+  im->chunk_max = size_t(std::clamp<long>(setting_long(SettingId::STAGING_MB, 8), 1, 1024)) << 20;
   im->ev.resize(size_t(im->nbuf), nullptr);
   for (auto& x : im->ev)
     if ((e = cudaEventCreateWithFlags(&x, cudaEventDisableTiming)) != cudaSuccess) return cuda_failed("cudaEventCreate", e);
@@ -204,22 +197,18 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
   // GB/s, copy-out +10%, against 8 threads). GPU_OFFLOAD_COPY_THREADS overrides.
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   if (cores < 1) cores = 1;
-  const long threads = env_long("GPU_OFFLOAD_COPY_THREADS", std::clamp<long>(cores * 3 / 4, 1, 12));
+  const long threads = setting_long(SettingId::COPY_THREADS, std::clamp<long>(cores * 3 / 4, 1, 12));
   const int device = device_;
   // Idle copy threads spin 200 us before they sleep (copy_threads.h): there A @ X_i
   // (A kept, X 8192 x 256) took 2.19 ms a call with 300 us of spinning against 2.26 without (200 us
   // is the default: the gaps between a call's copy jobs were under 100 us).
   // GPU_OFFLOAD_COPY_SPIN_US overrides (0: sleep at once).
-  const long spin_us = env_long("GPU_OFFLOAD_COPY_SPIN_US", 200, 0);
+  const long spin_us = setting_long(SettingId::COPY_SPIN_US, 200);
   im->pool.start(int(std::clamp<long>(threads, 1, 64)), std::min(spin_us, 100000L), [device] {
     if (cudaSetDevice(device) != cudaSuccess) (void)cudaGetLastError();
   });
   im->resident = new ResidentCache([im](int parts, const std::function<void(int)>& body) { im->pool.run(parts, body); });
-  if (const char* mb = std::getenv("GPU_OFFLOAD_RESIDENCY_MIN_MB")) {
-    char* end = nullptr;
-    const long v = std::strtol(mb, &end, 10);
-    if (end != mb && *end == 0 && v >= 0) im->resident->set_min_bytes(size_t(v) << 20);
-  }
+  // Its size minimum: residency_min_bytes() (policy/registry.h), the policy's too.
   phase(GOFL_SP_COPY_THREADS);
 
   cudaDeviceProp prop{};

@@ -17,6 +17,7 @@
 #include "common/call.h"
 #include "cuda/backend_abi.h"
 #include "generated/args.h"
+#include "policy/registry.h"
 
 namespace gofl {
 namespace cuda {
@@ -92,9 +93,7 @@ class Event {
   bool timing_ = false;
 };
 
-// A GPU_OFFLOAD_* whole-number setting: its value when the variable holds a whole number of at
-// least `min`, else `dflt`.
-long env_long(const char* name, long dflt, long min = 1);
+// GPU_OFFLOAD_* settings are read through the registry (policy/registry.h: setting_long, ...).
 
 struct HostView;  // the host side of a transfer (engine_state.h)
 

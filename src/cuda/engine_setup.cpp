@@ -72,7 +72,7 @@ int slot(unsigned library) { return library == Engine::kCublas ? 0 : 1; }
 // GPU_OFFLOAD_HANDLES_AHEAD=0 makes every handle on the call's own thread when first used (to
 // measure what the helper thread saves: bench/startup_costs.py).
 bool handles_ahead() {
-  static const bool on = env_long("GPU_OFFLOAD_HANDLES_AHEAD", 1, 0) != 0;
+  static const bool on = setting_long(SettingId::HANDLES_AHEAD, 1) != 0;
   return on;
 }
 
@@ -233,7 +233,7 @@ void Engine::fit_staging(size_t bytes) {
   // 34/20, 43/44, 37/26, and 1 MB pieces also halved copy-in (each piece wakes the copy threads). Noisy
   // (one repetition per run), but 4 MB never had a bad run. GPU_OFFLOAD_RAMP_KB sets it; 0 turns the ramp
   // off (every piece a whole buffer).
-  const long kb = std::min(env_long("GPU_OFFLOAD_RAMP_KB", long(chunk >> 11), 0), long(chunk >> 10));
+  const long kb = std::min(setting_long(SettingId::RAMP_KB, long(chunk >> 11)), long(chunk >> 10));
   im.ramp_from = kb == 0 ? 0 : std::max<size_t>(size_t(kb) << 10, size_t(64) << 10);
   note_setup(GOFL_SP_STAGING, seconds_since(t0));
 }

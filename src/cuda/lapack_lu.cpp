@@ -119,10 +119,7 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
   const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factors: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   // GPU_OFFLOAD_GETRS_SWAPS=gpu leaves the interchanges to cuSOLVER too (to measure the difference).
-  static const bool swaps_on_host = [] {
-    const char* v = getenv("GPU_OFFLOAD_GETRS_SWAPS");
-    return !(v && strcmp(v, "gpu") == 0);
-  }();
+  static const bool swaps_on_host = setting_choice(SettingId::GETRS_SWAPS, 0) == 0;  // host|gpu
   if (t == 'N' && swaps_on_host && pivots_interchange(piv)) {
     // LAPACK's order (laswp, then L, then U), the row interchanges applied while the host copies B in: on
     // the GPU, cuSOLVER's laswp swaps the rows one after another. On the GPU test machine (H200, 16-core

@@ -32,7 +32,7 @@ constexpr size_t kPiece = size_t(2) << 20;       // populated one piece at a tim
 size_t max_threads() {
   static const size_t n = [] {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    const long v = env_long("GPU_OFFLOAD_PREFAULT_THREADS", std::clamp<long>(cores / 4, 1, 4), LONG_MIN);
+    const long v = setting_long(SettingId::PREFAULT_THREADS, std::clamp<long>(cores / 4, 1, 4));
     return size_t(std::clamp<long>(v, 0, 64));
   }();
   return n;

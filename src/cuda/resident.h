@@ -12,6 +12,7 @@
 
 #include "common/host_watch.h"
 #include "common/keep_history.h"
+#include "policy/registry.h"
 #include "cuda/engine.h"
 
 namespace gofl {
@@ -108,7 +109,7 @@ class ResidentCache {
   std::vector<std::unique_ptr<Entry>> entries_;
   uint64_t clock_ = 0;
   uint64_t bytes_ = 0;
-  size_t min_bytes_ = size_t(4) << 20;
+  size_t min_bytes_ = residency_min_bytes();  // GPU_OFFLOAD_RESIDENCY_MIN_MB, as the policy sees it
   // A GPU result is kept only when this large: a smaller one costs more to check than to copy again.
   static constexpr size_t kMinOutputBytes = size_t(64) << 20;
   bool enabled_ = true;

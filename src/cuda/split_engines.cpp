@@ -28,7 +28,7 @@ cublasXtHandle_t xt_handle(const std::vector<int>& devices) {
   cublasStatus_t s = cublasXtDeviceSelect(made, int(ids.size()), ids.data());
   // Tiles of 4096: on an H200 the probe's 2048 and 4096 were both tried (bench/probes/multigpu_probe.cpp);
   // larger tiles mean fewer, longer copies per GPU. GPU_OFFLOAD_SPLIT_BLOCK overrides.
-  if (s == CUBLAS_STATUS_SUCCESS) s = cublasXtSetBlockDim(made, int(env_long("GPU_OFFLOAD_SPLIT_BLOCK", 4096, 64)));
+  if (s == CUBLAS_STATUS_SUCCESS) s = cublasXtSetBlockDim(made, int(setting_long(SettingId::SPLIT_BLOCK, 4096)));
   // The program's buffers are pageable: cuBLASXt pins each one for the call (5-8x the pageable copy rate).
   if (s == CUBLAS_STATUS_SUCCESS) s = cublasXtSetPinningMemMode(made, CUBLASXT_PINNING_ENABLED);
   if (s != CUBLAS_STATUS_SUCCESS) {

@@ -116,7 +116,7 @@ void execute(Slot& slot, const char* name, const void* caller, Plan plan, const 
   transform.out = const_cast<void*>(out ? out : p->out);
   describe(c, *p, transform.in, transform.out, caller, reinterpret_cast<void*>(real));
   c.fft = &transform;
-  if (enter(c)) real(args...);
+  if (enter_cpu_must_run(c)) real(args...);
   leave(c);
 }
 

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <new>
 
+#include "common/keep_history.h"
+#include "policy/registry.h"
+#include "policy/reserve.h"
 #include "trace/codes.h"
 
 namespace gofl {
@@ -54,7 +57,7 @@ bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_f
   }
   uint64_t free_b = 0, total_b = 0;
   if (env.memory(&free_b, &total_b)) {
-    const double reserve = reserve_bytes >= 0 ? reserve_bytes : reserve_fraction * double(total_b);
+    const double reserve = gpu_memory_reserve(reserve_bytes, reserve_fraction, double(total_b));
     if (double(free_b) < double(env.device_bytes(c)) + reserve) {
       c.reason = GOFL_R_GPU_MEMORY;
       return false;
@@ -383,15 +386,17 @@ double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
     if (o.role != GOFL_IN && o.role != GOFL_INOUT) continue;
     const double bytes = double(o.elems) * double(o.elem_size);
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) continue;  // (a replayed call's kept inputs)
-    const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= GOFL_RESIDENCY_MIN_BYTES
+    const auto it = o.role == GOFL_IN && cfg_.residency && bytes >= double(residency_min_bytes())
                         ? reuse_.find(reuse_key(o, bytes))
                         : reuse_.end();
     if (it == reuse_.end() || it->second.uses < (2u << it->second.changes)) {
       in += bytes;
       continue;
     }
-    // Over this use and as many again as were seen, the GPU copies it at most twice more.
-    const double copies_left = double(2 - std::min<uint32_t>(it->second.gpu_copies, 2));
+    // Over this use and as many again as were seen, the GPU copies it at most until the backend
+    // keeps it (KeepHistory::kKeptFromUpload: the upload that is kept).
+    constexpr uint32_t kept_at = KeepHistory::kKeptFromUpload;
+    const double copies_left = double(kept_at - std::min<uint32_t>(it->second.gpu_copies, kept_at));
     in += bytes * copies_left / double(it->second.uses + 1);
   }
   return in;
@@ -403,13 +408,13 @@ void AutoPolicy::note_reuse(const gofl_call& c) {
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     const gofl_call_operand& o = c.operands[i];
     const double bytes = double(o.elems) * double(o.elem_size);
-    if (o.role != GOFL_IN || bytes < GOFL_RESIDENCY_MIN_BYTES || !o.ptr) continue;
+    if (o.role != GOFL_IN || bytes < double(residency_min_bytes()) || !o.ptr) continue;
     Reuse& r = reuse_[reuse_key(o, bytes)];
     ++r.uses;
     if (c.device != GOFL_DEV_GPU) continue;
     if (GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED) {
-      r.gpu_copies = 2;  // kept: no copy left to pay
-    } else if (++r.gpu_copies > 2) {
+      r.gpu_copies = KeepHistory::kKeptFromUpload;  // kept: no copy left to pay
+    } else if (++r.gpu_copies > KeepHistory::kKeptFromUpload) {
       // Copied again although it should have been kept: the program changes it between calls.
       r = Reuse{0, 0, std::min<uint32_t>(r.changes + 1, 8)};
     }

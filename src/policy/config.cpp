@@ -7,33 +7,10 @@
 
 #include "common/fs.h"
 #include "common/text.h"
+#include "policy/registry.h"
 
 namespace gofl {
 namespace {
-
-struct Key {
-  const char* key;
-  const char* var;
-  bool path;  // a file or folder: relative values are relative to the config file's folder
-};
-
-const Key kKeys[] = {
-    {"device", "GPU_OFFLOAD_DEVICE", false},
-    {"level", "GPU_OFFLOAD_LEVEL", false},
-    {"trace", "GPU_OFFLOAD_TRACE", true},
-    {"summary", "GPU_OFFLOAD_SUMMARY", false},
-    {"verify", "GPU_OFFLOAD_VERIFY", false},
-    {"profile", "GPU_OFFLOAD_PROFILE", true},
-    {"memory_reserve", "GPU_OFFLOAD_MEMORY_RESERVE", false},
-    {"threshold", "GPU_OFFLOAD_THRESHOLD", false},
-    {"residency", "GPU_OFFLOAD_RESIDENCY", false},
-    {"gpus", "GPU_OFFLOAD_GPUS", false},
-    {"history", "GPU_OFFLOAD_HISTORY", false},
-    {"split_copies", "GPU_OFFLOAD_SPLIT_COPIES", false},
-    {"split", "GPU_OFFLOAD_SPLIT", false},
-    {"warm", "GPU_OFFLOAD_WARM", false},
-    {"spare_core", "GPU_OFFLOAD_SPARE_CORE", false},
-};
 
 // Text of the file as a message may quote it: control bytes (a NUL would end the message where it is
 // printed) as \xNN.
@@ -63,7 +40,14 @@ bool privileged() {
 }  // namespace
 
 const char* config_keys() {
-  return "device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus, history, split_copies, split";
+  // The registry's keys, in its order.
+  static const std::string keys = [] {
+    std::string k;
+    for (const SettingInfo& i : kSettings)
+      if (*i.key) k += (k.empty() ? "" : ", ") + std::string(i.key);
+    return k;
+  }();
+  return keys.c_str();
 }
 
 const ConfigEntry* Config::find(const char* var) const {
@@ -118,9 +102,7 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
         break;
       }
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
-    const Key* k = nullptr;
-    for (const Key& c : kKeys)
-      if (key == c.key) k = &c;
+    const SettingInfo* k = find_setting_key(key.c_str());
     if (!k) {
       note(msgs, where, "unknown key '" + shown(key) + "' (valid keys: " + config_keys() + ")");
       continue;
@@ -129,7 +111,8 @@ Config parse_config(const std::string& text, const std::string& file, std::strin
       note(msgs, where, "'" + key + "' has no value");
       continue;
     }
-    if (k->path && value[0] != '/') value = folder + "/" + value;
+    // A file or folder: relative values are relative to the config file's folder.
+    if (k->type == SettingType::Path && value[0] != '/') value = folder + "/" + value;
     cfg.entries.push_back(ConfigEntry{k->key, k->var, value, where});
   }
   return cfg;

@@ -6,9 +6,8 @@
 //   level = 7
 //   trace = /scratch/traces        (a relative path is taken relative to the file's folder)
 //
-// Keys: device, level, trace, summary, verify, profile, memory_reserve, threshold, residency, gpus,
-// split_copies; each stands for the GPU_OFFLOAD_* variable of the same name in capitals and takes the
-// same values. A malformed line or an unknown key gets a message naming file:line and is ignored; the last line of a key wins.
+// Keys: the user settings of the registry (policy/settings_table.h) that have one; each stands for the
+// GPU_OFFLOAD_* variable of the same name in capitals and takes the same values. A malformed line or an unknown key gets a message naming file:line and is ignored; the last line of a key wins.
 //
 // Where: GPU_OFFLOAD_CONFIG (a missing file is then reported, as is anything but a regular file;
 // /dev/null means none), else $XDG_CONFIG_HOME/gpu-offload/config,

@@ -3,10 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/gpu_placement.h"
 #include "common/table.h"
 #include "policy/config.h"
+#include "policy/registry.h"
 
 namespace gofl {
 
@@ -18,30 +20,14 @@ bool parse_bool(const char* v, bool* out) {
   return false;
 }
 
-// "512", "64K", "2M", "1G": bytes; false when it is not such a size.
-bool parse_size(const char* v, double* bytes) {
+// "512", "64K", "2M", "1G": bytes (the value is valid: setting_valid said so).
+double size_of(const char* v) {
   char* end = nullptr;
   const double b = strtod(v, &end);
-  double unit = 1;
-  if (end && (*end == 'K' || *end == 'k')) unit = 1024.0, ++end;
-  else if (end && (*end == 'M' || *end == 'm')) unit = 1024.0 * 1024, ++end;
-  else if (end && (*end == 'G' || *end == 'g')) unit = 1024.0 * 1024 * 1024, ++end;
-  if (end == v || !end || *end != '\0' || !(b >= 0)) return false;
-  *bytes = b * unit;
-  return true;
-}
-
-void complain(std::string* msgs, const std::string& var, const char* value, const char* valid, const char* fallback) {
-  if (!msgs) return;
-  *msgs += "gpu-offload: ";
-  *msgs += var;
-  *msgs += "='";
-  *msgs += value;
-  *msgs += "' is not valid (use ";
-  *msgs += valid;
-  *msgs += "); using ";
-  *msgs += fallback;
-  *msgs += "\n";
+  if (*end == 'K' || *end == 'k') return b * 1024.0;
+  if (*end == 'M' || *end == 'm') return b * 1024.0 * 1024;
+  if (*end == 'G' || *end == 'g') return b * 1024.0 * 1024 * 1024;
+  return b;
 }
 
 }  // namespace
@@ -50,76 +36,52 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
   Settings s;
   // A variable set in the environment, else the config file's line for it (policy/config.h).
   const Config cfg = read_config(getenv_fn, msgs);
-  auto get = [&](const char* var) -> const char* {
-    if (const char* v = getenv_fn(var); v && *v) return v;
-    const ConfigEntry* e = cfg.find(var);
-    return e ? e->value.c_str() : nullptr;
-  };
   // How a message names the value's source: the variable, or FILE:LINE: key.
-  auto where = [&](const char* var) -> std::string {
-    if (const char* v = getenv_fn(var); v && *v) return var;
-    const ConfigEntry* e = cfg.find(var);
-    return e ? e->where + ": " + e->key : std::string(var);
+  auto where = [&](const SettingInfo& info) -> std::string {
+    if (const char* v = getenv_fn(info.var); v && *v) return info.var;
+    const ConfigEntry* e = cfg.find(info.var);
+    return e ? e->where + ": " + e->key : std::string(info.var);
   };
-  if (const char* v = get("GPU_OFFLOAD_DEVICE"); v && *v) {
-    const int mode = gofl_device_mode_by_name(v);
-    if (mode >= 0) s.device = DeviceMode(mode);
-    else complain(msgs, where("GPU_OFFLOAD_DEVICE"), v, "cpu, gpu or auto", "auto");
-  }
-  if (const char* v = get("GPU_OFFLOAD_LEVEL"); v && *v) {
-    char* end = nullptr;
-    long l = strtol(v, &end, 10);
-    if (end && *end == '\0' && l >= 1 && l <= 10) s.level = int(l);
-    else complain(msgs, where("GPU_OFFLOAD_LEVEL"), v, "a whole number from 1 to 10", "5");
-  }
-  if (const char* v = get("GPU_OFFLOAD_THRESHOLD"); v && *v) {
-    char* end = nullptr;
-    double t = strtod(v, &end);
-    if (end && *end == '\0' && t >= 0) s.threshold = t;
-    else complain(msgs, where("GPU_OFFLOAD_THRESHOLD"), v, "a number of flops >= 0", "1e6");
-  }
-  if (const char* v = get("GPU_OFFLOAD_TRACE"); v && *v) s.trace_dir = v;
-  if (const char* v = get("GPU_OFFLOAD_SUMMARY"); v && *v) {
-    if (!parse_bool(v, &s.summary)) complain(msgs, where("GPU_OFFLOAD_SUMMARY"), v, "1 or 0", "0");
-  }
-  if (const char* v = get("GPU_OFFLOAD_VERIFY"); v && *v) {
-    if (!parse_bool(v, &s.verify)) complain(msgs, where("GPU_OFFLOAD_VERIFY"), v, "1 or 0", "0");
-  }
-  if (const char* v = get("GPU_OFFLOAD_PROFILE"); v && *v) s.profile = v;
-  if (const char* v = get("GPU_OFFLOAD_RESIDENCY"); v && *v) {
-    if (!parse_bool(v, &s.residency)) complain(msgs, where("GPU_OFFLOAD_RESIDENCY"), v, "on or off", "on");
-  }
-  if (const char* v = get("GPU_OFFLOAD_HISTORY"); v && *v) {
-    if (!parse_bool(v, &s.history)) complain(msgs, where("GPU_OFFLOAD_HISTORY"), v, "on or off", "on");
-  }
-  if (const char* v = get("GPU_OFFLOAD_GPUS"); v && *v) {
+  // The value of a user setting when it is set and valid; an invalid one gets the registry's message
+  // (naming the valid values and the default kept) and counts as unset.
+  auto get = [&](SettingId id) -> const char* {
+    const SettingInfo& info = setting_info(id);
+    const char* v = getenv_fn(info.var);
+    if (!v || !*v) {
+      const ConfigEntry* e = cfg.find(info.var);
+      v = e ? e->value.c_str() : nullptr;
+    }
+    if (!v || !*v) return nullptr;
+    if (id == SettingId::WARM || setting_valid(info, v)) return v;  // WARM: its valid operations are kept
+    if (msgs) *msgs += setting_message(where(info), v, info, info.deflt);
+    return nullptr;
+  };
+  if (const char* v = get(SettingId::DEVICE)) s.device = DeviceMode(setting_choice_index(setting_info(SettingId::DEVICE), v));
+  if (const char* v = get(SettingId::LEVEL)) s.level = int(strtol(v, nullptr, 10));
+  if (const char* v = get(SettingId::THRESHOLD)) s.threshold = strtod(v, nullptr);
+  if (const char* v = get(SettingId::TRACE)) s.trace_dir = v;
+  if (const char* v = get(SettingId::SUMMARY)) parse_bool(v, &s.summary);
+  if (const char* v = get(SettingId::VERIFY)) parse_bool(v, &s.verify);
+  if (const char* v = get(SettingId::PROFILE)) s.profile = v;
+  if (const char* v = get(SettingId::RESIDENCY)) parse_bool(v, &s.residency);
+  if (const char* v = get(SettingId::HISTORY)) parse_bool(v, &s.history);
+  if (const char* v = get(SettingId::GPUS)) {
     GpuList list;
     std::string why;
     if (parse_gpu_list(v, &list, &why)) s.gpus = gpu_list_text(list);
-    else complain(msgs, where("GPU_OFFLOAD_GPUS"), v, "all, or GPU numbers such as 1, 0,2 or 0-3", "all");
   }
-  if (const char* v = get("GPU_OFFLOAD_SPLIT"); v && *v) {
-    if (!strcasecmp(v, "off")) s.split = SplitMode::Off;
-    else if (!strcasecmp(v, "auto")) s.split = SplitMode::Auto;
-    else if (!strcasecmp(v, "force")) s.split = SplitMode::Force;
-    else complain(msgs, where("GPU_OFFLOAD_SPLIT"), v, "off, auto or force", "auto");
+  if (const char* v = get(SettingId::SPLIT)) {
+    static const SplitMode modes[] = {SplitMode::Off, SplitMode::Auto, SplitMode::Force};  // the choices' order
+    s.split = modes[setting_choice_index(setting_info(SettingId::SPLIT), v)];
   }
-  if (const char* v = get("GPU_OFFLOAD_MEMORY_RESERVE"); v && *v) {
-    double b;
-    if (parse_size(v, &b)) s.memory_reserve = b;
-    else complain(msgs, where("GPU_OFFLOAD_MEMORY_RESERVE"), v, "a size in bytes, optionally with K, M or G", "the level's reserve");
-  }
-  if (const char* v = get("GPU_OFFLOAD_SPLIT_COPIES"); v && *v) {
+  if (const char* v = get(SettingId::MEMORY_RESERVE)) s.memory_reserve = size_of(v);
+  if (const char* v = get(SettingId::SPLIT_COPIES)) {
     bool on;
-    double b;
     if (parse_bool(v, &on)) s.split_copies = on ? kSplitCopiesDefaultBytes : 0;
-    else if (parse_size(v, &b) && b >= 1 && b < 0x1p62) s.split_copies = int64_t(b);
-    else complain(msgs, where("GPU_OFFLOAD_SPLIT_COPIES"), v, "on, off, or the smallest copy to split: bytes, optionally with K, M or G", "on");
+    else s.split_copies = int64_t(size_of(v));
   }
-  if (const char* v = get("GPU_OFFLOAD_SPARE_CORE"); v && *v) {
-    if (!parse_bool(v, &s.spare_core)) complain(msgs, where("GPU_OFFLOAD_SPARE_CORE"), v, "on or off", "on");
-  }
-  if (const char* v = get("GPU_OFFLOAD_WARM"); v && *v) {
+  if (const char* v = get(SettingId::SPARE_CORE)) parse_bool(v, &s.spare_core);
+  if (const char* v = get(SettingId::WARM)) {
     if (!parse_bool(v, &s.warm) && strcasecmp(v, "auto") != 0) {
       // A list of operations ("dsyevd,zgemm"): warmed at the start, the program's own as well.
       std::string bad;
@@ -131,9 +93,9 @@ Settings parse_settings(const char* (*getenv_fn)(const char*), std::string* msgs
         else bad += (bad.empty() ? "" : ",") + name;
         p = end ? end + 1 : p + strlen(p);
       }
-      if (!bad.empty())
-        complain(msgs, where("GPU_OFFLOAD_WARM"), bad.c_str(),
-                 "on, off, or operations the GPU runs, as a trace names them: dgemm,zheevd,...", "the others");
+      if (!bad.empty() && msgs)
+        *msgs += setting_message(where(setting_info(SettingId::WARM)), bad.c_str(), setting_info(SettingId::WARM),
+                                 "the others");
     }
   }
   return s;

@@ -56,7 +56,7 @@ struct CountTable {
 };
 
 // This thread's table (null until its first counted call) and whether a top-level call was counted
-// on it since its last described top-level call (enter() turns that into GOFL_F_AFTER_COUNTED).
+// on it since its last described top-level call (enter_cpu_must_run() turns that into GOFL_F_AFTER_COUNTED).
 extern __thread CountTable* t_counts __attribute__((tls_model("initial-exec")));
 extern __thread bool t_counted_last __attribute__((tls_model("initial-exec")));
 

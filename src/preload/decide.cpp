@@ -16,6 +16,7 @@
 #include "policy/level.h"
 #include "policy/profile.h"
 #include "policy/model.h"
+#include "policy/registry.h"
 #include "policy/settings.h"
 #include "policy/split.h"
 #include "preload/gpu.h"
@@ -101,8 +102,7 @@ AutoPolicy& policy() {
       if (const int op = gofl_op_by_name(o.name.c_str()); op >= 0) cfg.earlier_gpu_ops.emplace_back(op, o.n);
     // GPU_OFFLOAD_START_AHEAD=1: the start beside the calls (PolicyConfig::start_ahead: measured
     // not to pay on the GPU test machine, so off by default).
-    const char* ahead = secure_getenv("GPU_OFFLOAD_START_AHEAD");
-    cfg.start_ahead = ahead && strcmp(ahead, "1") == 0;
+    cfg.start_ahead = setting_bool(SettingId::START_AHEAD, false);
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);

@@ -120,13 +120,16 @@ int64_t read_info(const gofl_call& c) {
 // The GPU runs the call (or, in verify mode, runs it into private outputs before the CPU does).
 void run_on_gpu(gofl_call& c) {
   if (c.reason == GOFL_R_VERIFY) {
+    bool ran = false;
     try {
-      verify_gpu_first(c);
+      ran = verify_gpu_first(c);
     } catch (...) {  // no memory for the private copies: this call is not verified
       c.verify = nullptr;
       c.gpu_status = GOFL_GPU_NO_MEMORY;
     }
-    c.device = GOFL_DEV_CPU;  // the program receives the CPU library's result
+    // The record says the GPU ran it when it did; reason VERIFY says the CPU library runs it too
+    // (enter_cpu_must_run) and the program receives the CPU's result.
+    c.device = ran ? GOFL_DEV_GPU : GOFL_DEV_CPU;
     return;
   }
   gofl_gpu_result r{};
@@ -176,7 +179,7 @@ void run_on_gpu(gofl_call& c) {
 
 }  // namespace
 
-bool enter(gofl_call& c) {
+bool enter_cpu_must_run(gofl_call& c) {
   ensure_init();
   c.depth = uint8_t(t_call_depth > 255 ? 255 : t_call_depth);
   ++t_call_depth;
@@ -211,7 +214,7 @@ bool enter(gofl_call& c) {
       spare_core_check();
     }
   }
-  return c.device == GOFL_DEV_CPU;
+  return c.device == GOFL_DEV_CPU || c.reason == GOFL_R_VERIFY;  // verify: the CPU runs it after the GPU
 }
 
 void leave(gofl_call& c) {

@@ -20,6 +20,7 @@
 
 #include "common/clock.h"
 #include "policy/level.h"
+#include "policy/registry.h"
 #include "policy/settings.h"
 #include "preload/call_depth.h"
 #include "preload/gpu_probe.h"
@@ -53,7 +54,7 @@ GpuAbsence& g_absence = *new GpuAbsence;  // g_probed: filled once, under g_star
 bool g_probed = false;
 
 std::string backend_path() {
-  if (const char* env = secure_getenv("GPU_OFFLOAD_BACKEND"); env && *env) return env;
+  if (const char* env = setting_env(SettingId::BACKEND)) return env;
   Dl_info di{};
   if (dladdr(reinterpret_cast<const void*>(&backend_path), &di) && di.dli_fname) {
     std::string self = di.dli_fname;

@@ -1,4 +1,5 @@
 #include "preload/gpu_probe.h"
+#include "policy/registry.h"
 
 #include <glob.h>
 #include <unistd.h>
@@ -19,7 +20,7 @@ bool any_gpu_device_file() {
 
 GpuAbsence gpu_absence(const std::string& backend, const char* (*env)(const char*)) {
 #ifndef GOFL_WITH_CUDA_BACKEND
-  const char* chosen = env("GPU_OFFLOAD_BACKEND");
+  const char* chosen = env(setting_info(SettingId::BACKEND).var);
   if (!chosen || !*chosen)
     return {GpuAbsence::NotBuilt, "built without CUDA support (the CUDA toolkit was not found when this gpu-offload was built); "
            "rebuild it where the toolkit is installed"};

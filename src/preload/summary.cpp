@@ -285,7 +285,9 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
   if (c.flags & GOFL_F_QUERY) { s.queries.fetch_add(1, std::memory_order_relaxed); return; }
   conversions_add_call(c, duration_ns);
   if (settings().verify && gofl_ops[c.op].gpu_capable) g_verify_due.fetch_add(1, std::memory_order_relaxed);
-  const int d = c.device == GOFL_DEV_GPU ? 1 : 0;
+  // Verify: the GPU ran it too (the record says so), but the program got the CPU's result and the
+  // call's time is mostly the CPU's: counted on the CPU, as the report does (report/analysis.cpp).
+  const int d = c.device == GOFL_DEV_GPU && c.reason != GOFL_R_VERIFY ? 1 : 0;
   for (int i = 0; c.resident && i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     if (GOFL_RESIDENCY_OF(c.resident, i) == GOFL_RES_COPIED) continue;
     g_kept_operands.fetch_add(1, std::memory_order_relaxed);

@@ -242,7 +242,7 @@ void verify_reset() { g_checked = 0; }
 
 double verify_tolerance(const gofl_call& c) { return is_single(c) ? 2e-3 : 1e-8; }
 
-void verify_gpu_first(gofl_call& c) {
+bool verify_gpu_first(gofl_call& c) {
   std::unique_ptr<VerifyRun> owner(new VerifyRun);  // freed here if a private copy cannot be made
   VerifyRun* v = owner.get();
   gofl_call shadow = c;
@@ -266,6 +266,7 @@ void verify_gpu_first(gofl_call& c) {
     c.gpu_status = uint16_t(st);
     c.gpu_detail = uint16_t(v->res.detail);
   }
+  return !busy && st == 0;
 }
 
 namespace {

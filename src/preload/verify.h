@@ -7,8 +7,9 @@
 
 namespace gofl {
 
-// Run `c` on the GPU into private outputs (kept in c.verify until verify_compare).
-void verify_gpu_first(gofl_call& c);
+// Run `c` on the GPU into private outputs (kept in c.verify until verify_compare); true when the GPU
+// ran it (false: it was busy or the attempt failed, c.gpu_status says why).
+bool verify_gpu_first(gofl_call& c);
 // After the CPU run: compare, set c.verify_error and GOFL_F_VERIFY_MISMATCH, free the copies.
 // Returns true when a mismatch was found.
 bool verify_compare(gofl_call& c);

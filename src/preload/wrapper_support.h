@@ -84,8 +84,9 @@ inline void* real_fn_in(std::atomic<const RealEntry*>& entry, const char* name, 
   return __builtin_expect(fn != nullptr, 1) ? fn : resolve_real_in(entry, name, caller);
 }
 
-// Dispatcher: enter() returns true when the CPU library must run the call; leave() records it.
-bool enter(gofl_call& c);
+// Dispatcher: enter_cpu_must_run() describes and decides the call (running it on the GPU when that is
+// chosen) and returns true when the CPU library must run it; leave() records it.
+bool enter_cpu_must_run(gofl_call& c);
 void leave(gofl_call& c);
 
 inline char up(char c) { return (c >= 'a' && c <= 'z') ? char(c - 32) : c; }

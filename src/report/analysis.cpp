@@ -40,6 +40,10 @@ struct BufferKeyHash {
 using Held = std::unordered_map<BufferKey, uint32_t, BufferKeyHash>;
 
 bool ran_on_gpu(const gofl_call_record& c) { return c.device == GOFL_DEV_GPU || c.reason == GOFL_R_VERIFY; }
+// The device whose result the program got: a verify call's record names the GPU when the GPU ran it
+// too, but the program got the CPU's result and its time is the CPU's (the GPU phases are shown
+// apart), so the by-device and by-reason tables count it on the CPU.
+int result_device(const gofl_call_record& c) { return c.reason == GOFL_R_VERIFY ? int(GOFL_DEV_CPU) : int(c.device); }
 
 // Bytes of c's inputs whose content the GPU already held and that were copied all the same (an
 // input a kept device copy served was not copied: it is in `avoided`), then records what the GPU
@@ -125,13 +129,13 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
               uint32_t resident, std::map<int, std::vector<Point>>& preds, std::map<int, uint64_t>& pred_seen,
               std::vector<TimedCall>& timed) {
   const bool nested = c.flags & GOFL_F_NESTED, query = c.flags & GOFL_F_QUERY;
-  ReasonStats& rs = a.reasons[{c.device, c.reason}];
+  ReasonStats& rs = a.reasons[{result_device(c), c.reason}];
   ++rs.calls;
   ++rs.ops[c.op];
   OpStats& s = a.ops[c.op];
   if (nested) { ++s.nested; return; }
   if (query) { ++s.queries; return; }
-  const int dev = c.device == GOFL_DEV_GPU ? 1 : 0;
+  const int dev = result_device(c) == GOFL_DEV_GPU ? 1 : 0;
   const double secs = double(c.duration_ns) * 1e-9;
   rs.time_ns += c.duration_ns;
   ++s.calls;

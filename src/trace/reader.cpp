@@ -144,6 +144,15 @@ bool TraceReader::next(gofl_record* rec) {
   // replaced by exec before it could trim its file): the records end there.
   if (rec->kind == 0) index_ = n_records_;
   else check_record(*rec), ++index_;
+  // Verify mode: the GPU ran the call (into private outputs), then the CPU; reason VERIFY says so.
+  // Writers before this reader recorded device CPU for every verify call: one whose GPU run
+  // succeeded (no failure status, GPU times recorded) ran on the GPU too, as newer writers record it.
+  if (rec->kind == GOFL_REC_CALL) {
+    gofl_call_record& c = rec->u.call;
+    if (c.reason == GOFL_R_VERIFY && c.device == GOFL_DEV_CPU && c.gpu_status == 0 &&
+        (c.copy_in_s > 0 || c.compute_s > 0 || c.copy_out_s > 0))
+      c.device = GOFL_DEV_GPU;
+  }
   if (index_ == n_records_) {
     fclose(f_);
     f_ = nullptr;

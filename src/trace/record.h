@@ -52,7 +52,6 @@ enum gofl_residency {
   GOFL_RES_OUTPUT = 2,  // an earlier GPU call's result, still on the device; unchanged on the host since
 };
 #define GOFL_RESIDENCY_OF(bits, i) (((bits) >> (2 * (i))) & 3u)
-#define GOFL_RESIDENCY_MIN_BYTES (4u << 20)  // operands smaller than this are never kept
 
 typedef struct gofl_operand {
   uint64_t addr;

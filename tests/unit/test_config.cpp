@@ -66,7 +66,7 @@ TEST(Config, MalformedLinesAreNamedAndIgnored) {
   EXPECT_EQ(c.entries[0].key, "level");
   EXPECT_NE(msgs.find("/c:1: 'level 7' is not a 'key = value' line; line ignored"), std::string::npos) << msgs;
   EXPECT_NE(msgs.find("/c:2: unknown key 'colour' (valid keys: device, level, trace, summary, verify, profile, "
-                      "memory_reserve, threshold, residency, gpus, history, split_copies, split); line ignored"),
+                      "memory_reserve, threshold, residency, gpus, history, split_copies, split, warm, spare_core); line ignored"),
             std::string::npos)
       << msgs;
   EXPECT_NE(msgs.find("/c:4: 'trace' has no value"), std::string::npos) << msgs;

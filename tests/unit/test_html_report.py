@@ -183,6 +183,11 @@ def test_gpu_columns_failures_verify_and_model(tmp_path):
     """make_trace.cpp's `mixed` scenario: every number below is written there."""
     out = cli("report", make_trace(tmp_path, "mixed")).stdout
     assert re.search(r"device\s+gpu\n", out) and re.search(r"level\s+7\n", out)
+    # Verify calls whose GPU run succeeded ran on the GPU too: the reader says so even for records
+    # written with device cpu (as writers did before), and the report still counts them on the CPU.
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--csv", tmp_path / "mixed").stdout)))
+    verify = [r for r in rows if r["reason"] == "verified"]
+    assert len(verify) == 2 and all(r["device"] == "gpu" for r in verify), verify
     assert 'profile     test <profile> & "synthetic"' in out
 
     dev = section(out, "By device")
