@@ -13,6 +13,8 @@ if [ -d "$_here/.apps/sim" ]; then
   mkdir -p "$APPS_ROOT/qe" && tar -C "$APPS_ROOT/qe" -xJf "$_here/.apps/sim/qe-pw.tar.xz"
   _L=$APPS_ROOT/usr/lib/x86_64-linux-gnu
   export OPAL_PREFIX=$APPS_ROOT/usr PMIX_INSTALL_PREFIX=$_L/pmix2
+  # Debian installs the binary as nwchem.openmpi and names it nwchem through update-alternatives.
+  [ -e "$APPS_ROOT/usr/bin/nwchem" ] || ln -s nwchem.openmpi "$APPS_ROOT/usr/bin/nwchem"
   export PATH=$APPS_ROOT/qe/bin:$APPS_ROOT/usr/bin:$PATH
   _ob=$(ls -d /usr/lib/x86_64-linux-gnu/openblas-pthread 2>/dev/null || true)
   export LD_LIBRARY_PATH=${_ob:+$_ob:}$_L:$_L/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
