@@ -143,6 +143,13 @@ def new_case(cid, group, title, size, timed, unit="s", note=""):
             "note": note}
 
 
+def warm_text(times):
+    """The note on a case's untimed first calls: with residency on, the second call digests and keeps the
+    same operands and the third is served from the GPU (src/common/keep_history.h), so the timed calls
+    after --warm 3 are the steady state and these are what reaching it cost."""
+    return "gpu-offload's untimed first calls: " + ", ".join(fmt_s(t) for t in times)
+
+
 def med(s):
     return statistics.median(s["samples"]) if "samples" in s else None
 
@@ -179,7 +186,7 @@ def torch_peers(r, specs):
 
 def group_matmul(r):
     n = SIZES["matmul"][r.a.quick]
-    cases = []
+    cases, warm_note = [], {}
     for dt, prec, size in (("float32", "s", 4), ("float64", "d", 8)):
         case = new_case(f"matmul-{dt}", "matmul", f"NumPy `a @ b`, {dt}", n, "call")
         for col, prefix in (("cpu", []), ("gpu", [r.cli(), "run", "--device", "gpu", "--"])):
@@ -192,8 +199,11 @@ def group_matmul(r):
                 continue
             r.log.write(f"\n$ numpy_bench worker {dt} n={n} ({col})\n")
             try:
+                warm = []
                 times, err = numpy_bench.run_times(prefix, "a @ b", dt, n, r.a.repeats, r.env,
-                                                   timeout=None if left is None else left)
+                                                   timeout=None if left is None else left, warm=r.a.warm, warm_out=warm)
+                if col == "gpu" and warm:
+                    warm_note[dt] = warm_text(warm)
             except subprocess.TimeoutExpired:
                 times, err = None, ["out of the --budget"]
             r.log.write(f"{times} {err}\n")
@@ -205,6 +215,8 @@ def group_matmul(r):
         checked = [col for col in ("cpu", "gpu") if case[col].get("result") == "ok"]
         case["note"] = "; ".join(wrong) if wrong else \
             f"results ({', '.join(checked)}) checked against the CPU library's gemv: ok" if checked else ""
+        if dt in warm_note:
+            case["note"] += ("; " if case["note"] else "") + warm_note[dt]
         set_bound(r, case, 2 * n * n * size, n * n * size, 2.0 * n ** 3, prec)
         cases.append(case)
     peers = torch_peers(r, [f"matmul:{dt}:{n}" for dt in ("float32", "float64")])
@@ -216,13 +228,15 @@ def group_matmul(r):
 def group_dgemm(r):
     sizes = SIZES["dgemm"][r.a.quick]
     cols = "cpu" if r.gpu_na else "cpu nvblas-pin gpu-offload"
-    env = dict(r.env, COLUMNS=cols, REPS=str(r.a.repeats), RAW="1")
+    env = dict(r.env, COLUMNS=cols, REPS=str(r.a.repeats), WARM=str(r.a.warm), RAW="1")
     rc, out, err = r.sh(["bash", os.path.join(HERE, "nvblas_bench.sh"), r.a.build, *map(str, sizes)], env=env)
-    raw, sums = {}, {}
+    raw, sums, warm = {}, {}, {}
     for line in out.splitlines():
         parts = line.split()
         if parts[:1] == ["checksum"] and len(parts) == 4:
             sums[(parts[1], int(parts[2]))] = float(parts[3])
+        if parts[:1] == ["warm"] and len(parts) >= 4 and parts[1] == "gpu-offload":
+            warm[int(parts[2])] = [float(x) for x in parts[3:]]
         if parts[:1] == ["raw"] and len(parts) >= 4:
             col, n, rest = parts[1], int(parts[2]), parts[3:]
             raw[(col, n)] = ([float(x) for x in rest], None) if rest[0] != "n/a" else (None, " ".join(rest[1:]))
@@ -241,6 +255,8 @@ def group_dgemm(r):
                not abs(sums[(k, n)] - ref) <= 1e-9 * max(abs(ref), 1e-300)]
         if bad:
             case["note"] = "checksum of C differs from the CPU's: " + ", ".join(bad)
+        if n in warm:
+            case["note"] += ("; " if case["note"] else "") + warm_text(warm[n])
         set_bound(r, case, 2 * n * n * 8, n * n * 8, 2.0 * n ** 3, "d")
         r.add(case)
 
@@ -694,6 +710,9 @@ def main():
     ap.add_argument("--stage", choices=("a", "b", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=None, help="runs of each case (default 5; 2 with --quick)")
     ap.add_argument("--only", default="", help="groups to run, of " + ", ".join(GROUPS["a"] + GROUPS["b"]))
+    ap.add_argument("--warm", type=int, default=3,
+                    help="untimed calls before the timed ones in the matmul and dgemm cases (default 3: with "
+                         "residency, the timed calls are then its steady state; the first calls' times are in the note)")
     ap.add_argument("--budget", type=float, help="seconds: cases that would start later say n/a, a running one is cut")
     ap.add_argument("--markdown", action="store_true", help="print the table as README.md's results table")
     ap.add_argument("--quick", action="store_true", help="tiny sizes, a few seconds a case (the tests)")
