@@ -289,7 +289,9 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
     // factor, just when the CPU most needs looking at again.
     const double probe_loss = raw_cpu * std::min(cpu_correction, 1.0) - t_gpu;
     const bool due = (!st.cpu_seen && !st.probed_after_start) || st.since_cpu >= uint32_t(kProbeEvery);
-    if (due && probe_loss <= kProbeShare * st.gpu_s_since_cpu) {
+    const bool affordable = probe_loss <= kProbeShare * st.gpu_s_since_cpu &&
+                            st.probe_lost_s + std::max(probe_loss, 0.0) <= kProbeShare * st.gpu_s_total;
+    if (due && affordable) {
       if (!st.cpu_seen) st.probed_after_start = true;
       st.since_cpu = 0;
       st.gpu_s_since_cpu = 0;
@@ -301,6 +303,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   }
   ++st.since_cpu;
   st.gpu_s_since_cpu += t_gpu;
+  st.gpu_s_total += t_gpu;
   ++gpu_inflight_;
   last_gpu_activity_ = now;
   warm_for(c, env, true);
@@ -444,6 +447,7 @@ void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
     if (c.reason == GOFL_R_PROBE) {
       stats_.probe_actual_s += seconds;
       stats_.probe_pred_gpu_s += c.pred_gpu_s;
+      if (seconds > 0) st.probe_lost_s += std::max(seconds - c.pred_gpu_s, 0.0);
     }
   } else {
     return;

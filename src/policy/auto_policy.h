@@ -35,7 +35,11 @@
 //     operation about 90x smaller. Probing at simply the next call cost the n = 16384 sweep 1.8 s
 //     in two probes, and a loop of such calls would have run 3x longer than on the GPU alone; a
 //     CPU that much faster than its profile would be noticed just as well on a cheaper call of the
-//     same operation;
+//     same operation. And a probe runs only while the operation's probes have measurably lost (their
+//     observed CPU time less their predicted GPU time) at most that share of all its predicted GPU
+//     time: where the CPU is persistently slower than its profile (PySCF's 16 OpenMP threads each
+//     calling a 956^2 dsymm, which OpenBLAS then runs on one core each: 1,276 probes took 40.6 s on
+//     the H200's host against 153 s saved), the probes that taught it make the next ones wait;
 //   - otherwise the GPU (OFFLOADED).
 //
 // Learning: after each decided call, observe() gets its duration. The correction of the operation
@@ -222,6 +226,8 @@ class AutoPolicy {
     SizeCorrection correction[2];
     uint32_t since_cpu = 0;       // calls sent to the GPU since the last CPU observation
     double gpu_s_since_cpu = 0;   // their predicted GPU seconds (what pays for a probe)
+    double gpu_s_total = 0;       // predicted GPU seconds of all its offloaded calls
+    double probe_lost_s = 0;      // what its probes measurably lost: CPU time less predicted GPU time
     bool cpu_seen = false;        // a CPU observation happened
     bool probed_after_start = false;
     bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us

@@ -1262,6 +1262,33 @@ TEST(Probes, NeverCostMoreThanTheirShareOfTheGpuTime) {
   }
 }
 
+TEST(Probes, AProbesMeasuredLossKeepsThemWithinTheirShareWhereTheCpuStaysSlow) {
+  // The profile says the GPU is 1.4x faster, but every CPU call takes 10x its prediction (BLAS
+  // called from a program's own threads, which OpenBLAS then runs on one core each). The budget
+  // counts each probe's loss at the profile's CPU speed, so it would allow one every 17th call,
+  // each losing about 13 GPU calls' time; what the probes measurably lost keeps the next ones
+  // waiting, so all of them together lose at most 3% of the GPU time and one probe more.
+  AutoPolicy p(parse(flat_profile(1e10, kModest * 1e10, 0.0)), PolicyConfig{});
+  FakeGpu g;
+  double gpu_s = 0, lost_s = 0, largest_loss = 0;
+  int probes = 0;
+  for (int i = 0; i < 20000; ++i) {
+    gofl_call c = make_call("dgemm", 1e9);
+    p.decide(c, g);
+    const double t = c.device == GOFL_DEV_GPU ? c.pred_gpu_s : 10 * 1e9 / 1e10;
+    if (c.device == GOFL_DEV_GPU) gpu_s += c.pred_gpu_s;
+    if (c.reason == GOFL_R_PROBE) {
+      ++probes;
+      lost_s += t - c.pred_gpu_s;
+      largest_loss = std::max(largest_loss, t - c.pred_gpu_s);
+    }
+    p.observe(c, t, g.t += t);
+  }
+  EXPECT_GT(probes, 1);  // the CPU is still looked at
+  EXPECT_LE(lost_s, kProbeShare * gpu_s + largest_loss);
+  EXPECT_LT(probes, 20000 / (kProbeEvery + 1) / 4);  // far rarer than the profile alone would allow
+}
+
 // ---- fitting a profile (gpu-offload calibrate) -------------------------------------------------
 
 TEST(Fit, LowerQuartileIgnoresSlowRepetitions) {
