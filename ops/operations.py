@@ -375,6 +375,18 @@ OPS = [
        flops="4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
        operands=[("a", "mat(m, n, lda)"), ("b", "mat(std::max(m, n), nrhs, ldb)")], query=["lwork"],
        family="gelsd", gpu=False),
+    # SciPy's solve estimates the condition number after every factorization (gecon after getrf, pocon
+    # after potrf): O(n^2) a step, but several triangular solves with the whole factor, on the CPU.
+    op("gecon", "sdcz", "lapack",
+       "norm:ch n:int a:in lda:int anorm:rsc rcond:rout work:work iwork:iwork info:iout",
+       cargs="norm:ch n:int a:in lda:int anorm:rsc rcond:rout work:work rwork:rwork info:iout",
+       dims=("n", "n", "0"), flops="10.0*n*n",
+       operands=[("a", "mat(n, n, lda)")], gpu=False),
+    op("pocon", "sdcz", "lapack",
+       "uplo:ch n:int a:in lda:int anorm:rsc rcond:rout work:work iwork:iwork info:iout",
+       cargs="uplo:ch n:int a:in lda:int anorm:rsc rcond:rout work:work rwork:rwork info:iout",
+       dims=("n", "n", "0"), flops="10.0*n*n",
+       operands=[("a", "mat(n, n, lda)")], family="gecon", gpu=False),
     op("syevx", "sd", "lapack",
        "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout"
        " w:rout z:out ldz:int work:work lwork:int iwork:iwork ifail:iwork info:iout",

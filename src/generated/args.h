@@ -92,6 +92,10 @@ struct sytri_r { static constexpr int uplo = 0, n = 1, a = 2, lda = 3, ipiv = 4,
 struct sytri_c { static constexpr int uplo = 0, n = 1, a = 2, lda = 3, ipiv = 4, work = 5, info = 6, count = 7; };
 struct gelss_r { static constexpr int m = 0, n = 1, nrhs = 2, a = 3, lda = 4, b = 5, ldb = 6, s = 7, rcond = 8, rank = 9, work = 10, lwork = 11, info = 12, count = 13; };
 struct gelss_c { static constexpr int m = 0, n = 1, nrhs = 2, a = 3, lda = 4, b = 5, ldb = 6, s = 7, rcond = 8, rank = 9, work = 10, lwork = 11, rwork = 12, info = 13, count = 14; };
+struct gecon_r { static constexpr int norm = 0, n = 1, a = 2, lda = 3, anorm = 4, rcond = 5, work = 6, iwork = 7, info = 8, count = 9; };
+struct gecon_c { static constexpr int norm = 0, n = 1, a = 2, lda = 3, anorm = 4, rcond = 5, work = 6, rwork = 7, info = 8, count = 9; };
+struct pocon_r { static constexpr int uplo = 0, n = 1, a = 2, lda = 3, anorm = 4, rcond = 5, work = 6, iwork = 7, info = 8, count = 9; };
+struct pocon_c { static constexpr int uplo = 0, n = 1, a = 2, lda = 3, anorm = 4, rcond = 5, work = 6, rwork = 7, info = 8, count = 9; };
 struct syevx_r { static constexpr int jobz = 0, range = 1, uplo = 2, n = 3, a = 4, lda = 5, vl = 6, vu = 7, il = 8, iu = 9, abstol = 10, m = 11, w = 12, z = 13, ldz = 14, work = 15, lwork = 16, iwork = 17, ifail = 18, info = 19, count = 20; };
 struct heevx_c { static constexpr int jobz = 0, range = 1, uplo = 2, n = 3, a = 4, lda = 5, vl = 6, vu = 7, il = 8, iu = 9, abstol = 10, m = 11, w = 12, z = 13, ldz = 14, work = 15, lwork = 16, rwork = 17, iwork = 18, ifail = 19, info = 20, count = 21; };
 struct spev_r { static constexpr int jobz = 0, uplo = 1, n = 2, ap = 3, w = 4, z = 5, ldz = 6, work = 7, info = 8, count = 9; };

@@ -55,7 +55,8 @@ def check_calls(rows, expected, *, query=()):
 R_EXPECTED = [
     ("dgemm", (211, 157, 173)),   # a %*% b
     ("dsyrk", (191, 191, 223)),   # crossprod(x), x 223 x 191
-    ("dgesv", (229, 229, 7)),     # solve(s, rhs)
+    ("dgesv", (229, 229, 7)),     # solve(s, rhs) ...
+    ("dgecon", (229, 229, 0)),    # ... and its condition estimate (measured only)
     ("dsyrk", (233, 233, 260)),   # crossprod building chol's input
     ("dpotrf", (233, 233, 0)),    # chol
     ("dgesdd", (241, 197, 0)),    # svd
@@ -90,7 +91,8 @@ def test_r_calls_in_trace(r_runs):
 
 OCTAVE_EXPECTED = [
     ("dgemm", (211, 157, 173)),   # a * b
-    ("dgetrf", (229, 229, 0)),    # s \ rhs: LU (then dgecon, not intercepted) ...
+    ("dgetrf", (229, 229, 0)),    # s \ rhs: LU ...
+    ("dgecon", (229, 229, 0)),    # ... its condition estimate (measured only) ...
     ("dgetrs", (229, 229, 7)),    # ... and the solve
     ("dsyrk", (233, 233, 260)),   # q' * q: Octave spots the transposed product and calls dsyrk
     ("dpotrf", (233, 233, 0)),    # chol
