@@ -280,39 +280,46 @@ std::string gpu_never_usable() {
   return g_state.load() == State::NotTried ? probe_locked().text : std::string();
 }
 
+namespace {
+// Takes g_run_mu for call c: at once, or after waiting for another thread's call that holds the GPU.
+// Programs that call BLAS from many threads at once (PySCF's OpenMP loops: 16 threads, each a
+// single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms on the GPU) lose the GPU's gain if
+// each such call falls back to the CPU, so the call waits for the GPU for at most half its predicted
+// gain (at most kMaxGpuWait); false: it runs on the CPU. The wait is in the call's observed time, so
+// the policy learns from a contended GPU. A call of this thread made inside the backend never gets
+// here (it is nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
+bool take_gpu(const gofl_call& c) {
+  if (pthread_mutex_trylock(&g_run_mu) == 0) return true;
+  constexpr double kMaxGpuWait = 2.0;        // seconds
+  constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
+  const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
+  const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
+  if (wait <= 0) return false;
+  const uint64_t until_ns = clock_ns(CLOCK_REALTIME) + uint64_t(wait * 1e9);  // timedlock's clock
+  const timespec until{time_t(until_ns / 1000000000), long(until_ns % 1000000000)};
+  return pthread_mutex_timedlock(&g_run_mu, &until) == 0;
+}
+
+// Gives the GPU back after c ran, and traces what the call set up (its routine's first GPU call, a
+// library handle, larger staging, the split engines: rare), taken while the lock still says whose.
+void give_gpu_back(const gofl_call& c) {
+  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
+  const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
+  pthread_mutex_unlock(&g_run_mu);
+  if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
+}
+}  // namespace
+
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
-  // Another thread's call holds the GPU. Programs that call BLAS from many threads at once (PySCF's
-  // OpenMP loops: 16 threads, each a single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms
-  // on the GPU) lose the GPU's gain if each such call falls back to the CPU, so the call waits for
-  // the GPU for at most half its predicted gain (at most kMaxGpuWait), then runs on the CPU. The wait
-  // is in the call's observed time, so the policy learns from a contended GPU. A call of this thread
-  // made inside the backend never gets here (it is nested: the CPU runs it), and the bound keeps any
-  // other thread from waiting forever.
-  if (pthread_mutex_trylock(&g_run_mu) != 0) {
-    constexpr double kMaxGpuWait = 2.0;     // seconds
-    constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
-    const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
-    const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
-    bool got = false;
-    if (wait > 0) {
-      const uint64_t until_ns = clock_ns(CLOCK_REALTIME) + uint64_t(wait * 1e9);  // timedlock's clock
-      const timespec until{time_t(until_ns / 1000000000), long(until_ns % 1000000000)};
-      got = pthread_mutex_timedlock(&g_run_mu, &until) == 0;
-    }
-    if (!got) {
-      *busy = true;
-      return GOFL_GPU_OK;
-    }
+  if (!take_gpu(c)) {
+    *busy = true;
+    return GOFL_GPU_OK;
   }
-  int st = b->run(&c, r);
-  // What the call set up (its routine's first GPU call, a library handle, larger staging): rare.
-  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
-  const int n = b->take_setup(phases, GOFL_SETUP_MAX_PHASES);
-  pthread_mutex_unlock(&g_run_mu);
-  if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
+  const int st = b->run(&c, r);
+  give_gpu_back(c);
   gpu_note_warmed();
   return st;
 }
@@ -385,16 +392,12 @@ bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed
 int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
   if (!gpu_started()) return GOFL_GPU_NO_DEVICE;
-  if (pthread_mutex_trylock(&g_run_mu) != 0) {
+  if (!take_gpu(c)) {
     *busy = true;
     return GOFL_GPU_OK;
   }
   const int st = g_backend->split_run(&c, r);
-  // What the split engines set up (cuBLASXt's handle, with cuBLAS's loading): this call's record.
-  gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
-  const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
-  pthread_mutex_unlock(&g_run_mu);
-  if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
+  give_gpu_back(c);  // with what the split engines set up (cuBLASXt's handle, with cuBLAS's loading)
   if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
   return st;
 }
