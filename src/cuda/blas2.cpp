@@ -20,8 +20,8 @@
 
 #include "common/table.h"
 #include "cuda/blas_args.h"
+#include "cuda/cublas_typed.h"
 #include "cuda/engine.h"
-#include "cuda/lapack_common.h"
 
 namespace gofl {
 namespace cuda {
@@ -29,22 +29,6 @@ namespace {
 
 using cf = std::complex<float>;
 using cd = std::complex<double>;
-using lapack::cu;
-
-// ---- cuBLAS by element type (64-bit-integer entry points) -------------------------------------------
-
-#define GOFL_BLAS2_BY_TYPE(NAME, S, D, C, Z)                                                      \
-  template <class T, class... A> cublasStatus_t NAME(A... a) {                                      \
-    if constexpr (std::is_same_v<T, float>) return S(a...);                                        \
-    else if constexpr (std::is_same_v<T, double>) return D(a...);                                  \
-    else if constexpr (std::is_same_v<T, cf>) return C(a...);                                      \
-    else return Z(a...);                                                                           \
-  }
-GOFL_BLAS2_BY_TYPE(x_gemv, cublasSgemv_v2_64, cublasDgemv_v2_64, cublasCgemv_v2_64, cublasZgemv_v2_64)
-GOFL_BLAS2_BY_TYPE(x_trsv, cublasStrsv_v2_64, cublasDtrsv_v2_64, cublasCtrsv_v2_64, cublasZtrsv_v2_64)
-// symv for real T, hemv for complex T: the one symmetric-type product each precision has in BLAS.
-GOFL_BLAS2_BY_TYPE(x_symv_hemv, cublasSsymv_v2_64, cublasDsymv_v2_64, cublasChemv_v2_64, cublasZhemv_v2_64)
-#undef GOFL_BLAS2_BY_TYPE
 
 // ---- helpers ------------------------------------------------------------------------------------------
 

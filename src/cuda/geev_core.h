@@ -184,7 +184,7 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
     check(cudaMemcpyAsync(dLU.get(), dVR.get(), sizeof(T) * size_t(n * n), cudaMemcpyDeviceToDevice, e.stream()),
           "cudaMemcpyAsync(V)");
     check(cudaMemsetAsync(dQ.get(), 0, sizeof(T) * size_t(n * n), e.stream()), "cudaMemsetAsync(Q)");
-    check(Blas<T>::copy(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), n + 1), "cublasXcopy(identity)");
+    check(x_copy<T>(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), n + 1), "cublasXcopy(identity)");
     size_t lbytes = 0, lhbytes = 0;
     check(cusolverDnXgetrf_bufferSize(e.solver(), e.params(), n, n, data_type<T>(), dLU.get(), n, data_type<T>(),
                                       &lbytes, &lhbytes),
@@ -199,8 +199,8 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
   }
   if constexpr (!cplx_v<T>) {
     dWri = alloc_elems<R>(e, 2 * n);
-    check(blas_copy<R>(e.blas(), n, dW.get<R>(), 2, dWri.get<R>()), "cublasXcopy");
-    check(blas_copy<R>(e.blas(), n, dW.get<R>() + 1, 2, dWri.get<R>() + n), "cublasXcopy");
+    check(x_copy<R>(e.blas(), n, dW.get<R>(), 2, dWri.get<R>(), 1), "cublasXcopy");
+    check(x_copy<R>(e.blas(), n, dW.get<R>() + 1, 2, dWri.get<R>() + n, 1), "cublasXcopy");
   }
   e.finish_compute();
   infos.require_zero("cusolverDnXgeev info");

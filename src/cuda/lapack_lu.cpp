@@ -130,10 +130,10 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
     e.upload_rows(dB.get(), B, n, nrhs, ldb, sizeof(T), from.data());
     e.begin_compute();
     const cu_t<T> one = cu_one<T>();
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, nrhs, &one,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, nrhs, &one,
                         cu(inA.get<T>()), inA.ld, cu(dB.get<T>()), n),
           "cublasXtrsm (L)");
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, nrhs,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, nrhs,
                         &one, cu(inA.get<T>()), inA.ld, cu(dB.get<T>()), n),
           "cublasXtrsm (U)");
     e.finish_compute();
@@ -256,7 +256,7 @@ template <class T> void getri_run(Engine& e, const CallArgs& a) {
   e.begin_compute();
   // X = I: zero, then ones on the diagonal (stride n + 1).
   check(cudaMemsetAsync(dX.get(), 0, sizeof(T) * size_t(n * n), e.stream()), "cudaMemsetAsync(identity)");
-  check(Blas<T>::copy(e.blas(), n, cu(dones.get<T>()), 1, cu(dX.get<T>()), n + 1), "cublasXcopy(identity)");
+  check(x_copy<T>(e.blas(), n, cu(dones.get<T>()), 1, cu(dX.get<T>()), n + 1), "cublasXcopy(identity)");
   check(cusolverDnXgetrs(e.solver(), e.params(), CUBLAS_OP_N, n, n, data_type<T>(), dA.get(), n,
                          dpiv.get<int64_t>(), data_type<T>(), dX.get(), n, info.at(0)), "cusolverDnXgetrs");
   e.finish_compute();

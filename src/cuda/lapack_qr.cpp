@@ -129,7 +129,7 @@ template <class T> void orgqr_run64(Engine& e, const CallArgs& a, T work0) {
   e.upload_vec(dOnes.get(), ones.data(), sizeof(T) * size_t(n));
   e.begin_compute();
   check(cudaMemsetAsync(dQ.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(Q)");
-  check(Blas<T>::copy(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), m + 1), "cublasXcopy(identity)");
+  check(x_copy<T>(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), m + 1), "cublasXcopy(identity)");
   apply_q64<T>(e, dV.get<T>(), m, tau, m, k, dQ.get<T>(), m, n, false, true);
   e.finish_compute();
 
@@ -292,7 +292,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   }
   if (!tall) {  // W = A^H (n x m); zeroed first so the in-place beta = 0 term never sees garbage
     check(cudaMemsetAsync(W, 0, sizeof(T) * size_t(p * q), e.stream()), "cudaMemsetAsync(W)");
-    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, n, m, &one, cu(dA.get<T>()), m, &zero, cu(W), n, cu(W), n),
+    check(x_geam<T>(e.blas(), ct, CUBLAS_OP_N, n, m, &one, cu(dA.get<T>()), m, &zero, cu(W), n, cu(W), n),
           "cublas?geam(A^H)");
   }
   check(cusolverDnXgeqrf(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
@@ -311,7 +311,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
     T* x = legacy ? dB.get<T>() : dBc.get<T>();
     const size_t row = sizeof(T) * size_t(q), pitch = sizeof(T) * size_t(p);
     if (!legacy) copy_matrix_d2d(x, row, dB.get(), pitch, row, size_t(nrhs), e.stream());
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, op, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, op, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
                         cu(Rf), ldr, cu(x), legacy ? p : q), "cublas?trsm");
     if (!legacy) copy_matrix_d2d(dB.get(), pitch, x, row, row, size_t(nrhs), e.stream());
   };
@@ -319,7 +319,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   // LAPACK's ?trtrs refuses a triangular factor with an exactly zero diagonal entry (info = its
   // index) before solving; what B holds then depends on whether Q^H was applied first.
   std::vector<T> diag(static_cast<size_t>(q));
-  check(Blas<T>::copy(e.blas(), q, cu(Rf), ldr + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
+  check(x_copy<T>(e.blas(), q, cu(Rf), ldr + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
   e.read_small(diag.data(), ddiag.get(), sizeof(T) * size_t(q));
   int64_t zero_at = 0;  // 1-based, as ?trtrs reports it
   for (int64_t i = 0; i < q && !zero_at; ++i)
@@ -336,7 +336,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   }
   if (!tall) {  // A := W^H, the LQ factorization ?gelqf would have left
     check(cudaMemsetAsync(dA.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(A)");
-    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, m, n, &one, cu(W), n, &zero, cu(dA.get<T>()), m, cu(dA.get<T>()), m),
+    check(x_geam<T>(e.blas(), ct, CUBLAS_OP_N, m, n, &one, cu(W), n, &zero, cu(dA.get<T>()), m, cu(dA.get<T>()), m),
           "cublas?geam(W^H)");
   }
   e.finish_compute();
