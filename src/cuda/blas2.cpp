@@ -21,6 +21,7 @@
 #include "common/table.h"
 #include "cuda/blas_args.h"
 #include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 
 namespace gofl {
@@ -78,23 +79,6 @@ template <class T> Engine::Input matrix_copy(Engine& e, const T* A, int64_t n, i
   in.dev = own->get();
   in.ld = n;
   return in;
-}
-
-// Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal; cuBLAS's hemv is
-// not relied on to (as for hemm in blas3.cpp). This changes the device copy: a resident copy of A
-// must not be shared with a routine that reads A as a general matrix afterwards.
-template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
-  if constexpr (is_complex<T>::value) {
-    using R = real_t<T>;
-    char* first = reinterpret_cast<char*>(dev) + sizeof(R);
-    const size_t pitch = size_t(n + 1) * sizeof(T);
-    if (cudaMemset2DAsync(first, pitch, 0, sizeof(R), size_t(n), e.stream()) == cudaSuccess) return;
-    (void)cudaGetLastError();  // a pitch the runtime rejects (very large n): one element at a time
-    for (int64_t j = 0; j < n; ++j)
-      check(cudaMemsetAsync(first + size_t(j) * pitch, 0, sizeof(R), e.stream()), "cudaMemsetAsync (diagonal)");
-  } else {
-    (void)e; (void)dev; (void)n;
-  }
 }
 
 // ---- gemv: y := alpha op(A) x + beta y ------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include "common/table.h"
 #include "cuda/blas3_args.h"
 #include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 #include "cuda/warm.h"
 
@@ -20,24 +21,6 @@ using namespace blas3;  // the arguments and checks shared with split_blas3.cpp 
 
 using cf = std::complex<float>;
 using cd = std::complex<double>;
-
-// Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal (hemm's A) and sets
-// them to zero in herk/her2k's C; cuBLAS is not documented to do either, so do it on the device.
-template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
-  if constexpr (is_complex<T>::value) {
-    using R = real_t<T>;
-    char* first = reinterpret_cast<char*>(dev) + sizeof(R);
-    const size_t pitch = size_t(n + 1) * sizeof(T);
-    if (cudaMemset2DAsync(first, pitch, 0, sizeof(R), size_t(n), e.stream()) == cudaSuccess) return;
-    // A pitch the runtime rejects (very large n): one element at a time.
-    (void)cudaGetLastError();
-    for (int64_t j = 0; j < n; ++j)
-      check(cudaMemsetAsync(first + size_t(j) * pitch, 0, sizeof(R), e.stream()), "cudaMemsetAsync (diagonal)");
-  } else {
-    (void)e; (void)dev; (void)n;
-  }
-}
-
 
 // ---- gemm ---------------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@
 
 #include "common/table.h"
 #include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 
 namespace gofl {
@@ -93,28 +94,6 @@ struct DevInfo {
   DevMem mem;
   int* at(int i) const { return mem.get<int>() + i; }
 };
-// Device-to-device copy of a rows x cols matrix between leading dimensions (in bytes: dpitch, spitch).
-// cudaMemcpy2D takes pitches below 2^31 bytes only: beyond (a matrix of 1e9 rows), column by column.
-inline void copy_matrix_d2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t row_bytes, size_t cols,
-                            cudaStream_t s) {
-  if (std::max(dpitch, spitch) < (size_t(1) << 31)) {
-    check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, cols, cudaMemcpyDeviceToDevice, s), "cudaMemcpy2DAsync");
-    return;
-  }
-  for (size_t c = 0; c < cols; ++c)
-    check(cudaMemcpyAsync(static_cast<char*>(dst) + c * dpitch, static_cast<const char*>(src) + c * spitch, row_bytes,
-                          cudaMemcpyDeviceToDevice, s),
-          "cudaMemcpyAsync (column)");
-}
-// Zeroes row_bytes at the start of each of cols columns `pitch` bytes apart (cudaMemset2D's limit, as above).
-inline void zero_matrix(void* dst, size_t pitch, size_t row_bytes, size_t cols, cudaStream_t s) {
-  if (pitch < (size_t(1) << 31)) {
-    check(cudaMemset2DAsync(dst, pitch, 0, row_bytes, cols, s), "cudaMemset2DAsync");
-    return;
-  }
-  for (size_t c = 0; c < cols; ++c)
-    check(cudaMemsetAsync(static_cast<char*>(dst) + c * pitch, 0, row_bytes, s), "cudaMemsetAsync (column)");
-}
 
 inline DevInfo make_info(Engine& e, int count) {
   DevInfo d{e.alloc(sizeof(int) * size_t(count))};
@@ -403,20 +382,6 @@ template <class T> void screen_triangle(Engine& e, const T* dA, int64_t n, char 
   DevMem packed = alloc_elems<T>(e, n * (n + 1) / 2);
   check(x_trttp<T>(e.blas(), fill_of(uplo), int(n), cu(dA), int(n), cu(packed.get<T>())), "cublasXtrttp");
   screen(e, packed.get<T>(), n * (n + 1) / 2, b, true);
-}
-
-// Its only caller, zero_diag_imag below (real R).
-template <class R> cublasStatus_t blas_scal(cublasHandle_t h, int64_t n, const R* alpha, R* x, int64_t incx) {
-  if constexpr (std::is_same_v<R, float>) return cublasSscal_64(h, n, alpha, x, incx);
-  else return cublasDscal_64(h, n, alpha, x, incx);
-}
-// LAPACK's zhetrd uses only the real part of the diagonal; make the device copy agree.
-template <class T> void zero_diag_imag(Engine& e, T* dA, int64_t n) {
-  if constexpr (cplx_v<T>) {
-    using R = real_t<T>;
-    const R zero = 0;
-    check(blas_scal<R>(e.blas(), n, &zero, reinterpret_cast<R*>(dA) + 1, 2 * (n + 1)), "cublasScal");
-  }
 }
 
 // Device results read back for checking before anything reaches the caller. read_small, unlike
