@@ -169,14 +169,14 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
                                    s.dA.get(), n, tw, dW.get(), data_type<T>(), nullptr, 1, data_type<T>(), dVR.get(),
                                    ldvr_dev, data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgeev_bufferSize");
-  Work ws(e, dbytes, hbytes);
+  Workspace ws(e, dbytes, hbytes);
   check(cusolverDnXgeev(e.solver(), e.params(), CUSOLVER_EIG_MODE_NOVECTOR, vmode, n, data_type<T>(), s.dA.get(), n,
                         tw, dW.get(), data_type<T>(), nullptr, 1, data_type<T>(), dVR.get(), ldvr_dev, data_type<T>(),
                         ws.d(), dbytes, ws.h(), hbytes, infos.at(0)),
         "cusolverDnXgeev");
   // Q = V^-1 (LU of a copy of V, then solves against the identity), for the left eigenvectors.
   DevMem dLU, dQ, dPiv;
-  std::unique_ptr<Work> lu_ws;
+  std::unique_ptr<Workspace> lu_ws;
   if (wantvl) {
     dLU = alloc_elems<T>(e, n * n);
     dQ = alloc_elems<T>(e, n * n);
@@ -189,7 +189,7 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
     check(cusolverDnXgetrf_bufferSize(e.solver(), e.params(), n, n, data_type<T>(), dLU.get(), n, data_type<T>(),
                                       &lbytes, &lhbytes),
           "cusolverDnXgetrf_bufferSize");
-    lu_ws.reset(new Work(e, lbytes, lhbytes));
+    lu_ws.reset(new Workspace(e, lbytes, lhbytes));
     check(cusolverDnXgetrf(e.solver(), e.params(), n, n, data_type<T>(), dLU.get(), n, dPiv.get<int64_t>(),
                            data_type<T>(), lu_ws->d(), lbytes, lu_ws->h(), lhbytes, infos.at(1)),
           "cusolverDnXgetrf");

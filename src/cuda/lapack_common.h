@@ -72,42 +72,50 @@ template <class T> DevMem alloc_elems(Engine& e, int64_t n) {
   return e.alloc(sizeof(T) * size_t(std::max<int64_t>(n, 1)));
 }
 
-// Device and host workspace of the 64-bit cuSOLVER API.
+// A cuSOLVER call's device and host workspace (the 64-bit API's two sizes); at least 16 device
+// bytes, so that the pool is never asked for 0. It must live until finish_compute(): the queued
+// work may still be using it.
 struct Workspace {
   DevMem dev;
   size_t dev_bytes = 0;
   std::vector<unsigned char> host;
+  Workspace(Engine& e, size_t dbytes, size_t hbytes)
+      : dev(e.alloc(std::max<size_t>(dbytes, 16))), dev_bytes(dbytes), host(hbytes) {}
   void* d() const { return dev.get(); }
   void* h() { return host.empty() ? nullptr : host.data(); }
 };
-inline Workspace make_workspace(Engine& e, size_t dev_bytes, size_t host_bytes) {
-  Workspace w;
-  w.dev = e.alloc(std::max<size_t>(dev_bytes, 16));
-  w.dev_bytes = dev_bytes;
-  w.host.resize(host_bytes);
-  return w;
-}
 
 // Our own cuSOLVER info words (one per solver call of a routine), zeroed on the stream, so that one
-// call's info is not lost when the next call of the same routine reports into another.
-struct DevInfo {
-  DevMem mem;
-  int* at(int i) const { return mem.get<int>() + i; }
-};
+// call's info is not lost (nor a failure overwritten) when the next call reports into another.
+// Read after finish_compute().
+class Infos {
+ public:
+  Infos(Engine& e, int count) : e_(e), n_(count), mem_(e.alloc(sizeof(int) * size_t(count))) {
+    check(cudaMemsetAsync(mem_.get(), 0, sizeof(int) * size_t(count), e.stream()), "cudaMemsetAsync(info)");
+  }
+  int* at(int i) const { return mem_.get<int>() + i; }
+  // Info word i. A negative value names a wrong argument: a bug here (the arguments were checked),
+  // so the call goes back to the CPU library; a positive one is the caller's to report.
+  int read(int i, const char* where) const {
+    int v = 0;
+    e_.read_small(&v, at(i), sizeof v);
+    if (v < 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
+    return v;
+  }
+  // Every info word: any nonzero one sends the call to the CPU (the eigenvalue, SVD and
+  // least-squares families, whose rules are below).
+  void require_zero(const char* where) const {
+    std::vector<int> h(static_cast<size_t>(n_));
+    e_.read_small(h.data(), mem_.get(), size_t(n_) * sizeof(int));
+    for (int v : h)
+      if (v != 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
+  }
 
-inline DevInfo make_info(Engine& e, int count) {
-  DevInfo d{e.alloc(sizeof(int) * size_t(count))};
-  check(cudaMemsetAsync(d.mem.get(), 0, sizeof(int) * size_t(count), e.stream()), "cudaMemsetAsync(info)");
-  return d;
-}
-// Reads a cuSOLVER info word after finish_compute(). A negative value names a wrong argument: a bug
-// here (the arguments were checked), so the call goes back to the CPU library.
-inline int read_info(Engine& e, const DevInfo& d, int i, const char* where) {
-  int v = 0;
-  e.read_small(&v, d.at(i), sizeof v);
-  if (v < 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
-  return v;
-}
+ private:
+  Engine& e_;
+  int n_;
+  DevMem mem_;
+};
 
 // Host scalars for alpha/beta and host results for reductions; set on every call because the handle
 // is shared with the other routine families.
@@ -288,40 +296,6 @@ template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0, int64_t 
   return q;
 }
 
-// ---- device scratch ----------------------------------------------------------------------------------
-// A cuSOLVER call's device and host workspace; lives until the end of the routine because the
-// stream may still be using it. (Workspace above is the same thing made by make_workspace(); these
-// families keep theirs in std::unique_ptr<Work> lists. One of the two could go.)
-struct Work {
-  DevMem dev;
-  std::vector<unsigned char> host;
-  Work(Engine& e, size_t dbytes, size_t hbytes) : dev(e.alloc(std::max<size_t>(dbytes, 16))), host(hbytes) {}
-  void* d() const { return dev.get(); }
-  void* h() { return host.empty() ? nullptr : host.data(); }
-};
-
-// One device info per cuSOLVER call (a later call must not overwrite an earlier failure). Unlike
-// DevInfo/read_info above, any nonzero info sends the call to the CPU (see the rules above).
-class Infos {
- public:
-  Infos(Engine& e, int count) : e_(e), n_(count), mem_(e.alloc(size_t(count) * sizeof(int))) {
-    check(cudaMemsetAsync(mem_.get(), 0, size_t(count) * sizeof(int), e.stream()), "cudaMemsetAsync");
-  }
-  int* at(int i) const { return mem_.get<int>() + i; }
-  // After finish_compute(): any nonzero info sends the call to the CPU (see the file comment).
-  void require_zero(const char* where) const {
-    std::vector<int> h(static_cast<size_t>(n_));
-    e_.read_small(h.data(), mem_.get(), size_t(n_) * sizeof(int));
-    for (int v : h)
-      if (v != 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
-  }
-
- private:
-  Engine& e_;
-  int n_;
-  DevMem mem_;
-};
-
 // ---- input screening ------------------------------------------------------------------------------
 // LAPACK scales a matrix whose largest entry lies outside [lo, hi] (0 excluded) before its
 // algorithm and unscales after; outside that range, and for NaN/Inf, the CPU runs the call.
@@ -428,15 +402,15 @@ template <class R> void require_singular_values(const R* s, int64_t k) {
 // jobs in {A, S, N}: U rows x (rows or cols), VT cols x cols, both packed.
 template <class T>
 void xgesvd(Engine& e, signed char ju, signed char jv, int64_t rows, int64_t cols, T* a, real_t<T>* s, T* u, T* vt,
-            int* info, std::vector<std::unique_ptr<Work>>& keep) {
+            int* info, std::vector<std::unique_ptr<Workspace>>& keep) {
   using R = real_t<T>;
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgesvd_bufferSize(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows,
                                     data_type<R>(), s, data_type<T>(), u, rows, data_type<T>(), vt, cols,
                                     data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgesvd_bufferSize");
-  keep.emplace_back(new Work(e, dbytes, hbytes));
-  Work& ws = *keep.back();
+  keep.emplace_back(new Workspace(e, dbytes, hbytes));
+  Workspace& ws = *keep.back();
   check(cusolverDnXgesvd(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows, data_type<R>(), s,
                          data_type<T>(), u, rows, data_type<T>(), vt, cols, data_type<T>(), ws.d(), dbytes, ws.h(),
                          hbytes, info),

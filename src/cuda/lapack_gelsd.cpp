@@ -147,13 +147,14 @@ cusolverStatus_t solver_ormqr(cusolverDnHandle_t h, cublasOperation_t tr, int m,
 
 // QR of the device rows x cols matrix a (leading dimension rows) in place; tau gets cols entries.
 template <class T>
-void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info, std::vector<std::unique_ptr<Work>>& keep) {
+void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info,
+            std::vector<std::unique_ptr<Workspace>>& keep) {
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), rows, cols, data_type<T>(), a, rows, data_type<T>(), tau,
                                     data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgeqrf_bufferSize");
-  keep.emplace_back(new Work(e, dbytes, hbytes));
-  Work& ws = *keep.back();
+  keep.emplace_back(new Workspace(e, dbytes, hbytes));
+  Workspace& ws = *keep.back();
   check(cusolverDnXgeqrf(e.solver(), e.params(), rows, cols, data_type<T>(), a, rows, data_type<T>(), tau,
                          data_type<T>(), ws.d(), dbytes, ws.h(), hbytes, info),
         "cusolverDnXgeqrf");
@@ -163,7 +164,7 @@ void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info, std:
 // ?ormqr where every size fits an int, else the 64-bit compact-WY route (tau read back first).
 template <class T>
 void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k, const T* a, const T* tau, T* c,
-             int* info, std::vector<std::unique_ptr<Work>>& keep) {
+             int* info, std::vector<std::unique_ptr<Workspace>>& keep) {
   if (use_qr64(e, rows, std::max(n, k))) {
     std::vector<T> h(static_cast<size_t>(k));
     e.read_small(h.data(), tau, sizeof(T) * size_t(k));
@@ -173,7 +174,7 @@ void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k
   int lwork = 0;
   check(solver_ormqr_size<T>(e.solver(), op, int(rows), int(n), int(k), a, int(rows), tau, c, int(rows), &lwork),
         "cusolverDnXormqr_bufferSize");
-  keep.emplace_back(new Work(e, size_t(std::max(lwork, 1)) * sizeof(T), 0));
+  keep.emplace_back(new Workspace(e, size_t(std::max(lwork, 1)) * sizeof(T), 0));
   check(solver_ormqr<T>(e.solver(), op, int(rows), int(n), int(k), a, int(rows), tau, c, int(rows),
                         static_cast<T*>(keep.back()->d()), lwork, info),
         "cusolverDnXormqr");
@@ -217,7 +218,7 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
   screen(e, dB.get<T>(), m * nrhs, gelsd_bounds<R>(), true);
 
   Infos infos(e, 3);
-  std::vector<std::unique_ptr<Work>> keep;
+  std::vector<std::unique_ptr<Workspace>> keep;
   DevMem dAt, dTau, dR, dU = alloc_elems<T>(e, k * k), dVT = alloc_elems<T>(e, k * k), dS = alloc_elems<R>(e, k);
   // The k x k factor whose SVD is taken: R of A = QR (m > n), of A^H = QR (m < n), or A itself.
   T* f = dA.get<T>();

@@ -70,17 +70,17 @@ template <class T> void geqrf_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(),
                                     dtau.get(), data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
-  Workspace w = make_workspace(e, dbytes, hbytes);
+  Workspace w(e, dbytes, hbytes);
   e.upload(dA.get(), A_, m, n, lda, sizeof(T));
   e.begin_compute();
   check(cusolverDnXgeqrf(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(), dtau.get(),
                          data_type<T>(), w.d(), w.dev_bytes, w.h(), w.host.size(), info.at(0)), "cusolverDnXgeqrf");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXgeqrf info");  // geqrf has no info > 0
+  info.read(0, "cusolverDnXgeqrf info");  // geqrf has no info > 0
 
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   e.download_vec(tau, dtau.get(), sizeof(T) * size_t(k));
@@ -152,7 +152,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   int lwork = 0;
   check(Qr<T>::gen_size(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()), &lwork),
         "cusolverDn?orgqr_bufferSize");
@@ -163,7 +163,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
   check(Qr<T>::gen_q(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()),
                      cu(dwork.get<T>()), lwork, info.at(0)), "cusolverDn?orgqr");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDn?orgqr info");  // orgqr has no info > 0
+  info.read(0, "cusolverDn?orgqr info");  // orgqr has no info > 0
 
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   work[0] = work0;
@@ -253,11 +253,11 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   DevMem dtau = alloc_elems<T>(e, q);
   DevMem dB = alloc_elems<T>(e, p * nrhs);
   DevMem ddiag = alloc_elems<T>(e, q);
-  DevInfo info = make_info(e, 2);
+  Infos info(e, 2);
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
                                     data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
-  Workspace wq = make_workspace(e, dbytes, hbytes);
+  Workspace wq(e, dbytes, hbytes);
   // cuSOLVER's ?ormqr where every size fits an int, else the 64-bit compact-WY route.
   const bool legacy = !use_qr64(e, p, std::max(q, nrhs));
   int lwork = 0;
@@ -340,8 +340,8 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
           "cublas?geam(W^H)");
   }
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXgeqrf info");
-  read_info(e, info, 1, "cusolverDn?ormqr info");
+  info.read(0, "cusolverDnXgeqrf info");
+  info.read(1, "cusolverDn?ormqr info");
   // With info > 0 ?gels returns before setting WORK(1) = WSIZE: WORK(1) still holds TAU(1), which
   // ?geqrf / ?gelqf wrote there.
   T tau0 = T(0);
