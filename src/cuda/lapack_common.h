@@ -72,6 +72,17 @@ template <class T> DevMem alloc_elems(Engine& e, int64_t n) {
   return e.alloc(sizeof(T) * size_t(std::max<int64_t>(n, 1)));
 }
 
+// Sizes for the memory gate of the LU, Cholesky and QR families (their bytes() may not touch the
+// device to ask cuSOLVER): the leading dimension a matrix needs, an r x c matrix's bytes, and a
+// guess at a blocked factorization's workspace (panels of a few hundred columns).
+inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
+template <class T> uint64_t mat_bytes(int64_t r, int64_t c) {
+  return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0));
+}
+template <class T> uint64_t panel_bytes(int64_t rows) {
+  return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20);
+}
+
 // A cuSOLVER call's device and host workspace (the 64-bit API's two sizes); at least 16 device
 // bytes, so that the pool is never asked for 0. It must live until finish_compute(): the queued
 // work may still be using it.

@@ -24,12 +24,6 @@ static_assert(int(A::getrf_r::info) == int(A::getrf_c::info) && int(A::getrs_r::
               int(A::posv_r::info) == int(A::posv_c::info),
               "real and complex argument positions differ");
 
-inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-// Workspace guess for the memory gate: cuSOLVER's blocked factorizations use panels of a few hundred
-// columns; bytes() may not touch the device to ask.
-template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
-template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
-
 // ---- shared steps -----------------------------------------------------------------------------------
 // Xgetrf on a packed m x n device matrix; pivots into dpiv, info into *dinfo. The caller keeps the
 // returned workspace until finish_compute(): the work is still queued when this returns.

@@ -21,11 +21,6 @@ static_assert(int(A::geqrf_r::info) == int(A::geqrf_c::info) && int(A::orgqr_r::
               int(A::orgqr_r::tau) == int(A::ungqr_c::tau) && int(A::gels_r::info) == int(A::gels_c::info),
               "real and complex argument positions differ");
 
-inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
-// Workspace guess for the memory gate (bytes() may not ask the device): a few hundred columns of panel.
-template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
-
 // ILAENV names for the crossover queries ("DGEQRF", "ZUNGQR").
 template <class T> std::string lapack_name(const char* rest) { return std::string(1, prec_letter<T>()) + rest; }
 
