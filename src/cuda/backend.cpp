@@ -169,10 +169,51 @@ int refuse_without_context(const Engine& e, gofl_gpu_result* r) {
   return refuse(r, GOFL_GPU_NO_DEVICE, e.started() ? "context lost earlier" : "backend not started");
 }
 
+// The result a run entry point fills: the caller's, or `scratch` when it passed none; zeroed.
+gofl_gpu_result* cleared_result(gofl_gpu_result* result, gofl_gpu_result* scratch) {
+  gofl_gpu_result* r = result ? result : scratch;
+  std::memset(r, 0, sizeof *r);
+  return r;
+}
+
+// How a call's attempt ended: its status, the library's error number and the step that failed.
+struct Outcome {
+  int status = GOFL_GPU_OK, detail = 0;
+  const char* where = "";
+};
+
+// Checks the call again with `supports` (none: every call is supported), since a run must never act
+// on a call the CPU library would reject, then runs it: `run(args)`. Whatever either throws becomes
+// the outcome.
+template <class Run>
+Outcome attempt(const gofl_call& call, SupportsFn supports, const char* supports_step, const Run& run) {
+  Outcome o;
+  try {
+    CallArgs args(call);
+    const int s = supports ? supports(args) : GOFL_GPU_OK;
+    if (s != GOFL_GPU_OK) {
+      o.status = s;
+      o.where = supports_step;
+    } else {
+      run(args);
+    }
+  } catch (...) {
+    failure_in_flight(&o.status, &o.detail, &o.where);
+  }
+  return o;
+}
+
+// The outcome into the result; returns its status.
+int report(gofl_gpu_result* r, const Outcome& o) {
+  r->status = o.status;
+  r->detail = o.detail;
+  set_where(r, o.where);
+  return o.status;
+}
+
 int b_run(const gofl_call* call, gofl_gpu_result* result) {
   gofl_gpu_result scratch;
-  gofl_gpu_result* r = result ? result : &scratch;
-  std::memset(r, 0, sizeof *r);
+  gofl_gpu_result* r = cleared_result(result, &scratch);
   std::lock_guard<std::mutex> lk(run_m);
   Engine& e = Engine::get();
   if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
@@ -189,38 +230,24 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   } catch (...) {
   }
   e.make_room(need);  // kept copies give way to the call and to other processes' needs
-  int status = GOFL_GPU_OK, detail = 0;
-  const char* where = "";
-  try {
-    CallArgs args(*call);
-    // Checked again here: run() must never act on a call the CPU library would reject.
-    const int s = rt->supports ? rt->supports(args) : GOFL_GPU_OK;
-    if (s != GOFL_GPU_OK) {
-      status = s;
-      where = "supports";
-    } else {
-      e.prepare(*call, rt->libraries);       // handles made while the inputs are copied in
-      const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
-      rt->run(e, args);
-    }
-  } catch (...) {
-    failure_in_flight(&status, &detail, &where);
-  }
-  if (status != GOFL_GPU_OK) {
+  Outcome o = attempt(*call, rt->supports, "supports", [&](const CallArgs& args) {
+    e.prepare(*call, rt->libraries);       // handles made while the inputs are copied in
+    const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
+    rt->run(e, args);
+  });
+  if (o.status != GOFL_GPU_OK) {
     e.recover();
     // Program memory was partly written: the CPU cannot simply run the call again.
-    if (e.output_written() && !e.rerunnable()) status = GOFL_GPU_COPY_OUT_FAILED;
+    if (e.output_written() && !e.rerunnable()) o.status = GOFL_GPU_COPY_OUT_FAILED;
   }
   e.settle();
-  e.end_call(status == GOFL_GPU_OK);
-  if (status == GOFL_GPU_OK)
+  e.end_call(o.status == GOFL_GPU_OK);
+  if (o.status == GOFL_GPU_OK)
     e.note_call_done(*call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_call).count());
   e.fill_result(r);
-  r->status = status;
-  r->detail = detail;
-  set_where(r, where);
+  report(r, o);
   e.trim();  // keep at most the cache limit for reuse
-  return status;
+  return o.status;
 }
 
 // ---- one call over several GPUs (split.h) -------------------------------------------------------------
@@ -249,8 +276,7 @@ int b_split_supports(const gofl_call* call) {
 
 int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   gofl_gpu_result scratch;
-  gofl_gpu_result* r = result ? result : &scratch;
-  std::memset(r, 0, sizeof *r);
+  gofl_gpu_result* r = cleared_result(result, &scratch);
   std::lock_guard<std::mutex> lk(run_m);
   Engine& e = Engine::get();
   const SplitRoutine* rt = split_routine_of(call);
@@ -266,31 +292,15 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
       const gofl_call_operand& o = call->operands[i];
       if (o.role != GOFL_IN) rc->overwritten(reinterpret_cast<uintptr_t>(o.ptr), size_t(o.elems) * o.elem_size);
     }
-  int status = GOFL_GPU_OK, detail = 0;
-  const char* where = "";
   const auto t0 = std::chrono::steady_clock::now();
-  try {
-    CallArgs args(*call);
-    const int s = rt->supports(args);
-    if (s != GOFL_GPU_OK) {
-      status = s;
-      where = "split supports";
-    } else {
-      rt->run(e, args);
-    }
-  } catch (...) {
-    failure_in_flight(&status, &detail, &where);
-  }
-  if (status != GOFL_GPU_OK) split_recover(e);
+  const Outcome o = attempt(*call, rt->supports, "split supports", [&](const CallArgs& args) { rt->run(e, args); });
+  if (o.status != GOFL_GPU_OK) split_recover(e);
   // The engines (and freeing their buffers) leave another split device current.
   if (cudaSetDevice(e.device()) != cudaSuccess) (void)cudaGetLastError();
-  e.end_call(status == GOFL_GPU_OK);
+  e.end_call(o.status == GOFL_GPU_OK);
   // The engines copy and compute at once: the whole call counts as computation.
   r->compute_s = float(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  r->status = status;
-  r->detail = detail;
-  set_where(r, where);
-  return status;
+  return report(r, o);
 }
 
 int b_utilization() {

@@ -20,8 +20,9 @@
 
 #include "common/table.h"
 #include "cuda/blas_args.h"
+#include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
-#include "cuda/lapack_common.h"
 
 namespace gofl {
 namespace cuda {
@@ -29,22 +30,6 @@ namespace {
 
 using cf = std::complex<float>;
 using cd = std::complex<double>;
-using lapack::cu;
-
-// ---- cuBLAS by element type (64-bit-integer entry points) -------------------------------------------
-
-#define GOFL_BLAS2_BY_TYPE(NAME, S, D, C, Z)                                                      \
-  template <class T, class... A> cublasStatus_t NAME(A... a) {                                      \
-    if constexpr (std::is_same_v<T, float>) return S(a...);                                        \
-    else if constexpr (std::is_same_v<T, double>) return D(a...);                                  \
-    else if constexpr (std::is_same_v<T, cf>) return C(a...);                                      \
-    else return Z(a...);                                                                           \
-  }
-GOFL_BLAS2_BY_TYPE(x_gemv, cublasSgemv_v2_64, cublasDgemv_v2_64, cublasCgemv_v2_64, cublasZgemv_v2_64)
-GOFL_BLAS2_BY_TYPE(x_trsv, cublasStrsv_v2_64, cublasDtrsv_v2_64, cublasCtrsv_v2_64, cublasZtrsv_v2_64)
-// symv for real T, hemv for complex T: the one symmetric-type product each precision has in BLAS.
-GOFL_BLAS2_BY_TYPE(x_symv_hemv, cublasSsymv_v2_64, cublasDsymv_v2_64, cublasChemv_v2_64, cublasZhemv_v2_64)
-#undef GOFL_BLAS2_BY_TYPE
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
@@ -94,23 +79,6 @@ template <class T> Engine::Input matrix_copy(Engine& e, const T* A, int64_t n, i
   in.dev = own->get();
   in.ld = n;
   return in;
-}
-
-// Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal; cuBLAS's hemv is
-// not relied on to (as for hemm in blas3.cpp). This changes the device copy: a resident copy of A
-// must not be shared with a routine that reads A as a general matrix afterwards.
-template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
-  if constexpr (is_complex<T>::value) {
-    using R = real_t<T>;
-    char* first = reinterpret_cast<char*>(dev) + sizeof(R);
-    const size_t pitch = size_t(n + 1) * sizeof(T);
-    if (cudaMemset2DAsync(first, pitch, 0, sizeof(R), size_t(n), e.stream()) == cudaSuccess) return;
-    (void)cudaGetLastError();  // a pitch the runtime rejects (very large n): one element at a time
-    for (int64_t j = 0; j < n; ++j)
-      check(cudaMemsetAsync(first + size_t(j) * pitch, 0, sizeof(R), e.stream()), "cudaMemsetAsync (diagonal)");
-  } else {
-    (void)e; (void)dev; (void)n;
-  }
 }
 
 // ---- gemv: y := alpha op(A) x + beta y ------------------------------------------------------------

@@ -9,6 +9,8 @@
 
 #include "common/table.h"
 #include "cuda/blas3_args.h"
+#include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 #include "cuda/warm.h"
 
@@ -19,65 +21,6 @@ using namespace blas3;  // the arguments and checks shared with split_blas3.cpp 
 
 using cf = std::complex<float>;
 using cd = std::complex<double>;
-
-// ---- cuBLAS by element type (64-bit-integer entry points) -------------------------------------------
-
-inline cuComplex* cu(cf* p) { return reinterpret_cast<cuComplex*>(p); }
-inline const cuComplex* cu(const cf* p) { return reinterpret_cast<const cuComplex*>(p); }
-inline cuDoubleComplex* cu(cd* p) { return reinterpret_cast<cuDoubleComplex*>(p); }
-inline const cuDoubleComplex* cu(const cd* p) { return reinterpret_cast<const cuDoubleComplex*>(p); }
-inline float* cu(float* p) { return p; }
-inline const float* cu(const float* p) { return p; }
-inline double* cu(double* p) { return p; }
-inline const double* cu(const double* p) { return p; }
-
-#define GOFL_BLAS3_BY_TYPE(NAME, S, D, C, Z)                                                      \
-  template <class T, class... A> cublasStatus_t NAME(A... a) {                                      \
-    if constexpr (std::is_same_v<T, float>) return S(a...);                                        \
-    else if constexpr (std::is_same_v<T, double>) return D(a...);                                  \
-    else if constexpr (std::is_same_v<T, cf>) return C(a...);                                      \
-    else return Z(a...);                                                                           \
-  }
-GOFL_BLAS3_BY_TYPE(x_gemm, cublasSgemm_v2_64, cublasDgemm_v2_64, cublasCgemm_v2_64, cublasZgemm_v2_64)
-GOFL_BLAS3_BY_TYPE(x_symm, cublasSsymm_v2_64, cublasDsymm_v2_64, cublasCsymm_v2_64, cublasZsymm_v2_64)
-GOFL_BLAS3_BY_TYPE(x_syrk, cublasSsyrk_v2_64, cublasDsyrk_v2_64, cublasCsyrk_v2_64, cublasZsyrk_v2_64)
-GOFL_BLAS3_BY_TYPE(x_syr2k, cublasSsyr2k_v2_64, cublasDsyr2k_v2_64, cublasCsyr2k_v2_64, cublasZsyr2k_v2_64)
-GOFL_BLAS3_BY_TYPE(x_trmm, cublasStrmm_v2_64, cublasDtrmm_v2_64, cublasCtrmm_v2_64, cublasZtrmm_v2_64)
-GOFL_BLAS3_BY_TYPE(x_trsm, cublasStrsm_v2_64, cublasDtrsm_v2_64, cublasCtrsm_v2_64, cublasZtrsm_v2_64)
-#undef GOFL_BLAS3_BY_TYPE
-
-// Complex-only routines: a real T never reaches these (guarded by if constexpr at the call sites).
-template <class T, class... A> cublasStatus_t x_hemm(A... a) {
-  if constexpr (std::is_same_v<T, cf>) return cublasChemm_v2_64(a...);
-  else return cublasZhemm_v2_64(a...);
-}
-template <class T, class... A> cublasStatus_t x_herk(A... a) {
-  if constexpr (std::is_same_v<T, cf>) return cublasCherk_v2_64(a...);
-  else return cublasZherk_v2_64(a...);
-}
-template <class T, class... A> cublasStatus_t x_her2k(A... a) {
-  if constexpr (std::is_same_v<T, cf>) return cublasCher2k_v2_64(a...);
-  else return cublasZher2k_v2_64(a...);
-}
-
-
-// Reference BLAS ignores the imaginary parts of a Hermitian matrix's diagonal (hemm's A) and sets
-// them to zero in herk/her2k's C; cuBLAS is not documented to do either, so do it on the device.
-template <class T> void zero_diag_imag(Engine& e, T* dev, int64_t n) {
-  if constexpr (is_complex<T>::value) {
-    using R = real_t<T>;
-    char* first = reinterpret_cast<char*>(dev) + sizeof(R);
-    const size_t pitch = size_t(n + 1) * sizeof(T);
-    if (cudaMemset2DAsync(first, pitch, 0, sizeof(R), size_t(n), e.stream()) == cudaSuccess) return;
-    // A pitch the runtime rejects (very large n): one element at a time.
-    (void)cudaGetLastError();
-    for (int64_t j = 0; j < n; ++j)
-      check(cudaMemsetAsync(first + size_t(j) * pitch, 0, sizeof(R), e.stream()), "cudaMemsetAsync (diagonal)");
-  } else {
-    (void)e; (void)dev; (void)n;
-  }
-}
-
 
 // ---- gemm ---------------------------------------------------------------------------------------------
 

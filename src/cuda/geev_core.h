@@ -169,14 +169,14 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
                                    s.dA.get(), n, tw, dW.get(), data_type<T>(), nullptr, 1, data_type<T>(), dVR.get(),
                                    ldvr_dev, data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgeev_bufferSize");
-  Work ws(e, dbytes, hbytes);
+  Workspace ws(e, dbytes, hbytes);
   check(cusolverDnXgeev(e.solver(), e.params(), CUSOLVER_EIG_MODE_NOVECTOR, vmode, n, data_type<T>(), s.dA.get(), n,
                         tw, dW.get(), data_type<T>(), nullptr, 1, data_type<T>(), dVR.get(), ldvr_dev, data_type<T>(),
                         ws.d(), dbytes, ws.h(), hbytes, infos.at(0)),
         "cusolverDnXgeev");
   // Q = V^-1 (LU of a copy of V, then solves against the identity), for the left eigenvectors.
   DevMem dLU, dQ, dPiv;
-  std::unique_ptr<Work> lu_ws;
+  std::unique_ptr<Workspace> lu_ws;
   if (wantvl) {
     dLU = alloc_elems<T>(e, n * n);
     dQ = alloc_elems<T>(e, n * n);
@@ -184,12 +184,12 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
     check(cudaMemcpyAsync(dLU.get(), dVR.get(), sizeof(T) * size_t(n * n), cudaMemcpyDeviceToDevice, e.stream()),
           "cudaMemcpyAsync(V)");
     check(cudaMemsetAsync(dQ.get(), 0, sizeof(T) * size_t(n * n), e.stream()), "cudaMemsetAsync(Q)");
-    check(Blas<T>::copy(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), n + 1), "cublasXcopy(identity)");
+    check(x_copy<T>(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), n + 1), "cublasXcopy(identity)");
     size_t lbytes = 0, lhbytes = 0;
     check(cusolverDnXgetrf_bufferSize(e.solver(), e.params(), n, n, data_type<T>(), dLU.get(), n, data_type<T>(),
                                       &lbytes, &lhbytes),
           "cusolverDnXgetrf_bufferSize");
-    lu_ws.reset(new Work(e, lbytes, lhbytes));
+    lu_ws.reset(new Workspace(e, lbytes, lhbytes));
     check(cusolverDnXgetrf(e.solver(), e.params(), n, n, data_type<T>(), dLU.get(), n, dPiv.get<int64_t>(),
                            data_type<T>(), lu_ws->d(), lbytes, lu_ws->h(), lhbytes, infos.at(1)),
           "cusolverDnXgetrf");
@@ -199,8 +199,8 @@ template <class T> GeevSolution<T> solve_geev(Engine& e, const T* a, int64_t n, 
   }
   if constexpr (!cplx_v<T>) {
     dWri = alloc_elems<R>(e, 2 * n);
-    check(blas_copy<R>(e.blas(), n, dW.get<R>(), 2, dWri.get<R>()), "cublasXcopy");
-    check(blas_copy<R>(e.blas(), n, dW.get<R>() + 1, 2, dWri.get<R>() + n), "cublasXcopy");
+    check(x_copy<R>(e.blas(), n, dW.get<R>(), 2, dWri.get<R>(), 1), "cublasXcopy");
+    check(x_copy<R>(e.blas(), n, dW.get<R>() + 1, 2, dWri.get<R>() + n, 1), "cublasXcopy");
   }
   e.finish_compute();
   infos.require_zero("cusolverDnXgeev info");

@@ -63,9 +63,9 @@ void apply_q64(Engine& e, const T* dV, int64_t ldv, const std::vector<T>& tau, i
                     size_t(kb), s);
     for (int64_t i = 1; i < kb; ++i)
       check(cudaMemsetAsync(Y + i * r, 0, sizeof(T) * size_t(std::min(i, r)), s), "cudaMemsetAsync(Y)");
-    check(Blas<T>::copy(e.blas(), std::min(kb, r), cu(dOnes.get<T>()), 1, cu(Y), r + 1), "cublasXcopy(Y diagonal)");
+    check(x_copy<T>(e.blas(), std::min(kb, r), cu(dOnes.get<T>()), 1, cu(Y), r + 1), "cublasXcopy(Y diagonal)");
     // T from G = Y^H Y, on the host (kb^3 / 6 operations).
-    check(Blas<T>::gemm(e.blas(), ct, CUBLAS_OP_N, kb, kb, r, &one, cu(Y), r, cu(Y), r, &zero, cu(dG.get<T>()), kb),
+    check(x_gemm<T>(e.blas(), ct, CUBLAS_OP_N, kb, kb, r, &one, cu(Y), r, cu(Y), r, &zero, cu(dG.get<T>()), kb),
           "cublasXgemm(Y^H Y)");
     std::vector<T> g(static_cast<size_t>(kb * kb));
     e.read_small(g.data(), dG.get(), sizeof(T) * size_t(kb * kb));
@@ -74,12 +74,12 @@ void apply_q64(Engine& e, const T* dV, int64_t ldv, const std::vector<T>& tau, i
           "cudaMemcpyAsync(T)");
     // C(j:, c0:) -= Y op(T) (Y^H C(j:, c0:)), op(T) = T or T^H.
     T* Cb = dC + j + c0 * ldc;
-    check(Blas<T>::gemm(e.blas(), ct, CUBLAS_OP_N, kb, nc, r, &one, cu(Y), r, cu(Cb), ldc, &zero, cu(dW.get<T>()), kb),
+    check(x_gemm<T>(e.blas(), ct, CUBLAS_OP_N, kb, nc, r, &one, cu(Y), r, cu(Cb), ldc, &zero, cu(dW.get<T>()), kb),
           "cublasXgemm(Y^H C)");
-    check(Blas<T>::gemm(e.blas(), adjoint ? ct : CUBLAS_OP_N, CUBLAS_OP_N, kb, nc, kb, &one, cu(dT.get<T>()), kb,
+    check(x_gemm<T>(e.blas(), adjoint ? ct : CUBLAS_OP_N, CUBLAS_OP_N, kb, nc, kb, &one, cu(dT.get<T>()), kb,
                         cu(dW.get<T>()), kb, &zero, cu(dW2.get<T>()), kb),
           "cublasXgemm(T W)");
-    check(Blas<T>::gemm(e.blas(), CUBLAS_OP_N, CUBLAS_OP_N, r, nc, kb, &minus_one, cu(Y), r, cu(dW2.get<T>()), kb, &one,
+    check(x_gemm<T>(e.blas(), CUBLAS_OP_N, CUBLAS_OP_N, r, nc, kb, &minus_one, cu(Y), r, cu(dW2.get<T>()), kb, &one,
                         cu(Cb), ldc),
           "cublasXgemm(C - Y W)");
   }

@@ -1,8 +1,8 @@
 // Helpers shared by the LAPACK routine families (lapack_lu.cpp, lapack_qr.cpp, lapack_syev.cpp,
-// lapack_geev.cpp, lapack_svd.cpp, lapack_gelsd.cpp): precision dispatch for the cuBLAS / legacy
-// cuSOLVER entry points, pivot conversion, device scratch, the CPU library's workspace answers
-// (work[0]) that LAPACK callers may read, and, for the eigenvalue, SVD and least-squares families,
-// their workspace queries, input screening and info handling.
+// lapack_geev.cpp, lapack_svd.cpp, lapack_gelsd.cpp): precision dispatch for the legacy cuSOLVER
+// entry points (cuBLAS's is cublas_typed.h), pivot conversion, device scratch, the CPU library's
+// workspace answers (work[0]) that LAPACK callers may read, and, for the eigenvalue, SVD and
+// least-squares families, their workspace queries, input screening and info handling.
 #pragma once
 
 #include <dlfcn.h>
@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "common/table.h"
+#include "cuda/cublas_typed.h"
+#include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 
 namespace gofl {
@@ -27,62 +29,12 @@ namespace cuda {
 namespace lapack {
 
 // ---- types ------------------------------------------------------------------------------------------
-template <class T> struct cu_type { using type = T; };
-template <> struct cu_type<std::complex<float>> { using type = cuComplex; };
-template <> struct cu_type<std::complex<double>> { using type = cuDoubleComplex; };
-template <class T> using cu_t = typename cu_type<T>::type;
-// std::complex<R> and cuComplex / cuDoubleComplex share their layout (two R, real first).
-template <class T> cu_t<T>* cu(T* p) { return reinterpret_cast<cu_t<T>*>(p); }
-template <class T> const cu_t<T>* cu(const T* p) { return reinterpret_cast<const cu_t<T>*>(p); }
-template <class T> cu_t<T> cu_one() {
-  const T one = T(1);
-  cu_t<T> r;
-  std::memcpy(&r, &one, sizeof r);
-  return r;
-}
 // The "conjugate transpose" of the precision: T for real (LAPACK's real routines take 'T'), C for complex.
 template <class T> constexpr char ctrans() { return is_complex<T>::value ? 'C' : 'T'; }
 template <class T> double modulus(const T& x) { return double(std::abs(x)); }
 
 // Legacy cuSOLVER and cuBLAS entry points take 32-bit sizes: these must fit.
 inline bool fits_int(int64_t v) { return v >= 0 && v <= int64_t(INT_MAX); }
-
-// ---- cuBLAS by precision (64-bit-size API) ---------------------------------------------------------
-template <class T> struct Blas;
-#define GOFL_BLAS_PREC(T, p, I)                                                                          \
-  template <> struct Blas<T> {                                                                           \
-    static cublasStatus_t trsm(cublasHandle_t h, cublasSideMode_t s, cublasFillMode_t u,                 \
-                               cublasOperation_t t, cublasDiagType_t d, int64_t m, int64_t n,            \
-                               const cu_t<T>* alpha, const cu_t<T>* A, int64_t lda, cu_t<T>* B,          \
-                               int64_t ldb) {                                                            \
-      return cublas##p##trsm_64(h, s, u, t, d, m, n, alpha, A, lda, B, ldb);                             \
-    }                                                                                                    \
-    static cublasStatus_t geam(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,  \
-                               int64_t n, const cu_t<T>* alpha, const cu_t<T>* A, int64_t lda,           \
-                               const cu_t<T>* beta, const cu_t<T>* B, int64_t ldb, cu_t<T>* C,           \
-                               int64_t ldc) {                                                            \
-      return cublas##p##geam_64(h, ta, tb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);                   \
-    }                                                                                                    \
-    static cublasStatus_t copy(cublasHandle_t h, int64_t n, const cu_t<T>* x, int64_t incx, cu_t<T>* y,  \
-                               int64_t incy) {                                                           \
-      return cublas##p##copy_64(h, n, x, incx, y, incy);                                                 \
-    }                                                                                                    \
-    static cublasStatus_t iamax(cublasHandle_t h, int64_t n, const cu_t<T>* x, int64_t incx,             \
-                                int64_t* r) {                                                            \
-      return cublasI##I##amax_64(h, n, x, incx, r);                                                      \
-    }                                                                                                    \
-    static cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int64_t m,  \
-                               int64_t n, int64_t k, const cu_t<T>* alpha, const cu_t<T>* A, int64_t lda, \
-                               const cu_t<T>* B, int64_t ldb, const cu_t<T>* beta, cu_t<T>* C,           \
-                               int64_t ldc) {                                                            \
-      return cublas##p##gemm_64(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                \
-    }                                                                                                    \
-  };
-GOFL_BLAS_PREC(float, S, s)
-GOFL_BLAS_PREC(double, D, d)
-GOFL_BLAS_PREC(std::complex<float>, C, c)
-GOFL_BLAS_PREC(std::complex<double>, Z, z)
-#undef GOFL_BLAS_PREC
 
 // ---- legacy cuSOLVER by precision (no 64-bit API exists for these) ---------------------------------
 // orgqr/ungqr: form Q; ormqr/unmqr: apply Q or Q^H.
@@ -120,64 +72,61 @@ template <class T> DevMem alloc_elems(Engine& e, int64_t n) {
   return e.alloc(sizeof(T) * size_t(std::max<int64_t>(n, 1)));
 }
 
-// Device and host workspace of the 64-bit cuSOLVER API.
+// Sizes for the memory gate of the LU, Cholesky and QR families (their bytes() may not touch the
+// device to ask cuSOLVER): the leading dimension a matrix needs, an r x c matrix's bytes, and a
+// guess at a blocked factorization's workspace (panels of a few hundred columns).
+inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
+template <class T> uint64_t mat_bytes(int64_t r, int64_t c) {
+  return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0));
+}
+template <class T> uint64_t panel_bytes(int64_t rows) {
+  return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20);
+}
+
+// A cuSOLVER call's device and host workspace (the 64-bit API's two sizes); at least 16 device
+// bytes, so that the pool is never asked for 0. It must live until finish_compute(): the queued
+// work may still be using it.
 struct Workspace {
   DevMem dev;
   size_t dev_bytes = 0;
   std::vector<unsigned char> host;
+  Workspace(Engine& e, size_t dbytes, size_t hbytes)
+      : dev(e.alloc(std::max<size_t>(dbytes, 16))), dev_bytes(dbytes), host(hbytes) {}
   void* d() const { return dev.get(); }
   void* h() { return host.empty() ? nullptr : host.data(); }
 };
-inline Workspace make_workspace(Engine& e, size_t dev_bytes, size_t host_bytes) {
-  Workspace w;
-  w.dev = e.alloc(std::max<size_t>(dev_bytes, 16));
-  w.dev_bytes = dev_bytes;
-  w.host.resize(host_bytes);
-  return w;
-}
 
 // Our own cuSOLVER info words (one per solver call of a routine), zeroed on the stream, so that one
-// call's info is not lost when the next call of the same routine reports into another.
-struct DevInfo {
-  DevMem mem;
-  int* at(int i) const { return mem.get<int>() + i; }
-};
-// Device-to-device copy of a rows x cols matrix between leading dimensions (in bytes: dpitch, spitch).
-// cudaMemcpy2D takes pitches below 2^31 bytes only: beyond (a matrix of 1e9 rows), column by column.
-inline void copy_matrix_d2d(void* dst, size_t dpitch, const void* src, size_t spitch, size_t row_bytes, size_t cols,
-                            cudaStream_t s) {
-  if (std::max(dpitch, spitch) < (size_t(1) << 31)) {
-    check(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, cols, cudaMemcpyDeviceToDevice, s), "cudaMemcpy2DAsync");
-    return;
+// call's info is not lost (nor a failure overwritten) when the next call reports into another.
+// Read after finish_compute().
+class Infos {
+ public:
+  Infos(Engine& e, int count) : e_(e), n_(count), mem_(e.alloc(sizeof(int) * size_t(count))) {
+    check(cudaMemsetAsync(mem_.get(), 0, sizeof(int) * size_t(count), e.stream()), "cudaMemsetAsync(info)");
   }
-  for (size_t c = 0; c < cols; ++c)
-    check(cudaMemcpyAsync(static_cast<char*>(dst) + c * dpitch, static_cast<const char*>(src) + c * spitch, row_bytes,
-                          cudaMemcpyDeviceToDevice, s),
-          "cudaMemcpyAsync (column)");
-}
-// Zeroes row_bytes at the start of each of cols columns `pitch` bytes apart (cudaMemset2D's limit, as above).
-inline void zero_matrix(void* dst, size_t pitch, size_t row_bytes, size_t cols, cudaStream_t s) {
-  if (pitch < (size_t(1) << 31)) {
-    check(cudaMemset2DAsync(dst, pitch, 0, row_bytes, cols, s), "cudaMemset2DAsync");
-    return;
+  int* at(int i) const { return mem_.get<int>() + i; }
+  // Info word i. A negative value names a wrong argument: a bug here (the arguments were checked),
+  // so the call goes back to the CPU library; a positive one is the caller's to report.
+  int read(int i, const char* where) const {
+    int v = 0;
+    e_.read_small(&v, at(i), sizeof v);
+    if (v < 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
+    return v;
   }
-  for (size_t c = 0; c < cols; ++c)
-    check(cudaMemsetAsync(static_cast<char*>(dst) + c * pitch, 0, row_bytes, s), "cudaMemsetAsync (column)");
-}
+  // Every info word: any nonzero one sends the call to the CPU (the eigenvalue, SVD and
+  // least-squares families, whose rules are below).
+  void require_zero(const char* where) const {
+    std::vector<int> h(static_cast<size_t>(n_));
+    e_.read_small(h.data(), mem_.get(), size_t(n_) * sizeof(int));
+    for (int v : h)
+      if (v != 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
+  }
 
-inline DevInfo make_info(Engine& e, int count) {
-  DevInfo d{e.alloc(sizeof(int) * size_t(count))};
-  check(cudaMemsetAsync(d.mem.get(), 0, sizeof(int) * size_t(count), e.stream()), "cudaMemsetAsync(info)");
-  return d;
-}
-// Reads a cuSOLVER info word after finish_compute(). A negative value names a wrong argument: a bug
-// here (the arguments were checked), so the call goes back to the CPU library.
-inline int read_info(Engine& e, const DevInfo& d, int i, const char* where) {
-  int v = 0;
-  e.read_small(&v, d.at(i), sizeof v);
-  if (v < 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
-  return v;
-}
+ private:
+  Engine& e_;
+  int n_;
+  DevMem mem_;
+};
 
 // Host scalars for alpha/beta and host results for reductions; set on every call because the handle
 // is shared with the other routine families.
@@ -358,69 +307,6 @@ template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0, int64_t 
   return q;
 }
 
-// ---- device scratch ----------------------------------------------------------------------------------
-// A cuSOLVER call's device and host workspace; lives until the end of the routine because the
-// stream may still be using it. (Workspace above is the same thing made by make_workspace(); these
-// families keep theirs in std::unique_ptr<Work> lists. One of the two could go.)
-struct Work {
-  DevMem dev;
-  std::vector<unsigned char> host;
-  Work(Engine& e, size_t dbytes, size_t hbytes) : dev(e.alloc(std::max<size_t>(dbytes, 16))), host(hbytes) {}
-  void* d() const { return dev.get(); }
-  void* h() { return host.empty() ? nullptr : host.data(); }
-};
-
-// One device info per cuSOLVER call (a later call must not overwrite an earlier failure). Unlike
-// DevInfo/read_info above, any nonzero info sends the call to the CPU (see the rules above).
-class Infos {
- public:
-  Infos(Engine& e, int count) : e_(e), n_(count), mem_(e.alloc(size_t(count) * sizeof(int))) {
-    check(cudaMemsetAsync(mem_.get(), 0, size_t(count) * sizeof(int), e.stream()), "cudaMemsetAsync");
-  }
-  int* at(int i) const { return mem_.get<int>() + i; }
-  // After finish_compute(): any nonzero info sends the call to the CPU (see the file comment).
-  void require_zero(const char* where) const {
-    std::vector<int> h(static_cast<size_t>(n_));
-    e_.read_small(h.data(), mem_.get(), size_t(n_) * sizeof(int));
-    for (int v : h)
-      if (v != 0) fail(GOFL_GPU_CUSOLVER_ERROR, where, v);
-  }
-
- private:
-  Engine& e_;
-  int n_;
-  DevMem mem_;
-};
-
-// ---- typed cuBLAS entry points --------------------------------------------------------------------
-template <class T> cublasStatus_t blas_asum(cublasHandle_t h, int64_t n, const T* x, real_t<T>* r) {
-  if constexpr (std::is_same_v<T, float>) return cublasSasum_64(h, n, x, 1, r);
-  else if constexpr (std::is_same_v<T, double>) return cublasDasum_64(h, n, x, 1, r);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasScasum_64(h, n, cu(x), 1, r);
-  else return cublasDzasum_64(h, n, cu(x), 1, r);
-}
-template <class T> cublasStatus_t blas_iamax(cublasHandle_t h, int64_t n, const T* x, int64_t* r) {
-  if constexpr (std::is_same_v<T, float>) return cublasIsamax_64(h, n, x, 1, r);
-  else if constexpr (std::is_same_v<T, double>) return cublasIdamax_64(h, n, x, 1, r);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasIcamax_64(h, n, cu(x), 1, r);
-  else return cublasIzamax_64(h, n, cu(x), 1, r);
-}
-template <class R> cublasStatus_t blas_copy(cublasHandle_t h, int64_t n, const R* x, int64_t incx, R* y) {
-  if constexpr (std::is_same_v<R, float>) return cublasScopy_64(h, n, x, incx, y, 1);
-  else return cublasDcopy_64(h, n, x, incx, y, 1);
-}
-template <class R> cublasStatus_t blas_scal(cublasHandle_t h, int64_t n, const R* alpha, R* x, int64_t incx) {
-  if constexpr (std::is_same_v<R, float>) return cublasSscal_64(h, n, alpha, x, incx);
-  else return cublasDscal_64(h, n, alpha, x, incx);
-}
-// Full storage -> packed storage of one triangle.
-template <class T> cublasStatus_t blas_trttp(cublasHandle_t h, cublasFillMode_t uplo, int n, const T* a, int lda, T* ap) {
-  if constexpr (std::is_same_v<T, float>) return cublasStrttp(h, uplo, n, a, lda, ap);
-  else if constexpr (std::is_same_v<T, double>) return cublasDtrttp(h, uplo, n, a, lda, ap);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasCtrttp(h, uplo, n, cu(a), lda, cu(ap));
-  else return cublasZtrttp(h, uplo, n, cu(a), lda, cu(ap));
-}
-
 // ---- input screening ------------------------------------------------------------------------------
 // LAPACK scales a matrix whose largest entry lies outside [lo, hi] (0 excluded) before its
 // algorithm and unscales after; outside that range, and for NaN/Inf, the CPU runs the call.
@@ -446,7 +332,7 @@ template <class T> T largest_entry(Engine& e, const T* dev, int64_t count) {
   for (int64_t at = 0; at < count; at += kReductionPiece) {
     const int64_t n = std::min(kReductionPiece, count - at);
     int64_t idx = 0;
-    check(blas_iamax(e.blas(), n, dev + at, &idx), "cublasIamax");
+    check(x_iamax<T>(e.blas(), n, cu(dev + at), 1, &idx), "cublasIamax");
     if (idx < 1 || idx > n) fail(GOFL_GPU_CUBLAS_ERROR, "cublasIamax");
     T v;
     e.read_small(&v, dev + at + (idx - 1), sizeof(T));
@@ -458,7 +344,7 @@ template <class T> double sum_of_moduli(Engine& e, const T* dev, int64_t count) 
   double total = 0;
   for (int64_t at = 0; at < count; at += kReductionPiece) {
     real_t<T> part = 0;
-    check(blas_asum(e.blas(), std::min(kReductionPiece, count - at), dev + at, &part), "cublasAsum");
+    check(x_asum<T>(e.blas(), std::min(kReductionPiece, count - at), cu(dev + at), 1, &part), "cublasAsum");
     total += double(part);
   }
   return total;
@@ -479,17 +365,8 @@ template <class T> void screen(Engine& e, const T* dev, int64_t count, Bounds b,
 template <class T> void screen_triangle(Engine& e, const T* dA, int64_t n, char uplo, Bounds b) {
   if (n > INT_MAX) fail(GOFL_GPU_UNSUPPORTED, "matrix too large for cublasXtrttp");
   DevMem packed = alloc_elems<T>(e, n * (n + 1) / 2);
-  check(blas_trttp(e.blas(), fill_of(uplo), int(n), dA, int(n), packed.get<T>()), "cublasXtrttp");
+  check(x_trttp<T>(e.blas(), fill_of(uplo), int(n), cu(dA), int(n), cu(packed.get<T>())), "cublasXtrttp");
   screen(e, packed.get<T>(), n * (n + 1) / 2, b, true);
-}
-
-// LAPACK's zhetrd uses only the real part of the diagonal; make the device copy agree.
-template <class T> void zero_diag_imag(Engine& e, T* dA, int64_t n) {
-  if constexpr (cplx_v<T>) {
-    using R = real_t<T>;
-    const R zero = 0;
-    check(blas_scal<R>(e.blas(), n, &zero, reinterpret_cast<R*>(dA) + 1, 2 * (n + 1)), "cublasScal");
-  }
 }
 
 // Device results read back for checking before anything reaches the caller. read_small, unlike
@@ -517,20 +394,12 @@ template <class R> Bounds geev_bounds() {
 // ILAENV(6, ...): the row/column ratio beyond which LAPACK's SVD drivers start with a QR/LQ step.
 inline int64_t ilaenv6(int64_t m, int64_t n) { return int64_t(float(std::min(m, n)) * 1.6f); }
 
-template <class T>
-cublasStatus_t blas_geam(cublasHandle_t h, cublasOperation_t op, int64_t m, int64_t n, const T* a, int64_t lda, T* c,
-                         int64_t ldc) {
-  const T one(1), zero(0);  // beta = 0: B (= A, finite) only satisfies the interface
-  if constexpr (std::is_same_v<T, float>) return cublasSgeam_64(h, op, op, m, n, &one, a, lda, &zero, a, lda, c, ldc);
-  else if constexpr (std::is_same_v<T, double>) return cublasDgeam_64(h, op, op, m, n, &one, a, lda, &zero, a, lda, c, ldc);
-  else if constexpr (std::is_same_v<T, std::complex<float>>)
-    return cublasCgeam_64(h, op, op, m, n, cu(&one), cu(a), lda, cu(&zero), cu(a), lda, cu(c), ldc);
-  else return cublasZgeam_64(h, op, op, m, n, cu(&one), cu(a), lda, cu(&zero), cu(a), lda, cu(c), ldc);
-}
-
 // out (cols x rows) = a^H for a device rows x cols matrix with leading dimension rows.
 template <class T> void adjoint(Engine& e, const T* a, int64_t rows, int64_t cols, T* out) {
-  check(blas_geam<T>(e.blas(), cplx_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T, cols, rows, a, rows, out, cols), "cublasXgeam");
+  const T one(1), zero(0);  // beta = 0: B (= A, finite) only satisfies the interface
+  const cublasOperation_t op = cplx_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T;
+  check(x_geam<T>(e.blas(), op, op, cols, rows, cu(&one), cu(a), rows, cu(&zero), cu(a), rows, cu(out), cols),
+        "cublasXgeam");
 }
 
 // Descending, non-negative singular values, as LAPACK guarantees; anything else goes to the CPU.
@@ -544,15 +413,15 @@ template <class R> void require_singular_values(const R* s, int64_t k) {
 // jobs in {A, S, N}: U rows x (rows or cols), VT cols x cols, both packed.
 template <class T>
 void xgesvd(Engine& e, signed char ju, signed char jv, int64_t rows, int64_t cols, T* a, real_t<T>* s, T* u, T* vt,
-            int* info, std::vector<std::unique_ptr<Work>>& keep) {
+            int* info, std::vector<std::unique_ptr<Workspace>>& keep) {
   using R = real_t<T>;
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgesvd_bufferSize(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows,
                                     data_type<R>(), s, data_type<T>(), u, rows, data_type<T>(), vt, cols,
                                     data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgesvd_bufferSize");
-  keep.emplace_back(new Work(e, dbytes, hbytes));
-  Work& ws = *keep.back();
+  keep.emplace_back(new Workspace(e, dbytes, hbytes));
+  Workspace& ws = *keep.back();
   check(cusolverDnXgesvd(e.solver(), e.params(), ju, jv, rows, cols, data_type<T>(), a, rows, data_type<R>(), s,
                          data_type<T>(), u, rows, data_type<T>(), vt, cols, data_type<T>(), ws.d(), dbytes, ws.h(),
                          hbytes, info),

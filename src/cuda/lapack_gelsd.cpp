@@ -110,32 +110,17 @@ template <class T, class I> WorkOut<T> query_gelsd_as(const CallArgs& c) {
   return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
 }
 
-template <class T> cublasStatus_t blas_tpttr(cublasHandle_t h, cublasFillMode_t uplo, int n, const T* ap, T* a, int lda) {
-  if constexpr (std::is_same_v<T, float>) return cublasStpttr(h, uplo, n, ap, a, lda);
-  else if constexpr (std::is_same_v<T, double>) return cublasDtpttr(h, uplo, n, ap, a, lda);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasCtpttr(h, uplo, n, cu(ap), cu(a), lda);
-  else return cublasZtpttr(h, uplo, n, cu(ap), cu(a), lda);
-}
-
+// c = op(a) b (m x n; alpha 1, beta 0).
 template <class T>
-cublasStatus_t blas_gemm(cublasHandle_t h, cublasOperation_t ta, int64_t m, int64_t n, int64_t k, const T* a,
-                         int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
+cublasStatus_t multiply(cublasHandle_t h, cublasOperation_t ta, int64_t m, int64_t n, int64_t k, const T* a,
+                        int64_t lda, const T* b, int64_t ldb, T* c, int64_t ldc) {
   const T one(1), zero(0);
-  const cublasOperation_t tb = CUBLAS_OP_N;
-  if constexpr (std::is_same_v<T, float>) return cublasSgemm_64(h, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
-  else if constexpr (std::is_same_v<T, double>) return cublasDgemm_64(h, ta, tb, m, n, k, &one, a, lda, b, ldb, &zero, c, ldc);
-  else if constexpr (std::is_same_v<T, std::complex<float>>)
-    return cublasCgemm_64(h, ta, tb, m, n, k, cu(&one), cu(a), lda, cu(b), ldb, cu(&zero), cu(c), ldc);
-  else return cublasZgemm_64(h, ta, tb, m, n, k, cu(&one), cu(a), lda, cu(b), ldb, cu(&zero), cu(c), ldc);
+  return x_gemm<T>(h, ta, CUBLAS_OP_N, m, n, k, cu(&one), cu(a), lda, cu(b), ldb, cu(&zero), cu(c), ldc);
 }
 
 // c = diag(x) a (m x n, leading dimensions m).
-template <class T> cublasStatus_t blas_dgmm_left(cublasHandle_t h, int64_t m, int64_t n, const T* a, const T* x, T* c) {
-  const cublasSideMode_t left = CUBLAS_SIDE_LEFT;
-  if constexpr (std::is_same_v<T, float>) return cublasSdgmm_64(h, left, m, n, a, m, x, 1, c, m);
-  else if constexpr (std::is_same_v<T, double>) return cublasDdgmm_64(h, left, m, n, a, m, x, 1, c, m);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return cublasCdgmm_64(h, left, m, n, cu(a), m, cu(x), 1, cu(c), m);
-  else return cublasZdgmm_64(h, left, m, n, cu(a), m, cu(x), 1, cu(c), m);
+template <class T> cublasStatus_t scale_rows(cublasHandle_t h, int64_t m, int64_t n, const T* a, const T* x, T* c) {
+  return x_dgmm<T>(h, CUBLAS_SIDE_LEFT, m, n, cu(a), m, cu(x), 1, cu(c), m);
 }
 
 template <class T>
@@ -162,13 +147,14 @@ cusolverStatus_t solver_ormqr(cusolverDnHandle_t h, cublasOperation_t tr, int m,
 
 // QR of the device rows x cols matrix a (leading dimension rows) in place; tau gets cols entries.
 template <class T>
-void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info, std::vector<std::unique_ptr<Work>>& keep) {
+void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info,
+            std::vector<std::unique_ptr<Workspace>>& keep) {
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), rows, cols, data_type<T>(), a, rows, data_type<T>(), tau,
                                     data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXgeqrf_bufferSize");
-  keep.emplace_back(new Work(e, dbytes, hbytes));
-  Work& ws = *keep.back();
+  keep.emplace_back(new Workspace(e, dbytes, hbytes));
+  Workspace& ws = *keep.back();
   check(cusolverDnXgeqrf(e.solver(), e.params(), rows, cols, data_type<T>(), a, rows, data_type<T>(), tau,
                          data_type<T>(), ws.d(), dbytes, ws.h(), hbytes, info),
         "cusolverDnXgeqrf");
@@ -178,7 +164,7 @@ void xgeqrf(Engine& e, int64_t rows, int64_t cols, T* a, T* tau, int* info, std:
 // ?ormqr where every size fits an int, else the 64-bit compact-WY route (tau read back first).
 template <class T>
 void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k, const T* a, const T* tau, T* c,
-             int* info, std::vector<std::unique_ptr<Work>>& keep) {
+             int* info, std::vector<std::unique_ptr<Workspace>>& keep) {
   if (use_qr64(e, rows, std::max(n, k))) {
     std::vector<T> h(static_cast<size_t>(k));
     e.read_small(h.data(), tau, sizeof(T) * size_t(k));
@@ -188,7 +174,7 @@ void apply_q(Engine& e, cublasOperation_t op, int64_t rows, int64_t n, int64_t k
   int lwork = 0;
   check(solver_ormqr_size<T>(e.solver(), op, int(rows), int(n), int(k), a, int(rows), tau, c, int(rows), &lwork),
         "cusolverDnXormqr_bufferSize");
-  keep.emplace_back(new Work(e, size_t(std::max(lwork, 1)) * sizeof(T), 0));
+  keep.emplace_back(new Workspace(e, size_t(std::max(lwork, 1)) * sizeof(T), 0));
   check(solver_ormqr<T>(e.solver(), op, int(rows), int(n), int(k), a, int(rows), tau, c, int(rows),
                         static_cast<T*>(keep.back()->d()), lwork, info),
         "cusolverDnXormqr");
@@ -201,8 +187,9 @@ template <class T> void upper_triangle(Engine& e, const T* a, int64_t lda, int64
   copy_matrix_d2d(corner.get(), sizeof(T) * size_t(k), a, sizeof(T) * size_t(lda), sizeof(T) * size_t(k), size_t(k),
                   e.stream());
   check(cudaMemsetAsync(out, 0, size_t(k * k) * sizeof(T), e.stream()), "cudaMemsetAsync");
-  check(blas_trttp<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), corner.get<T>(), int(k), packed.get<T>()), "cublasXtrttp");
-  check(blas_tpttr<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), packed.get<T>(), out, int(k)), "cublasXtpttr");
+  check(x_trttp<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), cu(corner.get<T>()), int(k), cu(packed.get<T>())),
+        "cublasXtrttp");
+  check(x_tpttr<T>(e.blas(), CUBLAS_FILL_MODE_UPPER, int(k), cu(packed.get<T>()), cu(out), int(k)), "cublasXtpttr");
   // `packed` and `corner` return to the pool here; the stream orders their reuse after tpttr.
 }
 
@@ -231,7 +218,7 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
   screen(e, dB.get<T>(), m * nrhs, gelsd_bounds<R>(), true);
 
   Infos infos(e, 3);
-  std::vector<std::unique_ptr<Work>> keep;
+  std::vector<std::unique_ptr<Workspace>> keep;
   DevMem dAt, dTau, dR, dU = alloc_elems<T>(e, k * k), dVT = alloc_elems<T>(e, k * k), dS = alloc_elems<R>(e, k);
   // The k x k factor whose SVD is taken: R of A = QR (m > n), of A^H = QR (m < n), or A itself.
   T* f = dA.get<T>();
@@ -281,17 +268,17 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
     DevMem dC = alloc_elems<T>(e, n * nrhs);
     const size_t row = sizeof(T) * size_t(n), pitch = sizeof(T) * size_t(m);
     copy_matrix_d2d(dC.get(), row, dB.get(), pitch, row, size_t(nrhs), e.stream());
-    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dU.get<T>(), n, dC.get<T>(), n, dT.get<T>(), n), "cublasXgemm");
-    check(blas_dgmm_left<T>(e.blas(), n, nrhs, dT.get<T>(), dInv.get<T>(), dT2.get<T>()), "cublasXdgmm");
-    check(blas_gemm<T>(e.blas(), adj, n, nrhs, n, dVT.get<T>(), n, dT2.get<T>(), n, dC.get<T>(), n), "cublasXgemm");
+    check(multiply<T>(e.blas(), adj, n, nrhs, n, dU.get<T>(), n, dC.get<T>(), n, dT.get<T>(), n), "cublasXgemm");
+    check(scale_rows<T>(e.blas(), n, nrhs, dT.get<T>(), dInv.get<T>(), dT2.get<T>()), "cublasXdgmm");
+    check(multiply<T>(e.blas(), adj, n, nrhs, n, dVT.get<T>(), n, dT2.get<T>(), n, dC.get<T>(), n), "cublasXgemm");
     copy_matrix_d2d(dB.get(), pitch, dC.get(), row, row, size_t(nrhs), e.stream());
   } else {
     // A = R^H Q^H with R = U S V^H: x = Q [U S^+ V^H b; 0].
     dX = alloc_elems<T>(e, n * nrhs);
     check(cudaMemsetAsync(dX.get(), 0, size_t(n * nrhs) * sizeof(T), e.stream()), "cudaMemsetAsync");
-    check(blas_gemm<T>(e.blas(), CUBLAS_OP_N, m, nrhs, m, dVT.get<T>(), m, dB.get<T>(), m, dT.get<T>(), m), "cublasXgemm");
-    check(blas_dgmm_left<T>(e.blas(), m, nrhs, dT.get<T>(), dInv.get<T>(), dT2.get<T>()), "cublasXdgmm");
-    check(blas_gemm<T>(e.blas(), CUBLAS_OP_N, m, nrhs, m, dU.get<T>(), m, dT2.get<T>(), m, dX.get<T>(), n), "cublasXgemm");
+    check(multiply<T>(e.blas(), CUBLAS_OP_N, m, nrhs, m, dVT.get<T>(), m, dB.get<T>(), m, dT.get<T>(), m), "cublasXgemm");
+    check(scale_rows<T>(e.blas(), m, nrhs, dT.get<T>(), dInv.get<T>(), dT2.get<T>()), "cublasXdgmm");
+    check(multiply<T>(e.blas(), CUBLAS_OP_N, m, nrhs, m, dU.get<T>(), m, dT2.get<T>(), m, dX.get<T>(), n), "cublasXgemm");
     apply_q(e, CUBLAS_OP_N, n, nrhs, m, dAt.get<T>(), dTau.get<T>(), dX.get<T>(), infos.at(1), keep);
   }
   e.finish_compute();

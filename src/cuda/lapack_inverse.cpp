@@ -77,7 +77,7 @@ template <class T> void trtri_run(Engine& e, const CallArgs& a) {
   check(cusolverDnXtrtri_bufferSize(e.solver(), fill_of(u), diag_of(d), n, data_type<T>(), dA.get(), n, &dbytes,
                                     &hbytes),
         "cusolverDnXtrtri_bufferSize");
-  Work ws(e, dbytes, hbytes);
+  Workspace ws(e, dbytes, hbytes);
   check(cusolverDnXtrtri(e.solver(), fill_of(u), diag_of(d), n, data_type<T>(), dA.get(), n, ws.d(), dbytes, ws.h(),
                          hbytes, infos.at(0)),
         "cusolverDnXtrtri");

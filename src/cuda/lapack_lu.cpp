@@ -24,12 +24,6 @@ static_assert(int(A::getrf_r::info) == int(A::getrf_c::info) && int(A::getrs_r::
               int(A::posv_r::info) == int(A::posv_c::info),
               "real and complex argument positions differ");
 
-inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-// Workspace guess for the memory gate: cuSOLVER's blocked factorizations use panels of a few hundred
-// columns; bytes() may not touch the device to ask.
-template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
-template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
-
 // ---- shared steps -----------------------------------------------------------------------------------
 // Xgetrf on a packed m x n device matrix; pivots into dpiv, info into *dinfo. The caller keeps the
 // returned workspace until finish_compute(): the work is still queued when this returns.
@@ -37,7 +31,7 @@ template <class T> [[nodiscard]] Workspace gpu_getrf(Engine& e, int64_t m, int64
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgetrf_bufferSize(e.solver(), e.params(), m, n, data_type<T>(), dA, max1(m), data_type<T>(),
                                     &dbytes, &hbytes), "cusolverDnXgetrf_bufferSize");
-  Workspace w = make_workspace(e, dbytes, hbytes);
+  Workspace w(e, dbytes, hbytes);
   check(cusolverDnXgetrf(e.solver(), e.params(), m, n, data_type<T>(), dA, max1(m), dpiv, data_type<T>(), w.d(),
                          w.dev_bytes, w.h(), w.host.size(), dinfo), "cusolverDnXgetrf");
   return w;
@@ -47,7 +41,7 @@ template <class T> [[nodiscard]] Workspace gpu_potrf(Engine& e, char uplo, int64
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXpotrf_bufferSize(e.solver(), e.params(), fill_of(uplo), n, data_type<T>(), dA, max1(n),
                                     data_type<T>(), &dbytes, &hbytes), "cusolverDnXpotrf_bufferSize");
-  Workspace w = make_workspace(e, dbytes, hbytes);
+  Workspace w(e, dbytes, hbytes);
   check(cusolverDnXpotrf(e.solver(), e.params(), fill_of(uplo), n, data_type<T>(), dA, max1(n), data_type<T>(),
                          w.d(), w.dev_bytes, w.h(), w.host.size(), dinfo), "cusolverDnXpotrf");
   return w;
@@ -73,14 +67,14 @@ template <class T> void getrf_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dpiv = alloc_elems<int64_t>(e, k);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   e.upload(dA.get(), A_, m, n, lda, sizeof(T));
   e.begin_compute();
   const Workspace ws = gpu_getrf<T>(e, m, n, dA.get<T>(), dpiv.get<int64_t>(), info.at(0));
   e.finish_compute();
   // info > 0 (U(i,i) exactly zero): LAPACK still completes the factorization, and so does cuSOLVER:
   // factors and pivots are written either way.
-  const int inf = read_info(e, info, 0, "cusolverDnXgetrf info");
+  const int inf = info.read(0, "cusolverDnXgetrf info");
 
   std::vector<int64_t> piv(static_cast<size_t>(k));
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
@@ -130,23 +124,23 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
     e.upload_rows(dB.get(), B, n, nrhs, ldb, sizeof(T), from.data());
     e.begin_compute();
     const cu_t<T> one = cu_one<T>();
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, nrhs, &one,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, n, nrhs, &one,
                         cu(inA.get<T>()), inA.ld, cu(dB.get<T>()), n),
           "cublasXtrsm (L)");
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, nrhs,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, nrhs,
                         &one, cu(inA.get<T>()), inA.ld, cu(dB.get<T>()), n),
           "cublasXtrsm (U)");
     e.finish_compute();
   } else {  // no interchange, or they come last (on X, for 'T' and 'C'): cuSOLVER does the whole solve
     DevMem dpiv = alloc_elems<int64_t>(e, n);
-    DevInfo info = make_info(e, 1);
+    Infos info(e, 1);
     e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
     e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
     e.begin_compute();
     check(cusolverDnXgetrs(e.solver(), e.params(), op_of(t), n, nrhs, data_type<T>(), inA.dev, inA.ld,
                            dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(0)), "cusolverDnXgetrs");
     e.finish_compute();
-    read_info(e, info, 0, "cusolverDnXgetrs info");  // getrs has no info > 0
+    info.read(0, "cusolverDnXgetrs info");  // getrs has no info > 0
   }
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
@@ -179,7 +173,7 @@ template <class T> void gesv_run(Engine& e, const CallArgs& a) {
   DevMem dA = alloc_elems<T>(e, n * n);
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   DevMem dpiv = alloc_elems<int64_t>(e, n);
-  DevInfo info = make_info(e, 2);
+  Infos info(e, 2);
   e.upload(dA.get(), A_, n, n, lda, sizeof(T));
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.begin_compute();
@@ -188,8 +182,8 @@ template <class T> void gesv_run(Engine& e, const CallArgs& a) {
   check(cusolverDnXgetrs(e.solver(), e.params(), CUBLAS_OP_N, n, nrhs, data_type<T>(), dA.get(), n,
                          dpiv.get<int64_t>(), data_type<T>(), dB.get(), n, info.at(1)), "cusolverDnXgetrs");
   e.finish_compute();
-  const int inf = read_info(e, info, 0, "cusolverDnXgetrf info");
-  read_info(e, info, 1, "cusolverDnXgetrs info");
+  const int inf = info.read(0, "cusolverDnXgetrf info");
+  info.read(1, "cusolverDnXgetrs info");
 
   // LAPACK: A and ipiv always hold the factorization; B is solved only when info == 0.
   std::vector<int64_t> piv(static_cast<size_t>(n));
@@ -248,7 +242,7 @@ template <class T> void getri_run(Engine& e, const CallArgs& a) {
   DevMem dX = alloc_elems<T>(e, n * n);
   DevMem dpiv = alloc_elems<int64_t>(e, n);
   DevMem dones = alloc_elems<T>(e, n);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   const std::vector<T> ones(size_t(n), T(1));
   e.upload(dA.get(), A_, n, n, lda, sizeof(T));
   e.upload_vec(dpiv.get(), piv.data(), sizeof(int64_t) * size_t(n));
@@ -256,11 +250,11 @@ template <class T> void getri_run(Engine& e, const CallArgs& a) {
   e.begin_compute();
   // X = I: zero, then ones on the diagonal (stride n + 1).
   check(cudaMemsetAsync(dX.get(), 0, sizeof(T) * size_t(n * n), e.stream()), "cudaMemsetAsync(identity)");
-  check(Blas<T>::copy(e.blas(), n, cu(dones.get<T>()), 1, cu(dX.get<T>()), n + 1), "cublasXcopy(identity)");
+  check(x_copy<T>(e.blas(), n, cu(dones.get<T>()), 1, cu(dX.get<T>()), n + 1), "cublasXcopy(identity)");
   check(cusolverDnXgetrs(e.solver(), e.params(), CUBLAS_OP_N, n, n, data_type<T>(), dA.get(), n,
                          dpiv.get<int64_t>(), data_type<T>(), dX.get(), n, info.at(0)), "cusolverDnXgetrs");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXgetrs info");
+  info.read(0, "cusolverDnXgetrs info");
 
   e.download(A_, dX.get(), n, n, lda, sizeof(T));
   work[0] = work0;
@@ -287,12 +281,12 @@ template <class T> void potrf_run(Engine& e, const CallArgs& a) {
   T* A_ = a.ptr<T>(P::a);
 
   DevMem dA = alloc_elems<T>(e, n * n);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   e.upload(dA.get(), A_, n, n, lda, sizeof(T));  // cuSOLVER reads only the uplo triangle
   e.begin_compute();
   const Workspace ws = gpu_potrf<T>(e, u, n, dA.get<T>(), info.at(0));
   e.finish_compute();
-  const int inf = read_info(e, info, 0, "cusolverDnXpotrf info");
+  const int inf = info.read(0, "cusolverDnXpotrf info");
 
   // info > 0: the leading (info-1) x (info-1) block holds the factor, as in LAPACK; the rest of the
   // triangle holds whatever the (differently blocked) algorithm left there, in LAPACK and here alike.
@@ -322,13 +316,13 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
 
   const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factor: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.begin_compute();
   check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), inA.dev, inA.ld, data_type<T>(),
                          dB.get(), n, info.at(0)), "cusolverDnXpotrs");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXpotrs info");  // potrs has no info > 0
+  info.read(0, "cusolverDnXpotrs info");  // potrs has no info > 0
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
   a.set_i(P::info, 0);
@@ -359,7 +353,7 @@ template <class T> void posv_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, n * n);
   DevMem dB = alloc_elems<T>(e, n * nrhs);
-  DevInfo info = make_info(e, 2);
+  Infos info(e, 2);
   e.upload(dA.get(), A_, n, n, lda, sizeof(T));
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.begin_compute();
@@ -368,8 +362,8 @@ template <class T> void posv_run(Engine& e, const CallArgs& a) {
   check(cusolverDnXpotrs(e.solver(), e.params(), fill_of(u), n, nrhs, data_type<T>(), dA.get(), n, data_type<T>(),
                          dB.get(), n, info.at(1)), "cusolverDnXpotrs");
   e.finish_compute();
-  const int inf = read_info(e, info, 0, "cusolverDnXpotrf info");
-  read_info(e, info, 1, "cusolverDnXpotrs info");
+  const int inf = info.read(0, "cusolverDnXpotrf info");
+  info.read(1, "cusolverDnXpotrs info");
 
   // LAPACK: A holds the (partial) factor in its uplo triangle; B is solved only when info == 0.
   e.download_triangle(A_, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was

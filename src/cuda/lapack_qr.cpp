@@ -21,11 +21,6 @@ static_assert(int(A::geqrf_r::info) == int(A::geqrf_c::info) && int(A::orgqr_r::
               int(A::orgqr_r::tau) == int(A::ungqr_c::tau) && int(A::gels_r::info) == int(A::gels_c::info),
               "real and complex argument positions differ");
 
-inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
-template <class T> uint64_t mat_bytes(int64_t r, int64_t c) { return uint64_t(sizeof(T)) * uint64_t(std::max<int64_t>(r, 0)) * uint64_t(std::max<int64_t>(c, 0)); }
-// Workspace guess for the memory gate (bytes() may not ask the device): a few hundred columns of panel.
-template <class T> uint64_t panel_bytes(int64_t rows) { return uint64_t(sizeof(T)) * uint64_t(max1(rows)) * 512u + (4u << 20); }
-
 // ILAENV names for the crossover queries ("DGEQRF", "ZUNGQR").
 template <class T> std::string lapack_name(const char* rest) { return std::string(1, prec_letter<T>()) + rest; }
 
@@ -70,17 +65,17 @@ template <class T> void geqrf_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(),
                                     dtau.get(), data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
-  Workspace w = make_workspace(e, dbytes, hbytes);
+  Workspace w(e, dbytes, hbytes);
   e.upload(dA.get(), A_, m, n, lda, sizeof(T));
   e.begin_compute();
   check(cusolverDnXgeqrf(e.solver(), e.params(), m, n, data_type<T>(), dA.get(), m, data_type<T>(), dtau.get(),
                          data_type<T>(), w.d(), w.dev_bytes, w.h(), w.host.size(), info.at(0)), "cusolverDnXgeqrf");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXgeqrf info");  // geqrf has no info > 0
+  info.read(0, "cusolverDnXgeqrf info");  // geqrf has no info > 0
 
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   e.download_vec(tau, dtau.get(), sizeof(T) * size_t(k));
@@ -129,7 +124,7 @@ template <class T> void orgqr_run64(Engine& e, const CallArgs& a, T work0) {
   e.upload_vec(dOnes.get(), ones.data(), sizeof(T) * size_t(n));
   e.begin_compute();
   check(cudaMemsetAsync(dQ.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(Q)");
-  check(Blas<T>::copy(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), m + 1), "cublasXcopy(identity)");
+  check(x_copy<T>(e.blas(), n, cu(dOnes.get<T>()), 1, cu(dQ.get<T>()), m + 1), "cublasXcopy(identity)");
   apply_q64<T>(e, dV.get<T>(), m, tau, m, k, dQ.get<T>(), m, n, false, true);
   e.finish_compute();
 
@@ -152,7 +147,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
-  DevInfo info = make_info(e, 1);
+  Infos info(e, 1);
   int lwork = 0;
   check(Qr<T>::gen_size(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()), &lwork),
         "cusolverDn?orgqr_bufferSize");
@@ -163,7 +158,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
   check(Qr<T>::gen_q(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()),
                      cu(dwork.get<T>()), lwork, info.at(0)), "cusolverDn?orgqr");
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDn?orgqr info");  // orgqr has no info > 0
+  info.read(0, "cusolverDn?orgqr info");  // orgqr has no info > 0
 
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   work[0] = work0;
@@ -253,11 +248,11 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   DevMem dtau = alloc_elems<T>(e, q);
   DevMem dB = alloc_elems<T>(e, p * nrhs);
   DevMem ddiag = alloc_elems<T>(e, q);
-  DevInfo info = make_info(e, 2);
+  Infos info(e, 2);
   size_t dbytes = 0, hbytes = 0;
   check(cusolverDnXgeqrf_bufferSize(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
                                     data_type<T>(), &dbytes, &hbytes), "cusolverDnXgeqrf_bufferSize");
-  Workspace wq = make_workspace(e, dbytes, hbytes);
+  Workspace wq(e, dbytes, hbytes);
   // cuSOLVER's ?ormqr where every size fits an int, else the 64-bit compact-WY route.
   const bool legacy = !use_qr64(e, p, std::max(q, nrhs));
   int lwork = 0;
@@ -292,7 +287,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   }
   if (!tall) {  // W = A^H (n x m); zeroed first so the in-place beta = 0 term never sees garbage
     check(cudaMemsetAsync(W, 0, sizeof(T) * size_t(p * q), e.stream()), "cudaMemsetAsync(W)");
-    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, n, m, &one, cu(dA.get<T>()), m, &zero, cu(W), n, cu(W), n),
+    check(x_geam<T>(e.blas(), ct, CUBLAS_OP_N, n, m, &one, cu(dA.get<T>()), m, &zero, cu(W), n, cu(W), n),
           "cublas?geam(A^H)");
   }
   check(cusolverDnXgeqrf(e.solver(), e.params(), p, q, data_type<T>(), W, p, data_type<T>(), dtau.get(),
@@ -311,7 +306,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
     T* x = legacy ? dB.get<T>() : dBc.get<T>();
     const size_t row = sizeof(T) * size_t(q), pitch = sizeof(T) * size_t(p);
     if (!legacy) copy_matrix_d2d(x, row, dB.get(), pitch, row, size_t(nrhs), e.stream());
-    check(Blas<T>::trsm(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, op, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
+    check(x_trsm<T>(e.blas(), CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, op, CUBLAS_DIAG_NON_UNIT, q, nrhs, &one,
                         cu(Rf), ldr, cu(x), legacy ? p : q), "cublas?trsm");
     if (!legacy) copy_matrix_d2d(dB.get(), pitch, x, row, row, size_t(nrhs), e.stream());
   };
@@ -319,7 +314,7 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   // LAPACK's ?trtrs refuses a triangular factor with an exactly zero diagonal entry (info = its
   // index) before solving; what B holds then depends on whether Q^H was applied first.
   std::vector<T> diag(static_cast<size_t>(q));
-  check(Blas<T>::copy(e.blas(), q, cu(Rf), ldr + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
+  check(x_copy<T>(e.blas(), q, cu(Rf), ldr + 1, cu(ddiag.get<T>()), 1), "cublas?copy(diag)");
   e.read_small(diag.data(), ddiag.get(), sizeof(T) * size_t(q));
   int64_t zero_at = 0;  // 1-based, as ?trtrs reports it
   for (int64_t i = 0; i < q && !zero_at; ++i)
@@ -336,12 +331,12 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   }
   if (!tall) {  // A := W^H, the LQ factorization ?gelqf would have left
     check(cudaMemsetAsync(dA.get(), 0, sizeof(T) * size_t(m * n), e.stream()), "cudaMemsetAsync(A)");
-    check(Blas<T>::geam(e.blas(), ct, CUBLAS_OP_N, m, n, &one, cu(W), n, &zero, cu(dA.get<T>()), m, cu(dA.get<T>()), m),
+    check(x_geam<T>(e.blas(), ct, CUBLAS_OP_N, m, n, &one, cu(W), n, &zero, cu(dA.get<T>()), m, cu(dA.get<T>()), m),
           "cublas?geam(W^H)");
   }
   e.finish_compute();
-  read_info(e, info, 0, "cusolverDnXgeqrf info");
-  read_info(e, info, 1, "cusolverDn?ormqr info");
+  info.read(0, "cusolverDnXgeqrf info");
+  info.read(1, "cusolverDn?ormqr info");
   // With info > 0 ?gels returns before setting WORK(1) = WSIZE: WORK(1) still holds TAU(1), which
   // ?geqrf / ?gelqf wrote there.
   T tau0 = T(0);

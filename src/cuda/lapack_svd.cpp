@@ -182,7 +182,7 @@ void run_svd(Engine& e, const CallArgs& c, char jobu, char jobvt, int64_t m, int
   if (cju != 'N') dU = alloc_elems<T>(e, rows * ucols);
   if (cjv != 'N') dVT = alloc_elems<T>(e, cols * cols);
   Infos infos(e, 1);
-  std::vector<std::unique_ptr<Work>> keep;
+  std::vector<std::unique_ptr<Workspace>> keep;
   xgesvd(e, cju, cjv, rows, cols, src, dS.get<R>(), dU.get<T>(), dVT.get<T>(), infos.at(0), keep);
 
   // A's factors: U (m x ucols_a) and VT (vrows_a x n), packed.

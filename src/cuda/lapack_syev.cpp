@@ -101,7 +101,7 @@ void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n
   check(cusolverDnXsyevd_bufferSize(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
                                     data_type<R>(), dW.get(), data_type<T>(), &dbytes, &hbytes),
         "cusolverDnXsyevd_bufferSize");
-  Work ws(e, dbytes, hbytes);
+  Workspace ws(e, dbytes, hbytes);
   check(cusolverDnXsyevd(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
                          data_type<R>(), dW.get(), data_type<T>(), ws.d(), dbytes, ws.h(), hbytes, infos.at(0)),
         "cusolverDnXsyevd");
@@ -249,12 +249,12 @@ template <class T> void run_syevr(Engine& e, const CallArgs& c) {
   const cusolverEigMode_t mode = wantz ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
   int64_t meig = n;
   size_t dbytes = 0, hbytes = 0;
-  std::unique_ptr<Work> ws;
+  std::unique_ptr<Workspace> ws;
   if (range == 'A') {
     check(cusolverDnXsyevd_bufferSize(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
                                       data_type<R>(), dW.get(), data_type<T>(), &dbytes, &hbytes),
           "cusolverDnXsyevd_bufferSize");
-    ws.reset(new Work(e, dbytes, hbytes));
+    ws.reset(new Workspace(e, dbytes, hbytes));
     check(cusolverDnXsyevd(e.solver(), e.params(), mode, fill_of(uplo), n, data_type<T>(), dA.get(), n,
                            data_type<R>(), dW.get(), data_type<T>(), ws->d(), dbytes, ws->h(), hbytes, infos.at(0)),
           "cusolverDnXsyevd");
@@ -265,7 +265,7 @@ template <class T> void run_syevr(Engine& e, const CallArgs& c) {
                                        n, &vl, &vu, il, iu, &meig_size, data_type<R>(), dW.get(), data_type<T>(),
                                        &dbytes, &hbytes),
           "cusolverDnXsyevdx_bufferSize");
-    ws.reset(new Work(e, dbytes, hbytes));
+    ws.reset(new Workspace(e, dbytes, hbytes));
     check(cusolverDnXsyevdx(e.solver(), e.params(), mode, rg, fill_of(uplo), n, data_type<T>(), dA.get(), n, &vl,
                             &vu, il, iu, &meig, data_type<R>(), dW.get(), data_type<T>(), ws->d(), dbytes, ws->h(),
                             hbytes, infos.at(0)),

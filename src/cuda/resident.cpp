@@ -131,17 +131,14 @@ bool ResidentCache::covers(uintptr_t p, size_t n, size_t elem) const {
   return false;
 }
 
-ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
-  if (!enabled_ || m.packed() < min_bytes_) return nullptr;
-  if (!history_.upload(m.host, m.extent())) return nullptr;
+ResidentCache::Entry* ResidentCache::add(const HostMatrix& m, DevMem&& dev, uint8_t origin) {
   forget_overlapping(m.host, m.extent());
   auto e = std::make_unique<Entry>();
   e->m = m;
-  // Watching starts before the caller reads the bytes: a write racing with the copy is seen.
   if (!watch_content(m, &e->ticket)) return nullptr;
   e->sample = sample(m);
   e->dev = std::move(dev);
-  e->origin = GOFL_RES_KEPT;
+  e->origin = origin;
   e->pending = e->in_use = true;
   e->last_use = ++clock_;
   bytes_ += e->dev.bytes();
@@ -149,20 +146,17 @@ ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& d
   return entries_.back().get();
 }
 
+ResidentCache::Entry* ResidentCache::keep_upload(const HostMatrix& m, DevMem&& dev) {
+  if (!enabled_ || m.packed() < min_bytes_) return nullptr;
+  if (!history_.upload(m.host, m.extent())) return nullptr;
+  // Watching starts before the caller reads the bytes: a write racing with the copy is seen.
+  return add(m, std::move(dev), GOFL_RES_KEPT);
+}
+
 void ResidentCache::keep_output(const HostMatrix& m, DevMem&& dev) {
   if (!enabled_ || m.packed() < std::max(min_bytes_, kMinOutputBytes)) return;
-  forget_overlapping(m.host, m.extent());
-  auto e = std::make_unique<Entry>();
-  e->m = m;
   // The copy-out is complete: the host holds exactly dev, and any later write is seen.
-  if (!watch_content(m, &e->ticket)) return;
-  e->sample = sample(m);
-  e->dev = std::move(dev);
-  e->origin = GOFL_RES_OUTPUT;
-  e->pending = e->in_use = true;
-  e->last_use = ++clock_;
-  bytes_ += e->dev.bytes();
-  entries_.push_back(std::move(e));
+  add(m, std::move(dev), GOFL_RES_OUTPUT);
 }
 
 void ResidentCache::forget_overlapping(uintptr_t p, size_t n) {

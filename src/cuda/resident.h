@@ -104,6 +104,10 @@ class ResidentCache {
   void drop(size_t i);
   // No copy overlapping [p, p + n) stays (a new copy of those bytes supersedes them).
   void forget_overlapping(uintptr_t p, size_t n);
+  // Keeps `dev` as the copy of `m` (its content watched from here on, superseding any overlapping
+  // copy), from `origin` (gofl_residency), pending and in use until the call ends. Null, `dev` left
+  // to the caller, when the content cannot be watched.
+  Entry* add(const HostMatrix& m, DevMem&& dev, uint8_t origin);
 
   HostWatch watch_;
   std::vector<std::unique_ptr<Entry>> entries_;

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "cuda/blas3_args.h"
+#include "cuda/cublas_typed.h"
 #include "cuda/split.h"
 
 namespace gofl {
@@ -16,20 +17,6 @@ using namespace blas3;
 using cf = std::complex<float>;
 using cd = std::complex<double>;
 
-template <class T, class... A> cublasStatus_t xt_gemm(A... a) {
-  if constexpr (std::is_same_v<T, float>) return cublasXtSgemm(a...);
-  else if constexpr (std::is_same_v<T, double>) return cublasXtDgemm(a...);
-  else if constexpr (std::is_same_v<T, cf>) return cublasXtCgemm(a...);
-  else return cublasXtZgemm(a...);
-}
-template <class T> auto xt_ptr(T* p) {
-  if constexpr (std::is_same_v<std::remove_const_t<T>, cf>)
-    return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuComplex*, cuComplex*>>(p);
-  else if constexpr (std::is_same_v<std::remove_const_t<T>, cd>)
-    return reinterpret_cast<std::conditional_t<std::is_const_v<T>, const cuDoubleComplex*, cuDoubleComplex*>>(p);
-  else return p;
-}
-
 template <class T> void split_gemm_run(Engine& e, const CallArgs& a) {
   Gemm<T> g(a);
   g.ta = real_trans<T>(g.ta); g.tb = real_trans<T>(g.tb);
@@ -38,8 +25,8 @@ template <class T> void split_gemm_run(Engine& e, const CallArgs& a) {
   std::optional<SavedMatrix> saved;
   if (!is_zero(g.beta)) saved.emplace(g.C, g.m, g.n, g.ldc, sizeof(T));
   else e.set_rerunnable();  // C is not read: the CPU overwrites whatever part was written
-  const cublasStatus_t s = xt_gemm<T>(h, op_of(g.ta), op_of(g.tb), size_t(g.m), size_t(g.n), size_t(g.k), xt_ptr(&g.alpha),
-                                xt_ptr(g.A), size_t(g.lda), xt_ptr(g.B), size_t(g.ldb), xt_ptr(&g.beta), xt_ptr(g.C),
+  const cublasStatus_t s = xt_gemm<T>(h, op_of(g.ta), op_of(g.tb), size_t(g.m), size_t(g.n), size_t(g.k), cu(&g.alpha),
+                                cu(g.A), size_t(g.lda), cu(g.B), size_t(g.ldb), cu(&g.beta), cu(g.C),
                                 size_t(g.ldc));
   const bool injected = s == CUBLAS_STATUS_SUCCESS && e.fault("compute");  // test switch: fail after C was written
   if (s != CUBLAS_STATUS_SUCCESS || injected) {

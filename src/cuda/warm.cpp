@@ -19,7 +19,7 @@
 
 #include "common/clock.h"
 #include "common/table.h"
-#include "cuda/lapack_common.h"
+#include "cuda/cublas_typed.h"
 
 namespace gofl {
 namespace cuda {
@@ -295,8 +295,8 @@ template <class T> void WarmLane::gemm_of() {
   constexpr int64_t n = 64;
   const T one(1), zero(0);
   fresh<T>(n);
-  check(lapack::Blas<T>::gemm(blas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, lapack::cu(&one), lapack::cu(matrix<T>(0)), n,
-                              lapack::cu(matrix<T>(1)), n, lapack::cu(&zero), lapack::cu(matrix<T>(2)), n),
+  check(x_gemm<T>(blas(), CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, cu(&one), cu(matrix<T>(0)), n,
+                  cu(matrix<T>(1)), n, cu(&zero), cu(matrix<T>(2)), n),
         "cublasXgemm (warming)");
   done = true;
 }
