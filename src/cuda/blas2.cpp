@@ -22,6 +22,7 @@
 #include "cuda/blas_args.h"
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -304,6 +305,15 @@ void register_blas2() {
   register_type<cf>(OP_cgemv, OP_chemv, OP_ctrsv);
   register_type<cd>(OP_zgemv, OP_zhemv, OP_ztrsv);
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gemv_body() { return {gemv_supports<T>, gemv_bytes<T>, gemv_run<T>}; }
+template <class T> Routine symv_body() { return {symv_supports<T>, symv_bytes<T>, symv_run<T>}; }
+template <class T> Routine hemv_body() { return {symv_supports<T>, symv_bytes<T>, symv_run<T>}; }
+template <class T> Routine trsv_body() { return {trsv_supports<T>, trsv_bytes<T>, trsv_run<T>}; }
+
+GOFL_INSTANTIATE_BLAS2
 
 }  // namespace cuda
 }  // namespace gofl

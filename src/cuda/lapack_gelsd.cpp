@@ -13,6 +13,7 @@
 #include "cuda/engine.h"
 #include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -322,6 +323,12 @@ void register_gelsd() {
   r[OP_cgelsd] = Routine{&supports_gelsd<C>, &bytes_gelsd<C>, &run_gelsd<C>};
   r[OP_zgelsd] = Routine{&supports_gelsd<Z>, &bytes_gelsd<Z>, &run_gelsd<Z>};
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gelsd_body() { return {supports_gelsd<T>, bytes_gelsd<T>, run_gelsd<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_GELSD
 
 }  // namespace cuda
 }  // namespace gofl

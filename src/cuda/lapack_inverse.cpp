@@ -10,6 +10,7 @@
 
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -141,6 +142,13 @@ void register_inverse() {
   GOFL_ADD_INVERSE(potri, OP_spotri, OP_dpotri, OP_cpotri, OP_zpotri)
 }
 #undef GOFL_ADD_INVERSE
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine trtri_body() { return {trtri_supports<T>, trtri_bytes<T>, trtri_run<T>}; }
+template <class T> Routine potri_body() { return {potri_supports<T>, potri_bytes<T>, potri_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_INVERSE
 
 }  // namespace cuda
 }  // namespace gofl

@@ -9,6 +9,7 @@
 #include "cuda/engine.h"
 #include "cuda/host_view.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -396,6 +397,18 @@ void register_lu_chol() {
   GOFL_ADD_LU(posv, OP_sposv, OP_dposv, OP_cposv, OP_zposv)
 }
 #undef GOFL_ADD_LU
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine getrf_body() { return {getrf_supports<T>, getrf_bytes<T>, getrf_run<T>}; }
+template <class T> Routine getrs_body() { return {getrs_supports<T>, getrs_bytes<T>, getrs_run<T>}; }
+template <class T> Routine gesv_body() { return {gesv_supports<T>, gesv_bytes<T>, gesv_run<T>}; }
+template <class T> Routine getri_body() { return {getri_supports<T>, getri_bytes<T>, getri_run<T>}; }
+template <class T> Routine potrf_body() { return {potrf_supports<T>, potrf_bytes<T>, potrf_run<T>}; }
+template <class T> Routine potrs_body() { return {potrs_supports<T>, potrs_bytes<T>, potrs_run<T>}; }
+template <class T> Routine posv_body() { return {posv_supports<T>, posv_bytes<T>, posv_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_LU
 
 }  // namespace cuda
 }  // namespace gofl

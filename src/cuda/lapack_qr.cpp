@@ -9,6 +9,7 @@
 #include "cuda/engine.h"
 #include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -371,6 +372,15 @@ void register_qr() {
   add(OP_cgels, gels_supports<std::complex<float>>, gels_bytes<std::complex<float>>, gels_run<std::complex<float>>);
   add(OP_zgels, gels_supports<std::complex<double>>, gels_bytes<std::complex<double>>, gels_run<std::complex<double>>);
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine geqrf_body() { return {geqrf_supports<T>, geqrf_bytes<T>, geqrf_run<T>}; }
+template <class T> Routine orgqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
+template <class T> Routine ungqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
+template <class T> Routine gels_body() { return {gels_supports<T>, gels_bytes<T>, gels_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_QR
 
 }  // namespace cuda
 }  // namespace gofl

@@ -12,6 +12,7 @@
 
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -254,6 +255,13 @@ void register_svd() {
   r[OP_cgesdd] = Routine{&supports_gesdd<C>, &bytes_gesdd<C>, &run_gesdd<C>};
   r[OP_zgesdd] = Routine{&supports_gesdd<Z>, &bytes_gesdd<Z>, &run_gesdd<Z>};
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gesvd_body() { return {supports_gesvd<T>, bytes_gesvd<T>, run_gesvd<T>}; }
+template <class T> Routine gesdd_body() { return {supports_gesdd<T>, bytes_gesdd<T>, run_gesdd<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SVD
 
 }  // namespace cuda
 }  // namespace gofl

@@ -13,6 +13,7 @@
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -313,6 +314,17 @@ void register_syev() {
   r[OP_cheevr] = Routine{&supports_syevr<C>, &bytes_syevr<C>, &run_syevr<C>};
   r[OP_zheevr] = Routine{&supports_syevr<Z>, &bytes_syevr<Z>, &run_syevr<Z>};
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine syevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
+template <class T> Routine heevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
+template <class T> Routine syev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
+template <class T> Routine heev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
+template <class T> Routine syevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
+template <class T> Routine heevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SYEV
 
 }  // namespace cuda
 }  // namespace gofl

@@ -24,6 +24,7 @@
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -407,6 +408,17 @@ void register_sygv() {
   r[OP_chegvx] = Routine{&supports_sygvx<C>, &bytes_sygvx<C>, &run_sygvx<C>};
   r[OP_zhegvx] = Routine{&supports_sygvx<Z>, &bytes_sygvx<Z>, &run_sygvx<Z>};
 }
+
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine sygv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
+template <class T> Routine hegv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
+template <class T> Routine sygvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
+template <class T> Routine hegvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
+template <class T> Routine sygvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
+template <class T> Routine hegvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SYGV
 
 }  // namespace cuda
 }  // namespace gofl

@@ -10,12 +10,17 @@
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/warm.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
 namespace {
 
 constexpr int64_t kLuN = 128, kEigN = 256, kSvdN = 128, kGeevN = 64;
+
+}  // namespace
+
+// The warm-ups the table names (generated/gpu_routines.h; WARMUPS in ops/operations.py).
 
 template <class T> void lu_warm(WarmLane& l) {  // getrf, getrs, gesv, getri: Xgetrf, then Xgetrs
   const int64_t n = kLuN;
@@ -50,7 +55,7 @@ template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf,
         "cusolverDnXpotrs (warming)");
 }
 
-template <class T, int64_t n = kEigN> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd
+template <class T, int64_t n> void syevd_warm_at(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd
   // (not syevr's Xsyevdx)
   using R = real_t<T>;
   l.fresh<T>(n);
@@ -65,7 +70,7 @@ template <class T, int64_t n = kEigN> void syevd_warm(WarmLane& l) {  // syevd, 
         "cusolverDnXsyevd (warming)");
 }
 
-template <class T, int64_t n = kSvdN> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
+template <class T, int64_t n> void svd_warm_at(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
   using R = real_t<T>;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
@@ -110,8 +115,14 @@ template <class T> void geev_warm(WarmLane& l) {  // geev, geevx: Xgeev with rig
         "cusolverDnXgeev (warming)");
 }
 
-template <class T> void syevd_warm_large(WarmLane& l) { syevd_warm<T, WarmLane::kLargeN>(l); }
-template <class T> void svd_warm_large(WarmLane& l) { svd_warm<T, WarmLane::kLargeN>(l); }
+template <class T> void syevd_warm(WarmLane& l) { syevd_warm_at<T, kEigN>(l); }
+template <class T> void syevd_warm_large(WarmLane& l) { syevd_warm_at<T, WarmLane::kLargeN>(l); }
+template <class T> void svd_warm(WarmLane& l) { svd_warm_at<T, kSvdN>(l); }
+template <class T> void svd_warm_large(WarmLane& l) { svd_warm_at<T, WarmLane::kLargeN>(l); }
+
+GOFL_INSTANTIATE_LAPACK_WARM
+
+namespace {
 
 // The warm-ups of each LAPACK routine, by the routine's name in the operation table (its family):
 // small, and large where the family has one.

@@ -7,6 +7,7 @@
 
 #include "cuda/blas3_args.h"
 #include "cuda/split.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -60,6 +61,12 @@ void register_split_blas3() {
   // Not zgemm: cuBLASXt's zgemm crashed the process (SIGSEGV) on an H200 with CUDA 13.0, on the
   // test's first 700x650x600 product (s/d/c passed); zgemm stays on one GPU.
 }
+
+// ---- the table's split routines (generated/gpu_routines.h) -----------------------------------------
+
+template <class T> SplitRoutine gemm_split() { return {gemm_supports<T>, split_gemm_run<T>}; }
+
+GOFL_INSTANTIATE_SPLIT_BLAS3
 
 }  // namespace cuda
 }  // namespace gofl

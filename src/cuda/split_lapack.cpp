@@ -17,6 +17,7 @@
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
 #include "cuda/split.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -371,6 +372,17 @@ void register_split_lapack() {
   register_type<cf>(OP_cgetrf, OP_cgetrs, OP_cpotrf, OP_cpotrs);
   register_type<cd>(OP_zgetrf, OP_zgetrs, OP_zpotrf, OP_zpotrs);
 }
+
+// ---- the table's split routines (generated/gpu_routines.h) -----------------------------------------
+
+template <class T> SplitRoutine getrf_split() { return {getrf_supports<T>, getrf_run<T>}; }
+template <class T> SplitRoutine getrs_split() { return {getrs_supports<T>, getrs_run<T>}; }
+template <class T> SplitRoutine potrf_split() { return {potrf_supports<T>, potrf_run<T>}; }
+template <class T> SplitRoutine potrs_split() { return {potrs_supports<T>, potrs_run<T>}; }
+template <class T> SplitRoutine syevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
+template <class T> SplitRoutine heevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
+
+GOFL_INSTANTIATE_SPLIT_LAPACK
 
 }  // namespace cuda
 }  // namespace gofl
