@@ -9,9 +9,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <string>
 #include <utility>
-#include <vector>
 #include <optional>
 
 #include "common/nvml.h"
@@ -49,26 +47,6 @@ void ensure_registered() {
     // One call over several GPUs: engines of their own (cuBLASXt, cusolverMg), made at first use.
     for (const SplitRoutineRow& row : kSplitRoutines) split_routines()[row.op] = row.body();
   });
-}
-
-// TEMPORARY: the hand registration, to compare with the table's.
-void old_registration() {
-    const unsigned blas = Engine::kCublas, both = Engine::kCublas | Engine::kCusolver;
-    const std::pair<void (*)(), unsigned> families[] = {
-        {register_blas3, blas}, {register_blas2, blas}, {register_lu_chol, both}, {register_qr, both},
-        {register_syev, both},  {register_geev, both},  {register_geevx, both},   {register_svd, both},
-        {register_gelsd, both}, {register_sygv, both},  {register_inverse, both}, {register_fft, Engine::kCufft},
-    };
-    for (const auto& [register_family, libraries] : families) {
-      bool before[GOFL_N_OPS];
-      for (int op = 0; op < GOFL_N_OPS; ++op) before[op] = routines()[op].run != nullptr;
-      register_family();
-      for (int op = 0; op < GOFL_N_OPS; ++op)
-        if (!before[op] && routines()[op].run) routines()[op].libraries = libraries;
-    }
-    register_lapack_warm();
-    register_split_blas3();
-    register_split_lapack();
 }
 
 const Routine* routine_of(const gofl_call* c) {
@@ -386,33 +364,6 @@ void b_residency_info(char* buf, size_t len) {
 }  // namespace
 }  // namespace cuda
 }  // namespace gofl
-
-// TEMPORARY: 0 when the table's registration equals the hand one, entry by entry.
-extern "C" __attribute__((visibility("default"))) int gofl_compare_registrations(char* msg, size_t len) {
-  using namespace gofl::cuda;
-  ensure_registered();
-  std::vector<Routine> fresh(routines(), routines() + GOFL_N_OPS);
-  std::vector<SplitRoutine> fresh_split(split_routines(), split_routines() + GOFL_N_OPS);
-  for (int op = 0; op < GOFL_N_OPS; ++op) routines()[op] = Routine{}, split_routines()[op] = SplitRoutine{};
-  old_registration();
-  int bad = 0;
-  std::string out;
-  for (int op = 0; op < GOFL_N_OPS; ++op) {
-    const Routine &o = routines()[op], &n = fresh[size_t(op)];
-    const SplitRoutine &os = split_routines()[op], &ns = fresh_split[size_t(op)];
-    const bool same = o.supports == n.supports && o.bytes == n.bytes && o.run == n.run && o.libraries == n.libraries &&
-                      !o.warm == !n.warm && !o.warm_large == !n.warm_large && os.supports == ns.supports &&
-                      os.run == ns.run;
-    // Warm-ups the table's code names without a forwarding wrapper must be the very same function.
-    const bool same_warm = gofl_ops[op].kind != GOFL_KIND_LAPACK || (o.warm == n.warm) ||
-                           !strcmp(gofl_ops[op].routine, "x");
-    if (!same) ++bad, out += std::string(gofl_ops[op].name) + " ";
-    if (!same_warm) out += std::string("(warm ptr differs: ") + gofl_ops[op].name + ") ";
-  }
-  for (int op = 0; op < GOFL_N_OPS; ++op) routines()[op] = fresh[size_t(op)], split_routines()[op] = fresh_split[size_t(op)];
-  std::snprintf(msg, len, "%d differ: %s", bad, out.c_str());
-  return bad;
-}
 
 extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
   using namespace gofl::cuda;

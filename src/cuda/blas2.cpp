@@ -288,23 +288,7 @@ template <class T> void trsv_run(Engine& e, const CallArgs& a) {
   download_vec(e, x, dx.get<T>(), t.conj);
 }
 
-// ---- registration ---------------------------------------------------------------------------------------
-
-template <class T> void register_type(int gemv, int symv_or_hemv, int trsv) {
-  Routine* r = routines();
-  r[gemv] = Routine{gemv_supports<T>, gemv_bytes<T>, gemv_run<T>};
-  r[symv_or_hemv] = Routine{symv_supports<T>, symv_bytes<T>, symv_run<T>};
-  r[trsv] = Routine{trsv_supports<T>, trsv_bytes<T>, trsv_run<T>};
-}
-
 }  // namespace
-
-void register_blas2() {
-  register_type<float>(OP_sgemv, OP_ssymv, OP_strsv);
-  register_type<double>(OP_dgemv, OP_dsymv, OP_dtrsv);
-  register_type<cf>(OP_cgemv, OP_chemv, OP_ctrsv);
-  register_type<cd>(OP_zgemv, OP_zhemv, OP_ztrsv);
-}
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 

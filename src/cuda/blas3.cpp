@@ -561,41 +561,7 @@ template <class T, bool Solve> void tri_warm(WarmLane& l) {
   check(st, Solve ? "cublasXtrsm (warming)" : "cublasXtrmm (warming)");
 }
 
-// ---- registration ---------------------------------------------------------------------------------------
-
-template <class T, class S, class Sb, bool Two, bool Herm> Routine rank_routine() {
-  return Routine{rank_supports<T, S, Sb, Two, Herm>, rank_bytes<T, S, Sb, Two, Herm>, rank_run<T, S, Sb, Two, Herm>, 0,
-                 rank_warm<T, Two, Herm>};
-}
-
-template <class T> void register_type(int gemm, int symm, int syrk, int syr2k, int trmm, int trsm) {
-  Routine* r = routines();
-  r[gemm] = Routine{gemm_supports<T>, gemm_bytes<T>, gemm_run<T>, 0, gemm_warm<T>};
-  r[symm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, false>, 0, symmetric_warm<T, false>};
-  r[syrk] = rank_routine<T, T, T, false, false>();
-  r[syr2k] = rank_routine<T, T, T, true, false>();
-  r[trmm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, false>, 0, tri_warm<T, false>};
-  r[trsm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, true>, 0, tri_warm<T, true>};
-}
-
-template <class T> void register_hermitian(int hemm, int herk, int her2k) {
-  using R = real_t<T>;
-  Routine* r = routines();
-  r[hemm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, true>, 0, symmetric_warm<T, true>};
-  r[herk] = rank_routine<T, R, R, false, true>();
-  r[her2k] = rank_routine<T, T, R, true, true>();
-}
-
 }  // namespace
-
-void register_blas3() {
-  register_type<float>(OP_sgemm, OP_ssymm, OP_ssyrk, OP_ssyr2k, OP_strmm, OP_strsm);
-  register_type<double>(OP_dgemm, OP_dsymm, OP_dsyrk, OP_dsyr2k, OP_dtrmm, OP_dtrsm);
-  register_type<cf>(OP_cgemm, OP_csymm, OP_csyrk, OP_csyr2k, OP_ctrmm, OP_ctrsm);
-  register_type<cd>(OP_zgemm, OP_zsymm, OP_zsyrk, OP_zsyr2k, OP_ztrmm, OP_ztrsm);
-  register_hermitian<cf>(OP_chemm, OP_cherk, OP_cher2k);
-  register_hermitian<cd>(OP_zhemm, OP_zherk, OP_zher2k);
-}
 
 // ---- the table's bodies and warm-ups (generated/gpu_routines.h) -----------------------------------------
 

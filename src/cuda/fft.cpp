@@ -304,11 +304,6 @@ void fft_run(Engine& e, const CallArgs& a) {
 
 }  // namespace
 
-void register_fft() {
-  for (int op : {OP_dfft, OP_sfft, OP_dfft_r2c, OP_sfft_r2c, OP_dfft_c2r, OP_sfft_c2r})
-    routines()[op] = Routine{fft_supports, fft_bytes, fft_run};
-}
-
 // Every FFTW execute's body (generated/gpu_routines.h): the call's transform (gofl_call.fft) carries its
 // kind and precision, so T, the element type of the op's precision, picks nothing.
 template <class T> Routine fft_body() { return {fft_supports, fft_bytes, fft_run}; }

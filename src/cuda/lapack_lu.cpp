@@ -378,25 +378,7 @@ template <class T> void posv_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, inf);
 }
 
-void add(int op, SupportsFn s, BytesFn b, RunFn r) { routines()[op] = Routine{s, b, r}; }
-#define GOFL_ADD_LU(name, S, D, C, Z)                                                                       \
-  add(S, name##_supports<float>, name##_bytes<float>, name##_run<float>);                                  \
-  add(D, name##_supports<double>, name##_bytes<double>, name##_run<double>);                               \
-  add(C, name##_supports<std::complex<float>>, name##_bytes<std::complex<float>>, name##_run<std::complex<float>>); \
-  add(Z, name##_supports<std::complex<double>>, name##_bytes<std::complex<double>>, name##_run<std::complex<double>>);
-
 }  // namespace
-
-void register_lu_chol() {
-  GOFL_ADD_LU(getrf, OP_sgetrf, OP_dgetrf, OP_cgetrf, OP_zgetrf)
-  GOFL_ADD_LU(getrs, OP_sgetrs, OP_dgetrs, OP_cgetrs, OP_zgetrs)
-  GOFL_ADD_LU(gesv, OP_sgesv, OP_dgesv, OP_cgesv, OP_zgesv)
-  GOFL_ADD_LU(getri, OP_sgetri, OP_dgetri, OP_cgetri, OP_zgetri)
-  GOFL_ADD_LU(potrf, OP_spotrf, OP_dpotrf, OP_cpotrf, OP_zpotrf)
-  GOFL_ADD_LU(potrs, OP_spotrs, OP_dpotrs, OP_cpotrs, OP_zpotrs)
-  GOFL_ADD_LU(posv, OP_sposv, OP_dposv, OP_cposv, OP_zposv)
-}
-#undef GOFL_ADD_LU
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
