@@ -30,7 +30,15 @@ from collections import namedtuple
 # A routine: its name without precision letter, the precisions it exists in (with the complex
 # name when it differs: 'syevd' is s/d, 'heevd' c/z), interfaces, argument list for real and complex,
 # dimensions (m, n, k) recorded in traces, the flop estimate, the operands, the workspace-query args.
-# gpu: the CUDA backend has a routine for it (backend_tests checks that it registers exactly these).
+# gpu: the family of its GPU body, a key of GPU_FAMILIES: src/cuda/<family>.cpp defines
+# `template <class T> Routine <name>_body()` (T the precision's element type); False: no GPU routine.
+# BLAS-3 and BLAS-2 rows default to their kind's family; LAPACK rows name theirs.
+# warm: its warm-up, a key of WARMUPS (cuda/warm.h); BLAS-3 rows default to their own (warm-up named
+# like the routine), the others to none.
+# split: the engine that runs one call over several GPUs (a key of SPLIT_ENGINES, cuda/split.h),
+# or (engine, precisions) when only some precisions split; None: never split.
+# verify: how --verify compares the GPU's results with the CPU library's (a key of VERIFY_MODES).
+# The CUDA backend registers exactly these bodies, warm-ups and split routines (backend_tests checks it).
 # family: the routine whose curves and efficiency it borrows when its own are missing (the cost
 # model's fallback, policy/model.h): the Hermitian names as the symmetric ones; itself by default.
 # calib: flops of the calibration's n x n problem over n^3 (BLAS-2: over n^2), real precisions (complex: x4),
@@ -39,13 +47,85 @@ from collections import namedtuple
 # only for ?copy's argument list (n x incx y incy).
 Op = namedtuple(
     "Op",
-    "name precs kind ifaces args cargs dims flops operands query gpu family calib split_copy",
+    "name precs kind ifaces args cargs dims flops operands query gpu warm split split_precs verify family calib"
+    " split_copy",
 )
 
-def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=True,
-       family=None, calib=0.0, split_copy=False):
+# GPU body families: the file in src/cuda/ that defines the bodies, and the CUDA libraries they use
+# (loaded, and their handles made, ahead of a routine's first call).
+GPU_FAMILIES = {
+    "blas3": ("cublas",),
+    "blas2": ("cublas",),
+    "lapack_lu": ("cublas", "cusolver"),
+    "lapack_inverse": ("cublas", "cusolver"),
+    "lapack_qr": ("cublas", "cusolver"),
+    "lapack_syev": ("cublas", "cusolver"),
+    "lapack_sygv": ("cublas", "cusolver"),
+    "lapack_svd": ("cublas", "cusolver"),
+    "lapack_gelsd": ("cublas", "cusolver"),
+    "lapack_geev": ("cublas", "cusolver"),
+    "lapack_geevx": ("cublas", "cusolver"),
+    "fft": ("cufft",),
+}
+
+# Warm-ups (cuda/warm.h): the file in src/cuda/ that defines `template <class T> void <name>_warm(WarmLane&)`,
+# and whether it also defines <name>_warm_large, the same at WarmLane::kLargeN for routines whose
+# larger calls use other kernels. The BLAS-3 ones run the routine itself; the LAPACK ones the cuSOLVER
+# routines of a family of routines (lapack_warm.cpp: "lu" is Xgetrf and Xgetrs).
+WARMUPS = {
+    "gemm": ("blas3", False), "symm": ("blas3", False), "hemm": ("blas3", False),
+    "syrk": ("blas3", False), "herk": ("blas3", False), "syr2k": ("blas3", False), "her2k": ("blas3", False),
+    "trmm": ("blas3", False), "trsm": ("blas3", False),
+    "lu": ("lapack_warm", False), "chol": ("lapack_warm", False), "qr": ("lapack_warm", False),
+    "syevd": ("lapack_warm", True), "svd": ("lapack_warm", True), "geev": ("lapack_warm", False),
+}
+
+# Split engines (cuda/split.h): the file in src/cuda/ that defines `template <class T> SplitRoutine
+# <name>_split()` for each routine the engine runs.
+SPLIT_ENGINES = {
+    "cublasxt": "split_blas3",
+    "cusolvermg": "split_lapack",
+}
+
+# --verify's comparisons (src/preload/verify.cpp): vectors defined only up to sign or scaling are
+# skipped where their values are compared.
+VERIFY_MODES = {
+    "outputs": "every output",
+    "eigenvalues": "every output but a (the eigenvectors, or destroyed)",
+    "eigenvalue_range": "the m eigenvalues found (m must agree); z's size bounded by n columns for range V",
+    "generalized": "b (the Cholesky factor) and w",
+    "generalized_range": "b, and the m eigenvalues found (m must agree)",
+    "singular_values": "s",
+    "eigenvalue_set": "the eigenvalues, sorted (they come in no fixed order)",
+    "least_squares": "the solution's rows of b, unless info != 0 (gels)",
+    "least_squares_svd": "the solution's rows of b and s, unless info != 0 (gelsd)",
+    "lu_factors": "the factors when the pivots agree (getrf)",
+    "lu_solve": "the factors when the pivots agree, and b (gesv)",
+    "transform": "the transform's output elements (FFTW executes)",
+}
+
+DEFAULT_GPU = {"blas3": "blas3", "blas2": "blas2"}
+
+
+def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=None,
+       warm=None, split=None, verify="outputs", family=None, calib=0.0, split_copy=False):
+    if gpu is None:
+        if kind not in DEFAULT_GPU:
+            raise ValueError(f"{name}: name its GPU family (gpu=...) or gpu=False")
+        gpu = DEFAULT_GPU[kind]
+    gpu = gpu or None
+    if warm is None and kind == "blas3" and gpu:
+        warm = name
+    split, split_precs = split if isinstance(split, tuple) else (split, precs if split else "")
+    for what, key, known in (("gpu", gpu, GPU_FAMILIES), ("warm", warm, WARMUPS), ("split", split, SPLIT_ENGINES),
+                             ("verify", verify, VERIFY_MODES)):
+        if key is not None and key not in known:
+            raise ValueError(f"{name}: unknown {what} {key!r}")
+    if (warm or split) and not gpu:
+        raise ValueError(f"{name}: a warm-up or split routine needs a GPU routine")
     return Op(name, precs, kind, ifaces, args.split(), (cargs or args).split(), dims, flops, operands, tuple(query), gpu,
-              family or name, float(calib), split_copy)
+              warm, split, split_precs, verify, family or name, float(calib), split_copy)
+
 
 BLAS_IF = ("fortran", "cblas")
 
@@ -54,6 +134,9 @@ OPS = [
     # ---- BLAS-3 -------------------------------------------------------------------------------------------
     op("gemm", "sdcz", "blas3",
        "transa:ch transb:ch m:int n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
+       # Not zgemm over several GPUs: cuBLASXt's zgemm crashed the process (SIGSEGV) on an H200 with
+       # CUDA 13.0, on the test's first 700x650x600 product (s/d/c passed); zgemm stays on one GPU.
+       split=("cublasxt", "sdc"),
        dims=("m", "n", "k"), flops="2.0*m*n*k",
        operands=[("a", "mat(isN(transa)?m:k, isN(transa)?k:m, lda)"),
                  ("b", "mat(isN(transb)?k:n, isN(transb)?n:k, ldb)"),
@@ -138,63 +221,77 @@ OPS = [
     # ---- LAPACK: LU ------------------------------------------------------------------------------------------
     op("getrf", "sdcz", "lapack",
        "m:int n:int a:inout lda:int ipiv:iinout info:iout",
+       gpu="lapack_lu", warm="lu", split="cusolvermg", verify="lu_factors",
        dims=("m", "n", "0"),
        flops="(double)std::max(m,n)*std::min(m,n)*std::min(m,n) - (double)std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
        operands=[("a", "mat(m, n, lda)"), ("ipiv", "std::min(m, n)")], calib=2.0 / 3),
     op("getrs", "sdcz", "lapack",
        "trans:ch n:int nrhs:int a:in lda:int ipiv:iin b:inout ldb:int info:iout",
+       gpu="lapack_lu", warm="lu", split="cusolvermg",
        dims=("n", "n", "nrhs"), flops="2.0*n*n*nrhs",
        operands=[("a", "mat(n, n, lda)"), ("ipiv", "n"), ("b", "mat(n, nrhs, ldb)")], calib=2),
     op("gesv", "sdcz", "lapack",
        "n:int nrhs:int a:inout lda:int ipiv:iinout b:inout ldb:int info:iout",
+       gpu="lapack_lu", warm="lu", verify="lu_solve",
        dims=("n", "n", "nrhs"), flops="2.0*n*n*n/3.0 + 2.0*n*n*nrhs",
        operands=[("a", "mat(n, n, lda)"), ("ipiv", "n"), ("b", "mat(n, nrhs, ldb)")], calib=8.0 / 3),
     op("getri", "sdcz", "lapack",
        "n:int a:inout lda:int ipiv:iin work:work lwork:int info:iout",
+       gpu="lapack_lu", warm="lu",
        dims=("n", "n", "0"), flops="4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("ipiv", "n")], query=["lwork"], calib=4.0 / 3),
     # ---- LAPACK: Cholesky ------------------------------------------------------------------------------------
     op("potrf", "sdcz", "lapack",
        "uplo:ch n:int a:inout lda:int info:iout",
+       gpu="lapack_lu", warm="chol", split="cusolvermg",
        dims=("n", "n", "0"), flops="1.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)")], calib=1.0 / 3),
     op("potrs", "sdcz", "lapack",
        "uplo:ch n:int nrhs:int a:in lda:int b:inout ldb:int info:iout",
+       gpu="lapack_lu", warm="chol", split="cusolvermg",
        dims=("n", "n", "nrhs"), flops="2.0*n*n*nrhs",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], calib=2),
     op("posv", "sdcz", "lapack",
        "uplo:ch n:int nrhs:int a:inout lda:int b:inout ldb:int info:iout",
+       gpu="lapack_lu", warm="chol",
        dims=("n", "n", "nrhs"), flops="1.0*n*n*n/3.0 + 2.0*n*n*nrhs",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], calib=7.0 / 3),
     # ---- LAPACK: inverses of triangular and Cholesky factors ------------------------------------------------
     op("trtri", "sdcz", "lapack",
        "uplo:ch diag:ch n:int a:inout lda:int info:iout",
+       gpu="lapack_inverse", warm="chol",
        dims=("n", "n", "0"), flops="1.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)")], family="potrf"),
     op("potri", "sdcz", "lapack",
        "uplo:ch n:int a:inout lda:int info:iout",
+       gpu="lapack_inverse", warm="chol",
        dims=("n", "n", "0"), flops="2.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)")], family="potrf"),
     # ---- LAPACK: symmetric / Hermitian eigenproblems ---------------------------------------------------------
     op("syevd", "sd", "lapack",
        "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int iwork:iwork liwork:int info:iout",
+       gpu="lapack_syev", warm="syevd", split="cusolvermg", verify="eigenvalues",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork", "liwork"], calib=9),
     op("heevd", "cz", "lapack",
        "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
+       gpu="lapack_syev", warm="syevd", split="cusolvermg", verify="eigenvalues",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork", "lrwork", "liwork"], family="syevd", calib=9),
     op("syev", "sd", "lapack",
        "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int info:iout",
+       gpu="lapack_syev", warm="syevd", verify="eigenvalues",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork"], calib=9),
     op("heev", "cz", "lapack",
        "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int rwork:rwork info:iout",
+       gpu="lapack_syev", warm="syevd", verify="eigenvalues",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n")], query=["lwork"], family="syev", calib=9),
     op("syevr", "sd", "lapack",
        "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout w:rout"
        " z:out ldz:int isuppz:iwork work:work lwork:int iwork:iwork liwork:int info:iout",
+       gpu="lapack_syev", warm="syevd", verify="eigenvalue_range",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
@@ -202,6 +299,7 @@ OPS = [
     op("heevr", "cz", "lapack",
        "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout w:rout"
        " z:out ldz:int isuppz:iwork work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
+       gpu="lapack_syev", warm="syevd", verify="eigenvalue_range",
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
@@ -212,27 +310,32 @@ OPS = [
     # sum of those four steps. Curves and efficiency borrowed from syevd / heevd until calibrated.
     op("sygv", "sd", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], family="syevd"),
     op("hegv", "cz", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int rwork:rwork info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], family="heevd"),
     op("sygvd", "sd", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int iwork:iwork"
        " liwork:int info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork", "liwork"],
        family="syevd"),
     op("hegvd", "cz", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int rwork:rwork"
        " lrwork:int iwork:iwork liwork:int info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork", "lrwork", "liwork"],
        family="heevd"),
     op("sygvx", "sd", "lapack",
        "itype:int jobz:ch range:ch uplo:ch n:int a:inout lda:int b:inout ldb:int vl:rsc vu:rsc il:int?range=I"
        " iu:int?range=I abstol:rsc m:iout w:rout z:out ldz:int work:work lwork:int iwork:iwork ifail:iwork info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized_range",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
@@ -241,6 +344,7 @@ OPS = [
        "itype:int jobz:ch range:ch uplo:ch n:int a:inout lda:int b:inout ldb:int vl:rsc vu:rsc il:int?range=I"
        " iu:int?range=I abstol:rsc m:iout w:rout z:out ldz:int work:work lwork:int rwork:rwork iwork:iwork"
        " ifail:iwork info:iout",
+       gpu="lapack_sygv", warm="syevd", verify="generalized_range",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
@@ -250,6 +354,7 @@ OPS = [
        "jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int info:iout",
        cargs="jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int"
              " rwork:rwork info:iout",
+       gpu="lapack_svd", warm="svd", verify="singular_values",
        dims=("m", "n", "0"),
        flops="(isN(jobu) && isN(jobvt)) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
              " : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
@@ -261,6 +366,7 @@ OPS = [
        "jobz:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int iwork:iwork info:iout",
        cargs="jobz:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int"
              " rwork:rwork iwork:iwork info:iout",
+       gpu="lapack_svd", warm="svd", verify="singular_values",
        dims=("m", "n", "0"),
        flops="isN(jobz) ? 4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 4.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
              " : 8.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 20.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
@@ -271,19 +377,23 @@ OPS = [
     # ---- LAPACK: QR and least squares ------------------------------------------------------------------------
     op("geqrf", "sdcz", "lapack",
        "m:int n:int a:inout lda:int tau:out work:work lwork:int info:iout",
+       gpu="lapack_qr", warm="qr",
        dims=("m", "n", "0"),
        flops="2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0",
        operands=[("a", "mat(m, n, lda)"), ("tau", "std::min(m, n)")], query=["lwork"], calib=4.0 / 3),
     op("orgqr", "sd", "lapack",
        "m:int n:int k:int a:inout lda:int tau:in work:work lwork:int info:iout",
+       gpu="lapack_qr", warm="qr",
        dims=("m", "n", "k"), flops="4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0",
        operands=[("a", "mat(m, n, lda)"), ("tau", "k")], query=["lwork"], calib=4.0 / 3),
     op("ungqr", "cz", "lapack",
        "m:int n:int k:int a:inout lda:int tau:in work:work lwork:int info:iout",
+       gpu="lapack_qr", warm="qr",
        dims=("m", "n", "k"), flops="4.0*m*n*k - 2.0*(m+n)*k*k + 4.0*k*k*k/3.0",
        operands=[("a", "mat(m, n, lda)"), ("tau", "k")], query=["lwork"], family="orgqr", calib=4.0 / 3),
     op("gels", "sdcz", "lapack",
        "trans:ch m:int n:int nrhs:int a:inout lda:int b:inout ldb:int work:work lwork:int info:iout",
+       gpu="lapack_qr", warm="qr", verify="least_squares",
        dims=("m", "n", "nrhs"),
        flops="2.0*std::max(m,n)*std::min(m,n)*std::min(m,n) - 2.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
              " + 4.0*std::max(m,n)*std::min(m,n)*nrhs",
@@ -293,6 +403,7 @@ OPS = [
        " iwork:iwork info:iout",
        cargs="m:int n:int nrhs:int a:inout lda:int b:inout ldb:int s:rout rcond:rsc rank:iout work:work lwork:int"
              " rwork:rwork iwork:iwork info:iout",
+       gpu="lapack_gelsd", warm="qr", verify="least_squares_svd",
        dims=("m", "n", "nrhs"),
        flops="4.0*std::max(m,n)*std::min(m,n)*std::min(m,n) + 8.0*std::min(m,n)*std::min(m,n)*std::min(m,n)/3.0"
              " + 4.0*std::max(m,n)*std::min(m,n)*nrhs",
@@ -304,6 +415,7 @@ OPS = [
        " info:iout",
        cargs="jobvl:ch jobvr:ch n:int a:inout lda:int w:out vl:out ldvl:int vr:out ldvr:int work:work lwork:int"
              " rwork:rwork info:iout",
+       gpu="lapack_geev", warm="geev", verify="eigenvalue_set",
        dims=("n", "n", "0"), flops="(isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
                  ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
@@ -316,6 +428,7 @@ OPS = [
        " ilo:iout ihi:iout scale:rout abnrm:rout rconde:rout rcondv:rout work:work lwork:int iwork:iwork info:iout",
        cargs="balanc:ch jobvl:ch jobvr:ch sense:ch n:int a:inout lda:int w:out vl:out ldvl:int vr:out ldvr:int"
              " ilo:iout ihi:iout scale:rout abnrm:rout rconde:rout rcondv:rout work:work lwork:int rwork:rwork info:iout",
+       gpu="lapack_geevx", warm="geev", verify="eigenvalue_set",
        dims=("n", "n", "0"), flops="(isV(jobvl) || isV(jobvr)) ? 26.33*n*n*n : 10.0*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("wr", "n"), ("wi", "n"), ("w", "n"),
                  ("vl", "isV(jobvl) ? mat(n, n, ldvl) : 0"), ("vr", "isV(jobvr) ? mat(n, n, ldvr) : 0")],
@@ -410,8 +523,10 @@ OPS = [
 # FFTW transforms (src/fftw/ intercepts them, src/cuda/fft.cpp runs them on cuFFT): ids in the same space,
 # named by the report. Their calls carry the transform (gofl_call.fft), not Fortran arguments; their
 # calibration is calibrate's FFT pass, not the `calib` work of the table's routines.
+# Every transform runs on one GPU body, fft_body (fft.cpp: the call's transform says which).
 FFT_OPS = [("fft", "c2c"), ("fft_r2c", "r2c"), ("fft_c2r", "c2r")]
-FFT_GPU = True
+FFT_GPU = "fft"
+FFT_VERIFY = "transform"
 FFT_PRECS = {"d": "fftw_", "s": "fftwf_"}
 
 # Name schemes: (id, Fortran name pattern, CBLAS name pattern, integer type).

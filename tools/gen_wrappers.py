@@ -150,10 +150,20 @@ def ident(s):
     return "S_" + s
 
 
+def split_engine_id(o, p):
+    return f"GOFL_SPLIT_{o.split.upper()}" if o and o.split and p in o.split_precs else "GOFL_SPLIT_NONE"
+
+
+def verify_id(mode):
+    return f"GOFL_VERIFY_{mode.upper()}"
+
+
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask, family, calib)\n"
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask, family, calib, split,\n"
+             "//         warmed, verify)\n"
              "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"
-             "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"]
+             "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"
+             "// split: the engine that runs it over several GPUs; warmed: it has a GPU warm-up; verify: --verify's comparison.\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
@@ -165,8 +175,10 @@ def gen_ops_inc():
                     mask |= 1 << i
         family = o.family if o else routine
         calib = repr(o.calib) if o else "0.0"
+        warmed = 1 if o and o.warm else 0
+        verify = verify_id(o.verify if o else T.FFT_VERIFY)
         lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
-                     f"0x{mask:x}u, \"{family}\", {calib})\n")
+                     f"0x{mask:x}u, \"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
     return "".join(lines)
 
 
@@ -382,11 +394,94 @@ def table_hash():
 def gen_table_h():
     n_ops = len(all_ops())
     n_syms = len(sym_entries())
+    splits = ", ".join(["GOFL_SPLIT_NONE"] + [f"GOFL_SPLIT_{e.upper()}" for e in T.SPLIT_ENGINES])
+    verify = "".join(f"  {verify_id(m)},  // {what}\n" for m, what in T.VERIFY_MODES.items())
     return (BANNER + "#pragma once\n\n"
             f"#define GOFL_N_OPS {n_ops}\n#define GOFL_N_SYMS {n_syms}\n"
             f"// Hash of the op names in id order: the trace header carries it so that a reader built from\n"
             f"// another table refuses the file instead of naming its operations wrongly.\n"
-            f"#define GOFL_OPS_HASH 0x{table_hash():08x}u\n")
+            f"#define GOFL_OPS_HASH 0x{table_hash():08x}u\n\n"
+            "// The engine that runs one call over several GPUs (cuda/split.h).\n"
+            f"enum gofl_split_engine {{ {splits} }};\n\n"
+            "// How --verify compares the GPU's results with the CPU library's (preload/verify.cpp).\n"
+            f"enum gofl_verify_mode {{\n{verify}}};\n")
+
+
+def gpu_rows():
+    """(op id name, body, element type, family, warm-up or None, split engine or None) of every op with a GPU body."""
+    out = []
+    for name, o, p in all_ops():
+        family = o.gpu if o else T.FFT_GPU
+        if not family:
+            continue
+        body = o.name if o else T.FFT_GPU
+        warm = o.warm if o else None
+        split = o.split if o and p in o.split_precs else None
+        out.append((name, body, ELEM[p], family, warm, split))
+    return out
+
+
+LIBRARY_BIT = {"cublas": "Engine::kCublas", "cusolver": "Engine::kCusolver", "cufft": "Engine::kCufft"}
+
+
+def gen_gpu_routines_h():
+    """The CUDA backend's routine table: every GPU body, warm-up and split routine the table names, and
+    per source file the explicit instantiations it makes of them (its templates are defined there)."""
+    rows = gpu_rows()
+    L = [BANNER, "// The CUDA backend's routines (cuda/engine.h: Routine; cuda/split.h: SplitRoutine), from the table's\n"
+         "// gpu, warm and split columns. Each body, warm-up and split routine is a template over the element\n"
+         "// type declared here and defined in its file of src/cuda/, which instantiates it for the table's\n"
+         "// precisions with that file's GOFL_INSTANTIATE_<FILE>. backend.cpp registers kGpuRoutines and\n"
+         "// kSplitRoutines.\n",
+         "#pragma once\n\n#include <complex>\n#include <cstdint>\n\n#include \"cuda/engine.h\"\n#include \"cuda/split.h\"\n\n",
+         "namespace gofl {\nnamespace cuda {\n\n"]
+    inst = {}  # file -> [explicit instantiation]
+
+    def declare(decl, file, inst_line):
+        if decl not in declared:
+            declared.append(decl)
+            L.append(f"{decl}  // {file}.cpp\n")
+        inst.setdefault(file, [])
+        if inst_line not in inst[file]:
+            inst[file].append(inst_line)
+
+    declared = []
+    for _, body, t, family, warm, split in rows:
+        declare(f"template <class T> Routine {body}_body();", family, f"template Routine {body}_body<{t}>();")
+    for _, _, t, _, warm, _ in rows:
+        if warm:
+            file, large = T.WARMUPS[warm]
+            declare(f"template <class T> void {warm}_warm(WarmLane&);", file, f"template void {warm}_warm<{t}>(WarmLane&);")
+            if large:
+                declare(f"template <class T> void {warm}_warm_large(WarmLane&);", file,
+                        f"template void {warm}_warm_large<{t}>(WarmLane&);")
+    for _, body, t, _, _, split in rows:
+        if split:
+            file = T.SPLIT_ENGINES[split]
+            declare(f"template <class T> SplitRoutine {body}_split();", file, f"template SplitRoutine {body}_split<{t}>();")
+    L.append("\n")
+    for file in sorted(inst):
+        L.append(f"#define GOFL_INSTANTIATE_{file.upper()} \\\n")
+        L.append(" \\\n".join(f"  {x}" for x in inst[file]))
+        L.append("\n\n")
+    L.append("// One GPU routine: its op, its body, the CUDA libraries it uses, its warm-ups (null: none).\n"
+             "struct GpuRoutineRow {\n  uint16_t op;\n  Routine (*body)();\n  unsigned libraries;\n"
+             "  WarmFn warm, warm_large;\n};\n")
+    L.append("inline constexpr GpuRoutineRow kGpuRoutines[] = {\n")
+    for name, body, t, family, warm, _ in rows:
+        libs = " | ".join(LIBRARY_BIT[x] for x in T.GPU_FAMILIES[family])
+        w = f"{warm}_warm<{t}>" if warm else "nullptr"
+        wl = f"{warm}_warm_large<{t}>" if warm and T.WARMUPS[warm][1] else "nullptr"
+        L.append(f"    {{OP_{name}, {body}_body<{t}>, {libs}, {w}, {wl}}},\n")
+    L.append("};\n\n")
+    L.append("// One routine over several GPUs: its op and its split routine.\n"
+             "struct SplitRoutineRow {\n  uint16_t op;\n  SplitRoutine (*body)();\n};\n")
+    L.append("inline constexpr SplitRoutineRow kSplitRoutines[] = {\n")
+    for name, body, t, _, _, split in rows:
+        if split:
+            L.append(f"    {{OP_{name}, {body}_split<{t}>}},\n")
+    L.append("};\n\n}  // namespace cuda\n}  // namespace gofl\n")
+    return "".join(L)
 
 
 def gen_args_h():
@@ -409,6 +504,7 @@ def gen_args_h():
 
 FILES = {
     "args.h": gen_args_h,
+    "gpu_routines.h": gen_gpu_routines_h,
     "ops.inc": gen_ops_inc,
     "symbols.inc": gen_syms_inc,
     "table.h": gen_table_h,

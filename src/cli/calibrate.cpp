@@ -213,13 +213,16 @@ int traced_gpu_count(const std::string& dir) {
   return 0;
 }
 
-// The routines the split engines run, of those calibrated (`only`; empty: all).
+// The routines the split engines run in some precision (the table's split column), of those
+// calibrated (`only`; empty: all), in table order.
 std::string split_routines_of(const std::string& only) {
   std::string out;
-  for (const char* r : {"gemm", "getrf", "getrs", "potrf", "potrs", "syevd", "heevd"}) {
-    const std::string padded = "," + only + ",";
-    if (!only.empty() && padded.find(std::string(",") + r + ",") == std::string::npos) continue;
-    out += (out.empty() ? "" : ",") + std::string(r);
+  const std::string padded = "," + only + ",";
+  for (int op = 0; op < GOFL_N_OPS; ++op) {
+    const std::string r = gofl_ops[op].routine;
+    if (gofl_ops[op].split == GOFL_SPLIT_NONE || ("," + out + ",").find("," + r + ",") != std::string::npos) continue;
+    if (!only.empty() && padded.find("," + r + ",") == std::string::npos) continue;
+    out += (out.empty() ? "" : ",") + r;
   }
   return out;
 }

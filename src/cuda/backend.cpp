@@ -20,6 +20,7 @@
 #include "cuda/resident.h"
 #include "cuda/split.h"
 #include "cuda/warm.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -31,29 +32,20 @@ Routine* routines() {
 
 namespace {
 
-// supports() may be asked before start(): the table does not need the GPU.
+// supports() may be asked before start(): the table does not need the GPU. Every routine, its
+// libraries, warm-ups and split routine come from the operation table (generated/gpu_routines.h).
 void ensure_registered() {
   static std::once_flag once;
   std::call_once(once, [] {
-    // Each family, and the libraries its routines use (cuBLAS and cuSOLVER handles are made ahead
-    // of a routine's first call; the start loads the libraries of the call that starts it).
-    const unsigned blas = Engine::kCublas, both = Engine::kCublas | Engine::kCusolver;
-    const std::pair<void (*)(), unsigned> families[] = {
-        {register_blas3, blas}, {register_blas2, blas}, {register_lu_chol, both}, {register_qr, both},
-        {register_syev, both},  {register_geev, both},  {register_geevx, both},   {register_svd, both},
-        {register_gelsd, both}, {register_sygv, both},  {register_inverse, both}, {register_fft, Engine::kCufft},
-    };
-    for (const auto& [register_family, libraries] : families) {
-      bool before[GOFL_N_OPS];
-      for (int op = 0; op < GOFL_N_OPS; ++op) before[op] = routines()[op].run != nullptr;
-      register_family();
-      for (int op = 0; op < GOFL_N_OPS; ++op)
-        if (!before[op] && routines()[op].run) routines()[op].libraries = libraries;
+    for (const GpuRoutineRow& row : kGpuRoutines) {
+      Routine r = row.body();
+      r.libraries = row.libraries;
+      r.warm = row.warm;
+      r.warm_large = row.warm_large;
+      routines()[row.op] = r;
     }
-    register_lapack_warm();
     // One call over several GPUs: engines of their own (cuBLASXt, cusolverMg), made at first use.
-    register_split_blas3();
-    register_split_lapack();
+    for (const SplitRoutineRow& row : kSplitRoutines) split_routines()[row.op] = row.body();
   });
 }
 

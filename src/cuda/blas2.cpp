@@ -23,6 +23,7 @@
 #include "cuda/cublas_typed.h"
 #include "cuda/device_matrix.h"
 #include "cuda/engine.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -255,23 +256,16 @@ template <class T> void trsv_run(Engine& e, const CallArgs& a) {
   download_vec(e, x, dx.get<T>(), t.conj);
 }
 
-// ---- registration ---------------------------------------------------------------------------------------
-
-template <class T> void register_type(int gemv, int symv_or_hemv, int trsv) {
-  Routine* r = routines();
-  r[gemv] = Routine{gemv_supports<T>, gemv_bytes<T>, gemv_run<T>};
-  r[symv_or_hemv] = Routine{symv_supports<T>, symv_bytes<T>, symv_run<T>};
-  r[trsv] = Routine{trsv_supports<T>, trsv_bytes<T>, trsv_run<T>};
-}
-
 }  // namespace
 
-void register_blas2() {
-  register_type<float>(OP_sgemv, OP_ssymv, OP_strsv);
-  register_type<double>(OP_dgemv, OP_dsymv, OP_dtrsv);
-  register_type<cf>(OP_cgemv, OP_chemv, OP_ctrsv);
-  register_type<cd>(OP_zgemv, OP_zhemv, OP_ztrsv);
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gemv_body() { return {gemv_supports<T>, gemv_bytes<T>, gemv_run<T>}; }
+template <class T> Routine symv_body() { return {symv_supports<T>, symv_bytes<T>, symv_run<T>}; }
+template <class T> Routine hemv_body() { return {symv_supports<T>, symv_bytes<T>, symv_run<T>}; }
+template <class T> Routine trsv_body() { return {trsv_supports<T>, trsv_bytes<T>, trsv_run<T>}; }
+
+GOFL_INSTANTIATE_BLAS2
 
 }  // namespace cuda
 }  // namespace gofl

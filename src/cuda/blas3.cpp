@@ -13,6 +13,7 @@
 #include "cuda/device_matrix.h"
 #include "cuda/engine.h"
 #include "cuda/warm.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -450,9 +451,7 @@ template <class T, bool Solve> void tri_run(Engine& e, const CallArgs& a) {
 
 constexpr int64_t kWarmN = 64;
 
-template <class T> void gemm_warm(WarmLane&) {}  // the precision's gemm, which the warming thread runs first
-
-template <class T, bool Herm> void symm_warm(WarmLane& l) {
+template <class T, bool Herm> void symmetric_warm(WarmLane& l) {
   const T one(1), zero(0);
   l.fresh<T>(kWarmN);
   const auto A = cu(l.matrix<T>(0)), B = cu(l.matrix<T>(1));
@@ -505,41 +504,41 @@ template <class T, bool Solve> void tri_warm(WarmLane& l) {
   check(st, Solve ? "cublasXtrsm (warming)" : "cublasXtrmm (warming)");
 }
 
-// ---- registration ---------------------------------------------------------------------------------------
-
-template <class T, class S, class Sb, bool Two, bool Herm> Routine rank_routine() {
-  return Routine{rank_supports<T, S, Sb, Two, Herm>, rank_bytes<T, S, Sb, Two, Herm>, rank_run<T, S, Sb, Two, Herm>, 0,
-                 rank_warm<T, Two, Herm>};
-}
-
-template <class T> void register_type(int gemm, int symm, int syrk, int syr2k, int trmm, int trsm) {
-  Routine* r = routines();
-  r[gemm] = Routine{gemm_supports<T>, gemm_bytes<T>, gemm_run<T>, 0, gemm_warm<T>};
-  r[symm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, false>, 0, symm_warm<T, false>};
-  r[syrk] = rank_routine<T, T, T, false, false>();
-  r[syr2k] = rank_routine<T, T, T, true, false>();
-  r[trmm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, false>, 0, tri_warm<T, false>};
-  r[trsm] = Routine{tri_supports<T>, tri_bytes<T>, tri_run<T, true>, 0, tri_warm<T, true>};
-}
-
-template <class T> void register_hermitian(int hemm, int herk, int her2k) {
-  using R = real_t<T>;
-  Routine* r = routines();
-  r[hemm] = Routine{symm_supports<T>, symm_bytes<T>, symm_run<T, true>, 0, symm_warm<T, true>};
-  r[herk] = rank_routine<T, R, R, false, true>();
-  r[her2k] = rank_routine<T, T, R, true, true>();
-}
-
 }  // namespace
 
-void register_blas3() {
-  register_type<float>(OP_sgemm, OP_ssymm, OP_ssyrk, OP_ssyr2k, OP_strmm, OP_strsm);
-  register_type<double>(OP_dgemm, OP_dsymm, OP_dsyrk, OP_dsyr2k, OP_dtrmm, OP_dtrsm);
-  register_type<cf>(OP_cgemm, OP_csymm, OP_csyrk, OP_csyr2k, OP_ctrmm, OP_ctrsm);
-  register_type<cd>(OP_zgemm, OP_zsymm, OP_zsyrk, OP_zsyr2k, OP_ztrmm, OP_ztrsm);
-  register_hermitian<cf>(OP_chemm, OP_cherk, OP_cher2k);
-  register_hermitian<cd>(OP_zhemm, OP_zherk, OP_zher2k);
+// ---- the table's bodies and warm-ups (generated/gpu_routines.h) -----------------------------------------
+
+template <class T> Routine gemm_body() { return {gemm_supports<T>, gemm_bytes<T>, gemm_run<T>}; }
+template <class T> Routine symm_body() { return {symm_supports<T>, symm_bytes<T>, symm_run<T, false>}; }
+template <class T> Routine hemm_body() { return {symm_supports<T>, symm_bytes<T>, symm_run<T, true>}; }
+template <class T> Routine syrk_body() {
+  return {rank_supports<T, T, T, false, false>, rank_bytes<T, T, T, false, false>, rank_run<T, T, T, false, false>};
 }
+template <class T> Routine herk_body() {
+  using R = real_t<T>;
+  return {rank_supports<T, R, R, false, true>, rank_bytes<T, R, R, false, true>, rank_run<T, R, R, false, true>};
+}
+template <class T> Routine syr2k_body() {
+  return {rank_supports<T, T, T, true, false>, rank_bytes<T, T, T, true, false>, rank_run<T, T, T, true, false>};
+}
+template <class T> Routine her2k_body() {
+  using R = real_t<T>;
+  return {rank_supports<T, T, R, true, true>, rank_bytes<T, T, R, true, true>, rank_run<T, T, R, true, true>};
+}
+template <class T> Routine trmm_body() { return {tri_supports<T>, tri_bytes<T>, tri_run<T, false>}; }
+template <class T> Routine trsm_body() { return {tri_supports<T>, tri_bytes<T>, tri_run<T, true>}; }
+
+template <class T> void gemm_warm(WarmLane&) {}  // the precision's gemm, which the warming thread runs first
+template <class T> void symm_warm(WarmLane& l) { symmetric_warm<T, false>(l); }
+template <class T> void hemm_warm(WarmLane& l) { symmetric_warm<T, true>(l); }
+template <class T> void syrk_warm(WarmLane& l) { rank_warm<T, false, false>(l); }
+template <class T> void herk_warm(WarmLane& l) { rank_warm<T, false, true>(l); }
+template <class T> void syr2k_warm(WarmLane& l) { rank_warm<T, true, false>(l); }
+template <class T> void her2k_warm(WarmLane& l) { rank_warm<T, true, true>(l); }
+template <class T> void trmm_warm(WarmLane& l) { tri_warm<T, false>(l); }
+template <class T> void trsm_warm(WarmLane& l) { tri_warm<T, true>(l); }
+
+GOFL_INSTANTIATE_BLAS3
 
 }  // namespace cuda
 }  // namespace gofl

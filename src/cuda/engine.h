@@ -353,26 +353,15 @@ struct Routine {
   SupportsFn supports = nullptr;
   BytesFn bytes = nullptr;
   RunFn run = nullptr;
-  unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (set by backend.cpp per family)
-  WarmFn warm = nullptr;   // set by the family next to run (warm.h); null: not warmed
+  unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (the table's, per family)
+  WarmFn warm = nullptr;   // the table's warm-up (warm.h); null: not warmed
   // The same at a larger size (warm.h, WarmLane::kLargeN), for a family whose larger calls use other
   // kernels; null: its small warm-up serves every size.
   WarmFn warm_large = nullptr;
 };
-// The table, indexed by op id; filled by register_*() of each family file at start.
+// The table, indexed by op id, filled at the first need from the operation table's list
+// (generated/gpu_routines.h: each family file defines its routines' bodies, <name>_body<T>()).
 Routine* routines();
-void register_blas3();    // blas3.cpp
-void register_blas2();    // blas2.cpp: gemv symv hemv trsv
-void register_lu_chol();  // lapack_lu.cpp: getrf getrs gesv getri potrf potrs posv
-void register_qr();       // lapack_qr.cpp: geqrf orgqr ungqr gels
-void register_syev();     // lapack_syev.cpp: syevd heevd syev heev syevr heevr
-void register_geev();     // lapack_geev.cpp: geev
-void register_geevx();    // lapack_geevx.cpp: geevx
-void register_svd();      // lapack_svd.cpp: gesvd gesdd
-void register_gelsd();    // lapack_gelsd.cpp: gelsd
-void register_sygv();     // lapack_sygv.cpp: sygv hegv sygvd hegvd sygvx hegvx
-void register_inverse();  // lapack_inverse.cpp: trtri potri
-void register_lapack_warm();  // lapack_warm.cpp: Routine::warm of the LAPACK families above
 
 // LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check
 // the CPU library makes would fail, so the CPU library reports it through its own xerbla.

@@ -25,6 +25,7 @@
 
 #include "cuda/engine.h"
 #include "cuda/fft.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -303,10 +304,11 @@ void fft_run(Engine& e, const CallArgs& a) {
 
 }  // namespace
 
-void register_fft() {
-  for (int op : {OP_dfft, OP_sfft, OP_dfft_r2c, OP_sfft_r2c, OP_dfft_c2r, OP_sfft_c2r})
-    routines()[op] = Routine{fft_supports, fft_bytes, fft_run};
-}
+// Every FFTW execute's body (generated/gpu_routines.h): the call's transform (gofl_call.fft) carries its
+// kind and precision, so T, the element type of the op's precision, picks nothing.
+template <class T> Routine fft_body() { return {fft_supports, fft_bytes, fft_run}; }
+
+GOFL_INSTANTIATE_FFT
 
 void fft_forget(const void* plan, bool inside_run_lock) {
   std::lock_guard<std::mutex> lk(g_plans_mu);

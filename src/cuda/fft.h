@@ -4,8 +4,6 @@
 namespace gofl {
 namespace cuda {
 
-// Fills the routine table's FFT entries (dfft, sfft, dfft_r2c, ...).
-void register_fft();
 // The FFTW plan `plan` is destroyed: its cuFFT plan is retired, and freed now when the caller holds
 // the backend's run lock (no call can be using it), else at the start of the next FFT run.
 void fft_forget(const void* plan, bool inside_run_lock);

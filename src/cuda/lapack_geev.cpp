@@ -9,6 +9,7 @@
 #include "cuda/engine.h"
 #include "cuda/geev_core.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -100,15 +101,11 @@ template <class T> void run_geev(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_geev() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_sgeev] = Routine{&supports_geev<float>, &bytes_geev<float>, &run_geev<float>};
-  r[OP_dgeev] = Routine{&supports_geev<double>, &bytes_geev<double>, &run_geev<double>};
-  r[OP_cgeev] = Routine{&supports_geev<C>, &bytes_geev<C>, &run_geev<C>};
-  r[OP_zgeev] = Routine{&supports_geev<Z>, &bytes_geev<Z>, &run_geev<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine geev_body() { return {supports_geev<T>, bytes_geev<T>, run_geev<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_GEEV
 
 }  // namespace cuda
 }  // namespace gofl

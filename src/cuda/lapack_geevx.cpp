@@ -22,6 +22,7 @@
 #include "cuda/engine.h"
 #include "cuda/geev_core.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -172,15 +173,11 @@ template <class T> void run_geevx(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_geevx() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_sgeevx] = Routine{&supports_geevx<float>, &bytes_geevx<float>, &run_geevx<float>};
-  r[OP_dgeevx] = Routine{&supports_geevx<double>, &bytes_geevx<double>, &run_geevx<double>};
-  r[OP_cgeevx] = Routine{&supports_geevx<C>, &bytes_geevx<C>, &run_geevx<C>};
-  r[OP_zgeevx] = Routine{&supports_geevx<Z>, &bytes_geevx<Z>, &run_geevx<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine geevx_body() { return {supports_geevx<T>, bytes_geevx<T>, run_geevx<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_GEEVX
 
 }  // namespace cuda
 }  // namespace gofl

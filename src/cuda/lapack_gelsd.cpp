@@ -13,6 +13,7 @@
 #include "cuda/engine.h"
 #include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -300,15 +301,11 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_gelsd() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_sgelsd] = Routine{&supports_gelsd<float>, &bytes_gelsd<float>, &run_gelsd<float>};
-  r[OP_dgelsd] = Routine{&supports_gelsd<double>, &bytes_gelsd<double>, &run_gelsd<double>};
-  r[OP_cgelsd] = Routine{&supports_gelsd<C>, &bytes_gelsd<C>, &run_gelsd<C>};
-  r[OP_zgelsd] = Routine{&supports_gelsd<Z>, &bytes_gelsd<Z>, &run_gelsd<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gelsd_body() { return {supports_gelsd<T>, bytes_gelsd<T>, run_gelsd<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_GELSD
 
 }  // namespace cuda
 }  // namespace gofl

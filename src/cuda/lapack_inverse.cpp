@@ -10,6 +10,7 @@
 
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -126,21 +127,14 @@ template <class T> void potri_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, 0);
 }
 
-#define GOFL_ADD_INVERSE(name, S, D, C, Z)                                                                   \
-  routines()[S] = Routine{name##_supports<float>, name##_bytes<float>, name##_run<float>};                \
-  routines()[D] = Routine{name##_supports<double>, name##_bytes<double>, name##_run<double>};             \
-  routines()[C] = Routine{name##_supports<std::complex<float>>, name##_bytes<std::complex<float>>,       \
-                          name##_run<std::complex<float>>};                                              \
-  routines()[Z] = Routine{name##_supports<std::complex<double>>, name##_bytes<std::complex<double>>,     \
-                          name##_run<std::complex<double>>};
-
 }  // namespace
 
-void register_inverse() {
-  GOFL_ADD_INVERSE(trtri, OP_strtri, OP_dtrtri, OP_ctrtri, OP_ztrtri)
-  GOFL_ADD_INVERSE(potri, OP_spotri, OP_dpotri, OP_cpotri, OP_zpotri)
-}
-#undef GOFL_ADD_INVERSE
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine trtri_body() { return {trtri_supports<T>, trtri_bytes<T>, trtri_run<T>}; }
+template <class T> Routine potri_body() { return {potri_supports<T>, potri_bytes<T>, potri_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_INVERSE
 
 }  // namespace cuda
 }  // namespace gofl

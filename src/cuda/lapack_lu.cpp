@@ -9,6 +9,7 @@
 #include "cuda/engine.h"
 #include "cuda/host_view.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -371,25 +372,19 @@ template <class T> void posv_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, inf);
 }
 
-void add(int op, SupportsFn s, BytesFn b, RunFn r) { routines()[op] = Routine{s, b, r}; }
-#define GOFL_ADD_LU(name, S, D, C, Z)                                                                       \
-  add(S, name##_supports<float>, name##_bytes<float>, name##_run<float>);                                  \
-  add(D, name##_supports<double>, name##_bytes<double>, name##_run<double>);                               \
-  add(C, name##_supports<std::complex<float>>, name##_bytes<std::complex<float>>, name##_run<std::complex<float>>); \
-  add(Z, name##_supports<std::complex<double>>, name##_bytes<std::complex<double>>, name##_run<std::complex<double>>);
-
 }  // namespace
 
-void register_lu_chol() {
-  GOFL_ADD_LU(getrf, OP_sgetrf, OP_dgetrf, OP_cgetrf, OP_zgetrf)
-  GOFL_ADD_LU(getrs, OP_sgetrs, OP_dgetrs, OP_cgetrs, OP_zgetrs)
-  GOFL_ADD_LU(gesv, OP_sgesv, OP_dgesv, OP_cgesv, OP_zgesv)
-  GOFL_ADD_LU(getri, OP_sgetri, OP_dgetri, OP_cgetri, OP_zgetri)
-  GOFL_ADD_LU(potrf, OP_spotrf, OP_dpotrf, OP_cpotrf, OP_zpotrf)
-  GOFL_ADD_LU(potrs, OP_spotrs, OP_dpotrs, OP_cpotrs, OP_zpotrs)
-  GOFL_ADD_LU(posv, OP_sposv, OP_dposv, OP_cposv, OP_zposv)
-}
-#undef GOFL_ADD_LU
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine getrf_body() { return {getrf_supports<T>, getrf_bytes<T>, getrf_run<T>}; }
+template <class T> Routine getrs_body() { return {getrs_supports<T>, getrs_bytes<T>, getrs_run<T>}; }
+template <class T> Routine gesv_body() { return {gesv_supports<T>, gesv_bytes<T>, gesv_run<T>}; }
+template <class T> Routine getri_body() { return {getri_supports<T>, getri_bytes<T>, getri_run<T>}; }
+template <class T> Routine potrf_body() { return {potrf_supports<T>, potrf_bytes<T>, potrf_run<T>}; }
+template <class T> Routine potrs_body() { return {potrs_supports<T>, potrs_bytes<T>, potrs_run<T>}; }
+template <class T> Routine posv_body() { return {posv_supports<T>, posv_bytes<T>, posv_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_LU
 
 }  // namespace cuda
 }  // namespace gofl

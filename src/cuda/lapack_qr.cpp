@@ -9,6 +9,7 @@
 #include "cuda/engine.h"
 #include "cuda/householder64.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -348,24 +349,16 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, zero_at);
 }
 
-void add(int op, SupportsFn s, BytesFn b, RunFn r) { routines()[op] = Routine{s, b, r}; }
-
 }  // namespace
 
-void register_qr() {
-  add(OP_sgeqrf, geqrf_supports<float>, geqrf_bytes<float>, geqrf_run<float>);
-  add(OP_dgeqrf, geqrf_supports<double>, geqrf_bytes<double>, geqrf_run<double>);
-  add(OP_cgeqrf, geqrf_supports<std::complex<float>>, geqrf_bytes<std::complex<float>>, geqrf_run<std::complex<float>>);
-  add(OP_zgeqrf, geqrf_supports<std::complex<double>>, geqrf_bytes<std::complex<double>>, geqrf_run<std::complex<double>>);
-  add(OP_sorgqr, orgqr_supports<float>, orgqr_bytes<float>, orgqr_run<float>);
-  add(OP_dorgqr, orgqr_supports<double>, orgqr_bytes<double>, orgqr_run<double>);
-  add(OP_cungqr, orgqr_supports<std::complex<float>>, orgqr_bytes<std::complex<float>>, orgqr_run<std::complex<float>>);
-  add(OP_zungqr, orgqr_supports<std::complex<double>>, orgqr_bytes<std::complex<double>>, orgqr_run<std::complex<double>>);
-  add(OP_sgels, gels_supports<float>, gels_bytes<float>, gels_run<float>);
-  add(OP_dgels, gels_supports<double>, gels_bytes<double>, gels_run<double>);
-  add(OP_cgels, gels_supports<std::complex<float>>, gels_bytes<std::complex<float>>, gels_run<std::complex<float>>);
-  add(OP_zgels, gels_supports<std::complex<double>>, gels_bytes<std::complex<double>>, gels_run<std::complex<double>>);
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine geqrf_body() { return {geqrf_supports<T>, geqrf_bytes<T>, geqrf_run<T>}; }
+template <class T> Routine orgqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
+template <class T> Routine ungqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
+template <class T> Routine gels_body() { return {gels_supports<T>, gels_bytes<T>, gels_run<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_QR
 
 }  // namespace cuda
 }  // namespace gofl

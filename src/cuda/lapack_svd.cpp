@@ -12,6 +12,7 @@
 
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -241,19 +242,12 @@ template <class T> void run_gesdd(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_svd() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_sgesvd] = Routine{&supports_gesvd<float>, &bytes_gesvd<float>, &run_gesvd<float>};
-  r[OP_dgesvd] = Routine{&supports_gesvd<double>, &bytes_gesvd<double>, &run_gesvd<double>};
-  r[OP_cgesvd] = Routine{&supports_gesvd<C>, &bytes_gesvd<C>, &run_gesvd<C>};
-  r[OP_zgesvd] = Routine{&supports_gesvd<Z>, &bytes_gesvd<Z>, &run_gesvd<Z>};
-  r[OP_sgesdd] = Routine{&supports_gesdd<float>, &bytes_gesdd<float>, &run_gesdd<float>};
-  r[OP_dgesdd] = Routine{&supports_gesdd<double>, &bytes_gesdd<double>, &run_gesdd<double>};
-  r[OP_cgesdd] = Routine{&supports_gesdd<C>, &bytes_gesdd<C>, &run_gesdd<C>};
-  r[OP_zgesdd] = Routine{&supports_gesdd<Z>, &bytes_gesdd<Z>, &run_gesdd<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine gesvd_body() { return {supports_gesvd<T>, bytes_gesvd<T>, run_gesvd<T>}; }
+template <class T> Routine gesdd_body() { return {supports_gesdd<T>, bytes_gesdd<T>, run_gesdd<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SVD
 
 }  // namespace cuda
 }  // namespace gofl

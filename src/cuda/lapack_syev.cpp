@@ -13,6 +13,7 @@
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -296,23 +297,16 @@ template <class T> void run_syevr(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_syev() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_ssyevd] = Routine{&supports_syevd<float>, &bytes_syevd<float>, &run_syevd<float>};
-  r[OP_dsyevd] = Routine{&supports_syevd<double>, &bytes_syevd<double>, &run_syevd<double>};
-  r[OP_cheevd] = Routine{&supports_syevd<C>, &bytes_syevd<C>, &run_syevd<C>};
-  r[OP_zheevd] = Routine{&supports_syevd<Z>, &bytes_syevd<Z>, &run_syevd<Z>};
-  r[OP_ssyev] = Routine{&supports_syev<float>, &bytes_syev<float>, &run_syev<float>};
-  r[OP_dsyev] = Routine{&supports_syev<double>, &bytes_syev<double>, &run_syev<double>};
-  r[OP_cheev] = Routine{&supports_syev<C>, &bytes_syev<C>, &run_syev<C>};
-  r[OP_zheev] = Routine{&supports_syev<Z>, &bytes_syev<Z>, &run_syev<Z>};
-  r[OP_ssyevr] = Routine{&supports_syevr<float>, &bytes_syevr<float>, &run_syevr<float>};
-  r[OP_dsyevr] = Routine{&supports_syevr<double>, &bytes_syevr<double>, &run_syevr<double>};
-  r[OP_cheevr] = Routine{&supports_syevr<C>, &bytes_syevr<C>, &run_syevr<C>};
-  r[OP_zheevr] = Routine{&supports_syevr<Z>, &bytes_syevr<Z>, &run_syevr<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine syevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
+template <class T> Routine heevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
+template <class T> Routine syev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
+template <class T> Routine heev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
+template <class T> Routine syevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
+template <class T> Routine heevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SYEV
 
 }  // namespace cuda
 }  // namespace gofl

@@ -24,6 +24,7 @@
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -390,23 +391,16 @@ template <class T> void run_sygvx(Engine& e, const CallArgs& c) {
 
 }  // namespace
 
-void register_sygv() {
-  Routine* r = routines();
-  using C = std::complex<float>;
-  using Z = std::complex<double>;
-  r[OP_ssygv] = Routine{&supports_sygv<float>, &bytes_sygv<float>, &run_sygv<float>};
-  r[OP_dsygv] = Routine{&supports_sygv<double>, &bytes_sygv<double>, &run_sygv<double>};
-  r[OP_chegv] = Routine{&supports_sygv<C>, &bytes_sygv<C>, &run_sygv<C>};
-  r[OP_zhegv] = Routine{&supports_sygv<Z>, &bytes_sygv<Z>, &run_sygv<Z>};
-  r[OP_ssygvd] = Routine{&supports_sygvd<float>, &bytes_sygvd<float>, &run_sygvd<float>};
-  r[OP_dsygvd] = Routine{&supports_sygvd<double>, &bytes_sygvd<double>, &run_sygvd<double>};
-  r[OP_chegvd] = Routine{&supports_sygvd<C>, &bytes_sygvd<C>, &run_sygvd<C>};
-  r[OP_zhegvd] = Routine{&supports_sygvd<Z>, &bytes_sygvd<Z>, &run_sygvd<Z>};
-  r[OP_ssygvx] = Routine{&supports_sygvx<float>, &bytes_sygvx<float>, &run_sygvx<float>};
-  r[OP_dsygvx] = Routine{&supports_sygvx<double>, &bytes_sygvx<double>, &run_sygvx<double>};
-  r[OP_chegvx] = Routine{&supports_sygvx<C>, &bytes_sygvx<C>, &run_sygvx<C>};
-  r[OP_zhegvx] = Routine{&supports_sygvx<Z>, &bytes_sygvx<Z>, &run_sygvx<Z>};
-}
+// ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
+
+template <class T> Routine sygv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
+template <class T> Routine hegv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
+template <class T> Routine sygvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
+template <class T> Routine hegvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
+template <class T> Routine sygvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
+template <class T> Routine hegvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
+
+GOFL_INSTANTIATE_LAPACK_SYGV
 
 }  // namespace cuda
 }  // namespace gofl

@@ -1,15 +1,15 @@
 // Warm-ups of the LAPACK families (warm.h): each runs, on the warming lane's small well-conditioned
 // matrices, the cuSOLVER routines its family's run function calls (lapack_lu.cpp, lapack_qr.cpp,
 // lapack_syev.cpp, lapack_svd.cpp, geev_core.h), at a size that loads most of what a larger call
-// uses (bench/probes/first_use_probe.cpp: syevd needs n = 256, the rest little more than 64).
+// uses (bench/probes/first_use_probe.cpp: syevd needs n = 256, the rest little more than 64). Which
+// routines run which warm-up is the table's warm column (ops/operations.py, WARMUPS).
 #include <complex>
 #include <cstdint>
-#include <cstring>
 
-#include "common/table.h"
 #include "cuda/engine.h"
 #include "cuda/lapack_common.h"
 #include "cuda/warm.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -17,7 +17,11 @@ namespace {
 
 constexpr int64_t kLuN = 128, kEigN = 256, kSvdN = 128, kGeevN = 64;
 
-template <class T> void lu_warm(WarmLane& l) {  // getrf, getrs, gesv, getri: Xgetrf, then Xgetrs
+}  // namespace
+
+// The warm-ups the table names (generated/gpu_routines.h; WARMUPS in ops/operations.py).
+
+template <class T> void lu_warm(WarmLane& l) {  // Xgetrf, then Xgetrs
   const int64_t n = kLuN;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
@@ -33,7 +37,7 @@ template <class T> void lu_warm(WarmLane& l) {  // getrf, getrs, gesv, getri: Xg
         "cusolverDnXgetrs (warming)");
 }
 
-template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf, then Xpotrs
+template <class T> void chol_warm(WarmLane& l) {  // Xpotrf, then Xpotrs
   const int64_t n = kLuN;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
@@ -50,8 +54,7 @@ template <class T> void chol_warm(WarmLane& l) {  // potrf, potrs, posv: Xpotrf,
         "cusolverDnXpotrs (warming)");
 }
 
-template <class T, int64_t n = kEigN> void syevd_warm(WarmLane& l) {  // syevd, heevd, syev, heev, syevr: Xsyevd
-  // (not syevr's Xsyevdx)
+template <class T, int64_t n> void syevd_warm_at(WarmLane& l) {  // Xsyevd (for syevr too: not its Xsyevdx)
   using R = real_t<T>;
   l.fresh<T>(n);
   size_t d = 0, h = 0;
@@ -65,7 +68,7 @@ template <class T, int64_t n = kEigN> void syevd_warm(WarmLane& l) {  // syevd, 
         "cusolverDnXsyevd (warming)");
 }
 
-template <class T, int64_t n = kSvdN> void svd_warm(WarmLane& l) {  // gesvd, gesdd: Xgesvd with U and V^T
+template <class T, int64_t n> void svd_warm_at(WarmLane& l) {  // Xgesvd with U and V^T
   using R = real_t<T>;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
@@ -80,8 +83,8 @@ template <class T, int64_t n = kSvdN> void svd_warm(WarmLane& l) {  // gesvd, ge
         "cusolverDnXgesvd (warming)");
 }
 
-template <class T> void qr_warm(WarmLane& l) {  // geqrf, orgqr, ungqr, gels, gelsd: Xgeqrf, their first step or
-  // the routine nearest it (not ?orgqr, ?ormqr, nor gelsd's SVD)
+template <class T> void qr_warm(WarmLane& l) {  // Xgeqrf, its routines' first step or the
+  // routine nearest it (not ?orgqr, ?ormqr, nor gelsd's SVD)
   const int64_t n = kLuN;
   const cudaDataType t = data_type<T>();
   l.fresh<T>(n);
@@ -94,7 +97,7 @@ template <class T> void qr_warm(WarmLane& l) {  // geqrf, orgqr, ungqr, gels, ge
         "cusolverDnXgeqrf (warming)");
 }
 
-template <class T> void geev_warm(WarmLane& l) {  // geev, geevx: Xgeev with right eigenvectors
+template <class T> void geev_warm(WarmLane& l) {  // Xgeev with right eigenvectors
   using R = real_t<T>;
   const int64_t n = kGeevN;
   const cudaDataType t = data_type<T>(), tw = data_type<std::complex<R>>();
@@ -110,49 +113,12 @@ template <class T> void geev_warm(WarmLane& l) {  // geev, geevx: Xgeev with rig
         "cusolverDnXgeev (warming)");
 }
 
-template <class T> void syevd_warm_large(WarmLane& l) { syevd_warm<T, WarmLane::kLargeN>(l); }
-template <class T> void svd_warm_large(WarmLane& l) { svd_warm<T, WarmLane::kLargeN>(l); }
+template <class T> void syevd_warm(WarmLane& l) { syevd_warm_at<T, kEigN>(l); }
+template <class T> void syevd_warm_large(WarmLane& l) { syevd_warm_at<T, WarmLane::kLargeN>(l); }
+template <class T> void svd_warm(WarmLane& l) { svd_warm_at<T, kSvdN>(l); }
+template <class T> void svd_warm_large(WarmLane& l) { svd_warm_at<T, WarmLane::kLargeN>(l); }
 
-// The warm-ups of each LAPACK routine, by the routine's name in the operation table (its family):
-// small, and large where the family has one.
-struct FamilyWarm {
-  const char* routine;
-  WarmFn small[4], large[4];  // s, d, c, z
-};
-#define GOFL_WARM_ALL(fn) {fn<float>, fn<double>, fn<std::complex<float>>, fn<std::complex<double>>}
-#define GOFL_SMALL(fn) GOFL_WARM_ALL(fn), {}
-#define GOFL_BOTH(fn) GOFL_WARM_ALL(fn), GOFL_WARM_ALL(fn##_large)
-const FamilyWarm kFamilies[] = {
-    {"getrf", GOFL_SMALL(lu_warm)},    {"getrs", GOFL_SMALL(lu_warm)},    {"gesv", GOFL_SMALL(lu_warm)},
-    {"getri", GOFL_SMALL(lu_warm)},    {"potrf", GOFL_SMALL(chol_warm)},  {"potrs", GOFL_SMALL(chol_warm)},
-    {"posv", GOFL_SMALL(chol_warm)},   {"syevd", GOFL_BOTH(syevd_warm)},  {"heevd", GOFL_BOTH(syevd_warm)},
-    {"syev", GOFL_BOTH(syevd_warm)},   {"heev", GOFL_BOTH(syevd_warm)},   {"syevr", GOFL_BOTH(syevd_warm)},
-    {"heevr", GOFL_BOTH(syevd_warm)},  {"gesvd", GOFL_BOTH(svd_warm)},    {"gesdd", GOFL_BOTH(svd_warm)},
-    {"geqrf", GOFL_SMALL(qr_warm)},    {"orgqr", GOFL_SMALL(qr_warm)},    {"ungqr", GOFL_SMALL(qr_warm)},
-    {"gels", GOFL_SMALL(qr_warm)},     {"gelsd", GOFL_SMALL(qr_warm)},    {"geev", GOFL_SMALL(geev_warm)},
-    {"geevx", GOFL_SMALL(geev_warm)},  {"trtri", GOFL_SMALL(chol_warm)},  {"potri", GOFL_SMALL(chol_warm)},
-    {"sygv", GOFL_BOTH(syevd_warm)},   {"hegv", GOFL_BOTH(syevd_warm)},   {"sygvd", GOFL_BOTH(syevd_warm)},
-    {"hegvd", GOFL_BOTH(syevd_warm)},  {"sygvx", GOFL_BOTH(syevd_warm)},  {"hegvx", GOFL_BOTH(syevd_warm)},
-};
-#undef GOFL_BOTH
-#undef GOFL_SMALL
-#undef GOFL_WARM_ALL
-
-}  // namespace
-
-void register_lapack_warm() {
-  Routine* r = routines();
-  for (int op = 0; op < GOFL_N_OPS; ++op) {
-    if (!r[op].run || gofl_ops[op].kind != GOFL_KIND_LAPACK) continue;
-    for (const FamilyWarm& f : kFamilies) {
-      if (std::strcmp(f.routine, gofl_ops[op].routine) != 0) continue;
-      const char p = gofl_ops[op].precision;
-      const int i = p == 's' ? 0 : p == 'd' ? 1 : p == 'c' ? 2 : 3;
-      r[op].warm = f.small[i];
-      r[op].warm_large = f.large[i];
-    }
-  }
-}
+GOFL_INSTANTIATE_LAPACK_WARM
 
 }  // namespace cuda
 }  // namespace gofl

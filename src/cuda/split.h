@@ -19,14 +19,13 @@
 namespace gofl {
 namespace cuda {
 
-// Each family registers, per op id, its split routine (the same signatures as the one-GPU table).
+// A split routine (the same signatures as the one-GPU table): split_blas3.cpp and split_lapack.cpp
+// define one per routine of the table's split column, <name>_split<T>() (generated/gpu_routines.h).
 struct SplitRoutine {
   SupportsFn supports = nullptr;
   RunFn run = nullptr;
 };
 SplitRoutine* split_routines();  // indexed by op id
-void register_split_blas3();     // split_blas3.cpp: gemm
-void register_split_lapack();    // split_lapack.cpp: getrf getrs potrf potrs syevd heevd
 
 // cuBLASXt's handle over `devices`, made at the first call (throws Failure).
 cublasXtHandle_t xt_handle(const std::vector<int>& devices);

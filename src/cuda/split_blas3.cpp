@@ -8,6 +8,7 @@
 #include "cuda/blas3_args.h"
 #include "cuda/cublas_typed.h"
 #include "cuda/split.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -36,17 +37,13 @@ template <class T> void split_gemm_run(Engine& e, const CallArgs& a) {
   }
 }
 
-template <class T> void register_gemm(int op) { split_routines()[op] = SplitRoutine{gemm_supports<T>, split_gemm_run<T>}; }
-
 }  // namespace
 
-void register_split_blas3() {
-  register_gemm<float>(OP_sgemm);
-  register_gemm<double>(OP_dgemm);
-  register_gemm<cf>(OP_cgemm);
-  // Not zgemm: cuBLASXt's zgemm crashed the process (SIGSEGV) on an H200 with CUDA 13.0, on the
-  // test's first 700x650x600 product (s/d/c passed); zgemm stays on one GPU.
-}
+// ---- the table's split routines (generated/gpu_routines.h) -----------------------------------------
+
+template <class T> SplitRoutine gemm_split() { return {gemm_supports<T>, split_gemm_run<T>}; }
+
+GOFL_INSTANTIATE_SPLIT_BLAS3
 
 }  // namespace cuda
 }  // namespace gofl

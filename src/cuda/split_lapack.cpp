@@ -17,6 +17,7 @@
 #include "cuda/lapack_common.h"
 #include "cuda/lapack_syevd.h"
 #include "cuda/split.h"
+#include "generated/gpu_routines.h"
 
 namespace gofl {
 namespace cuda {
@@ -349,28 +350,18 @@ template <class T> void syevd_run(Engine& e, const CallArgs& a) {
   a.set_i(P::info, 0);
 }
 
-template <class T> void register_type(int getrf, int getrs, int potrf, int potrs) {
-  SplitRoutine* r = split_routines();
-  r[getrf] = SplitRoutine{getrf_supports<T>, getrf_run<T>};
-  r[getrs] = SplitRoutine{getrs_supports<T>, getrs_run<T>};
-  r[potrf] = SplitRoutine{potrf_supports<T>, potrf_run<T>};
-  r[potrs] = SplitRoutine{potrs_supports<T>, potrs_run<T>};
-}
-
 }  // namespace
 
-template <class T> void register_syevd(int op) { split_routines()[op] = SplitRoutine{syevd_supports<T>, syevd_run<T>}; }
+// ---- the table's split routines (generated/gpu_routines.h) -----------------------------------------
 
-void register_split_lapack() {
-  register_syevd<float>(OP_ssyevd);
-  register_syevd<double>(OP_dsyevd);
-  register_syevd<cf>(OP_cheevd);
-  register_syevd<cd>(OP_zheevd);
-  register_type<float>(OP_sgetrf, OP_sgetrs, OP_spotrf, OP_spotrs);
-  register_type<double>(OP_dgetrf, OP_dgetrs, OP_dpotrf, OP_dpotrs);
-  register_type<cf>(OP_cgetrf, OP_cgetrs, OP_cpotrf, OP_cpotrs);
-  register_type<cd>(OP_zgetrf, OP_zgetrs, OP_zpotrf, OP_zpotrs);
-}
+template <class T> SplitRoutine getrf_split() { return {getrf_supports<T>, getrf_run<T>}; }
+template <class T> SplitRoutine getrs_split() { return {getrs_supports<T>, getrs_run<T>}; }
+template <class T> SplitRoutine potrf_split() { return {potrf_supports<T>, potrf_run<T>}; }
+template <class T> SplitRoutine potrs_split() { return {potrs_supports<T>, potrs_run<T>}; }
+template <class T> SplitRoutine syevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
+template <class T> SplitRoutine heevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
+
+GOFL_INSTANTIATE_SPLIT_LAPACK
 
 }  // namespace cuda
 }  // namespace gofl

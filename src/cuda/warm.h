@@ -8,8 +8,8 @@
 // ms at most) and left them warm.
 //
 // So the backend warms an operation when asked (backend_abi.h, warm): the warming thread runs the
-// operation's CUDA library routines once on a small well-conditioned problem of its own (each family
-// registers Routine::warm next to its run function, calling what that run calls), while the
+// operation's CUDA library routines once on a small well-conditioned problem of its own (the table's
+// warm column names each operation's warm-up, Routine::warm, which calls what its run calls), while the
 // program's calls go on. The eigenvalue and SVD families' larger calls use other kernels (after a
 // warm-up at 256 / 128, syevd still paid 52 ms at n = 1024 and gesdd 31-38 ms; ssyevd 100 ms at 2048):
 // for calls of kLargeFrom or more (or of a size not known) they are warmed at kLargeN as well

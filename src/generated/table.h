@@ -7,3 +7,22 @@
 // Hash of the op names in id order: the trace header carries it so that a reader built from
 // another table refuses the file instead of naming its operations wrongly.
 #define GOFL_OPS_HASH 0xf2e42c6cu
+
+// The engine that runs one call over several GPUs (cuda/split.h).
+enum gofl_split_engine { GOFL_SPLIT_NONE, GOFL_SPLIT_CUBLASXT, GOFL_SPLIT_CUSOLVERMG };
+
+// How --verify compares the GPU's results with the CPU library's (preload/verify.cpp).
+enum gofl_verify_mode {
+  GOFL_VERIFY_OUTPUTS,  // every output
+  GOFL_VERIFY_EIGENVALUES,  // every output but a (the eigenvectors, or destroyed)
+  GOFL_VERIFY_EIGENVALUE_RANGE,  // the m eigenvalues found (m must agree); z's size bounded by n columns for range V
+  GOFL_VERIFY_GENERALIZED,  // b (the Cholesky factor) and w
+  GOFL_VERIFY_GENERALIZED_RANGE,  // b, and the m eigenvalues found (m must agree)
+  GOFL_VERIFY_SINGULAR_VALUES,  // s
+  GOFL_VERIFY_EIGENVALUE_SET,  // the eigenvalues, sorted (they come in no fixed order)
+  GOFL_VERIFY_LEAST_SQUARES,  // the solution's rows of b, unless info != 0 (gels)
+  GOFL_VERIFY_LEAST_SQUARES_SVD,  // the solution's rows of b and s, unless info != 0 (gelsd)
+  GOFL_VERIFY_LU_FACTORS,  // the factors when the pivots agree (getrf)
+  GOFL_VERIFY_LU_SOLVE,  // the factors when the pivots agree, and b (gesv)
+  GOFL_VERIFY_TRANSFORM,  // the transform's output elements (FFTW executes)
+};

@@ -1,17 +1,10 @@
 #include "policy/split.h"
 
-#include <string.h>
-
 #include "common/table.h"
 
 namespace gofl {
 
-bool split_routine(int op) {
-  if (op < 0 || op >= GOFL_N_OPS) return false;
-  for (const char* r : {"gemm", "getrf", "getrs", "potrf", "potrs", "syevd", "heevd"})
-    if (!strcmp(gofl_ops[op].routine, r)) return true;
-  return false;
-}
+bool split_routine(int op) { return op >= 0 && op < GOFL_N_OPS && gofl_ops[op].split != GOFL_SPLIT_NONE; }
 
 double split_seconds(const Model& m, int op, double flops, double bytes_in, double bytes_out, int gpus,
                      bool engines_started) {

@@ -15,8 +15,8 @@
 
 namespace gofl {
 
-// Whether the split engines have a routine for `op` (what cuda/split.h registers: gemm on cuBLASXt;
-// getrf, getrs, potrf, potrs, syevd, heevd on cusolverMg), for `estimate`, which has no backend to ask. The
+// Whether the split engines have a routine for `op` (the table's split column, which cuda/split.h
+// registers), for `estimate`, which has no backend to ask. The
 // library asks the backend itself, which also knows the variants it refuses.
 bool split_routine(int op);
 

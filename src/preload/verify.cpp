@@ -111,10 +111,9 @@ bool same_bytes(const VerifyRun& v, const gofl_call& c, int i) {
   return memcmp(v.bufs[i].data(), o.ptr, size_t(o.elems) * o.elem_size) == 0;
 }
 
-// The comparison per routine (README: --verify): vectors defined only up to sign are skipped
-// (their values are compared), LU factors only when the pivots agree.
+// The comparison of the table's verify column (README: --verify): vectors defined only up to sign
+// are skipped (their values are compared), LU factors only when the pivots agree.
 double compare(const gofl_call& c, const VerifyRun& v) {
-  const std::string r = gofl_ops[c.op].routine;
   const bool cplx = gofl_ops[c.op].complex;
   double err = 0;
   auto all_outputs = [&](std::initializer_list<int> skip) {
@@ -124,40 +123,56 @@ double compare(const gofl_call& c, const VerifyRun& v) {
       err = std::max(err, operand_error(c, v, i));
     }
   };
-  if (r == "syevd" || r == "heevd" || r == "syev" || r == "heev") {
-    all_outputs({0});  // a: eigenvectors (jobz V) or destroyed (jobz N)
-  } else if (r == "syevr" || r == "heevr") {
-    const int mpos = cplx ? args::heevr_c::m : args::syevr_r::m;
-    const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
-    if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
-    err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, m_cpu, 1, m_cpu);
-  } else if (r == "sygv" || r == "hegv" || r == "sygvd" || r == "hegvd") {
-    err = std::max(operand_error(c, v, 1), operand_error(c, v, 2));  // b: the factor, w; a: vectors up to sign
-  } else if (r == "sygvx" || r == "hegvx") {
-    const int mpos = cplx ? args::hegvx_c::m : args::sygvx_r::m;
-    const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
-    if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
-    err = std::max(operand_error(c, v, 1), block_error(c, v.bufs[2].data(), c.operands[2].ptr, m_cpu, 1, m_cpu));
-  } else if (r == "gesvd" || r == "gesdd") {
-    err = operand_error(c, v, 1);  // s; a, u, vt hold vectors
-  } else if (r == "geev" || r == "geevx") {
-    err = eigenvalue_set_error(c, v, int(c.dims[0]));  // vectors are defined up to their scaling
-  } else if ((r == "gels" || r == "gelsd") && c.info && arg_int_at(c, c.info) != 0) {
-    // Rank-deficient or failed: B holds partial results whose form the two algorithms need not share.
-  } else if (r == "gels" || r == "gelsd") {
-    // The solution: the leading rows of b (n rows for trans N, m for trans T/C).
-    const bool gels = r == "gels";
-    const int ldb_pos = gels ? args::gels_r::ldb : args::gelsd_r::ldb;
-    const int nrhs_pos = gels ? args::gels_r::nrhs : args::gelsd_r::nrhs;
-    const bool trans = gels && arg_char(c, args::gels_r::trans) != 'N';
-    const int64_t rows = trans ? c.dims[0] : c.dims[1];
-    err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, rows, arg_int(c, nrhs_pos), arg_int(c, ldb_pos));
-    if (!gels) err = std::max(err, operand_error(c, v, 2));  // s
-  } else if (r == "getrf" || r == "gesv") {
-    if (same_bytes(v, c, 1)) err = operand_error(c, v, 0);  // factors only when the pivots agree
-    if (r == "gesv") err = std::max(err, operand_error(c, v, 2));
-  } else {
-    all_outputs({});
+  switch (gofl_ops[c.op].verify) {
+    case GOFL_VERIFY_EIGENVALUES:
+      all_outputs({0});  // a: eigenvectors (jobz V) or destroyed (jobz N)
+      break;
+    case GOFL_VERIFY_EIGENVALUE_RANGE: {  // syevr, heevr
+      const int mpos = cplx ? args::heevr_c::m : args::syevr_r::m;
+      const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
+      if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
+      err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, m_cpu, 1, m_cpu);
+      break;
+    }
+    case GOFL_VERIFY_GENERALIZED:
+      err = std::max(operand_error(c, v, 1), operand_error(c, v, 2));  // b: the factor, w; a: vectors up to sign
+      break;
+    case GOFL_VERIFY_GENERALIZED_RANGE: {  // sygvx, hegvx
+      const int mpos = cplx ? args::hegvx_c::m : args::sygvx_r::m;
+      const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
+      if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
+      err = std::max(operand_error(c, v, 1), block_error(c, v.bufs[2].data(), c.operands[2].ptr, m_cpu, 1, m_cpu));
+      break;
+    }
+    case GOFL_VERIFY_SINGULAR_VALUES:
+      err = operand_error(c, v, 1);  // s; a, u, vt hold vectors
+      break;
+    case GOFL_VERIFY_EIGENVALUE_SET:
+      err = eigenvalue_set_error(c, v, int(c.dims[0]));  // vectors are defined up to their scaling
+      break;
+    case GOFL_VERIFY_LEAST_SQUARES:  // gels
+    case GOFL_VERIFY_LEAST_SQUARES_SVD: {  // gelsd
+      // Rank-deficient or failed: B holds partial results whose form the two algorithms need not share.
+      if (c.info && arg_int_at(c, c.info) != 0) break;
+      // The solution: the leading rows of b (n rows for trans N, m for trans T/C).
+      const bool gels = gofl_ops[c.op].verify == GOFL_VERIFY_LEAST_SQUARES;
+      const int ldb_pos = gels ? args::gels_r::ldb : args::gelsd_r::ldb;
+      const int nrhs_pos = gels ? args::gels_r::nrhs : args::gelsd_r::nrhs;
+      const bool trans = gels && arg_char(c, args::gels_r::trans) != 'N';
+      const int64_t rows = trans ? c.dims[0] : c.dims[1];
+      err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, rows, arg_int(c, nrhs_pos), arg_int(c, ldb_pos));
+      if (!gels) err = std::max(err, operand_error(c, v, 2));  // s
+      break;
+    }
+    case GOFL_VERIFY_LU_FACTORS:  // getrf
+    case GOFL_VERIFY_LU_SOLVE:    // gesv
+      if (same_bytes(v, c, 1)) err = operand_error(c, v, 0);  // factors only when the pivots agree
+      if (gofl_ops[c.op].verify == GOFL_VERIFY_LU_SOLVE) err = std::max(err, operand_error(c, v, 2));
+      break;
+    case GOFL_VERIFY_OUTPUTS:
+    case GOFL_VERIFY_TRANSFORM:  // not here: FFTW executes compare in fft_compare
+      all_outputs({});
+      break;
   }
   return err;
 }
@@ -278,8 +293,7 @@ void args_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow) {
     const gofl_call_operand& o = c.operands[i];
     if (o.role == GOFL_IN || !o.ptr) continue;
     int64_t elems = o.elems;
-    const std::string r = gofl_ops[c.op].routine;
-    if (elems == 0 && (r == "syevr" || r == "heevr") && i == 2) {
+    if (elems == 0 && gofl_ops[c.op].verify == GOFL_VERIFY_EIGENVALUE_RANGE && i == 2) {
       // z for range 'V': the column count is known only afterwards; n columns bound it.
       const bool cplx = gofl_ops[c.op].complex;
       elems = arg_int(c, cplx ? args::heevr_c::ldz : args::syevr_r::ldz) * c.dims[0];
