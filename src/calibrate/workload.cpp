@@ -10,6 +10,7 @@
 // again when the canary slowed down meanwhile: a multithreaded CPU library runs many times slower
 // while other programs take its cores.
 #include "calibrate/workload.h"
+#include "policy/registry.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -683,8 +684,9 @@ int calibrate_workload(const WorkloadOptions& o) {
   }
 
   PlanLimits lim = limits(o.quick);
-  // Test-only: a shorter time budget per pass (tests/unit/test_estimate_calibrate.py).
-  if (const char* b = getenv("GOFL_CALIBRATE_PASS_S"); b && atof(b) > 0) lim.pass_budget_s = atof(b);
+  // GPU_OFFLOAD_CALIBRATE_PASS_MS: another time budget per pass (the tests: 1 ms; the FFT curves of
+  // the built-in profile: 55 s).
+  lim.pass_budget_s = 1e-3 * double(setting_long(SettingId::CALIBRATE_PASS_MS, long(lim.pass_budget_s * 1e3)));
   Canary canary;
   canary.calibrate();
   fprintf(out, "canary_s %.6g threads %d\n", canary.normal, canary.threads);

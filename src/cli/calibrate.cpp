@@ -127,8 +127,8 @@ int run_pass(const std::string& exe, const std::string& lib, bool gpu, bool quic
   env.push_back("GPU_OFFLOAD_THRESHOLD=0");
   env.push_back("GPU_OFFLOAD_VERIFY=0");
   env.push_back("GPU_OFFLOAD_SUMMARY=0");
-  // Kept: which profile plans the sizes, and which GPU backend the library loads.
-  for (const SettingId keep : {SettingId::PROFILE, SettingId::BACKEND})
+  // Kept: which profile plans the sizes, which GPU backend the library loads, and each pass's budget.
+  for (const SettingId keep : {SettingId::PROFILE, SettingId::BACKEND, SettingId::CALIBRATE_PASS_MS})
     if (const char* v = setting_env(keep)) env.push_back(std::string(setting_info(keep).var) + "=" + v);
   std::vector<std::string> args = {exe, "calibrate", "--workload", gpu ? "gpu" : "cpu", "--points", dir + "/points.txt",
                                    "--blas", blas};

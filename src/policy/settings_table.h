@@ -84,6 +84,8 @@
     "the most pieces over k a gemm with B kept on the GPU is split into (at most 64); 1: no split") \
   X(GETRS_SWAPS, "", Tuning, Enum, "host|gpu", 0, 0, "host", "host or gpu", \
     "where getrs applies LAPACK's row interchanges: while the host copies B in, or cuSOLVER's own") \
+  X(CALIBRATE_PASS_MS, "", Tuning, Int, "", 1, 1L << 40, "180000 (quick: 60000)", "a whole number of milliseconds >= 1", \
+    "how long each pass of gpu-offload calibrate measures new points, in ms") \
   X(SPLIT_BLOCK, "", Tuning, Int, "", 64, 1L << 40, "4096", "a whole number >= 64", \
     "cuBLASXt's tile size for calls split over several GPUs") \
   X(BACKEND, "", Test, Path, "", 0, 0, "libgpuoffload-cuda.so next to the library", "a file", \

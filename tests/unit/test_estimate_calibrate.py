@@ -233,7 +233,7 @@ def test_calibrate_out_of_time_keeps_every_routine(tmp_path):
     # Sizes go in rounds (every routine at one size, then the next), and the budget never cuts the
     # first: a pass cut short still has every routine, only without its larger sizes, and says so.
     out = tmp_path / "profile"
-    env = {"OPENBLAS_NUM_THREADS": "2", "GOFL_CALIBRATE_PASS_S": "0.001"}
+    env = {"OPENBLAS_NUM_THREADS": "2", "GPU_OFFLOAD_CALIBRATE_PASS_MS": "1"}
     p = subprocess.run([str(CLI), "calibrate", "--quick", "--only", "gemm,potrf,heevd", "--output", str(out)],
                        capture_output=True, text=True, env=base_env(env), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
