@@ -152,26 +152,19 @@ def verify_id(mode):
 
 
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask, family, calib, split,\n"
-             "//         warmed, verify)\n"
-             "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, family, calib, split, warmed, verify)\n"
              "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"
              "// split: the engine that runs it over several GPUs; warmed: it has a GPU warm-up; verify: --verify's comparison.\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
         gpu = "1" if (o.gpu if o else T.FFT_GPU) else "0"
-        mask = 0
-        if o:
-            for i, (_, k) in enumerate(args_for(o, p)):
-                if k == IOUT:
-                    mask |= 1 << i
         family = o.family if o else routine
         calib = repr(o.calib) if o else "0.0"
         warmed = 1 if o and o.warm else 0
         verify = verify_id(o.verify if o else T.FFT_VERIFY)
         lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
-                     f"0x{mask:x}u, \"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
+                     f"\"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
     return "".join(lines)
 
 
