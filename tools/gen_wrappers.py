@@ -473,7 +473,9 @@ def gen_gpu_routines_h():
     return "".join(L)
 
 
-DESC_TYPE = {CH: "char", INT: "int64_t", IOUT: "IntOut", SC: "T", RSC: "R<T>",
+# A scalar sits at its size's alignment: cuBLAS reads a host cuDoubleComplex alpha with a 16-byte
+# aligned load (movdqa), and std::complex<double> alone is only 8-byte aligned.
+DESC_TYPE = {CH: "char", INT: "int64_t", IOUT: "IntOut", SC: "alignas(sizeof(T)) T", RSC: "R<T>",
              "in": "const T*", "inout": "T*", "out": "T*", "work": "T*", "rout": "R<T>*", "rwork": "R<T>*",
              "iin": "IntArray", "iinout": "IntArray", "iwork": "IntArray"}
 DESC_INIT = {CH: " = 0", INT: " = 0", SC: "{}", RSC: " = 0"}
@@ -543,7 +545,7 @@ def gen_descs_h():
          "  bool conj = false;       // the mapped call is the conjugated problem (row-major BLAS-2 ConjTrans, hemv)\n"
          "};\n\n"]
     for o in desc_ops():
-        L.append(f"// ?{o.name}" + (f" / {','.join(sorted(set(o.precs)))}" if False else "") + "\n")
+        L.append(f"// ?{o.name}\n")
         L.append(f"template <class T> struct {o.name} : Head {{\n")
         for name, kind, variant in desc_fields(o):
             t = DESC_TYPE[kind]

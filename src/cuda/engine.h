@@ -353,6 +353,10 @@ template <class D> const D& args_of(const gofl_call& c) {
 template <class D, auto Supports, auto Bytes, auto Run> Routine routine() {
   Routine r;
   r.plan = [](const gofl_call& c, uint64_t* device_bytes) -> int {
+    // A descriptor of another routine's type (a table row bound to the wrong body) is never read.
+    if constexpr (!std::is_same_v<D, gofl_call>) {
+      if (c.desc_size != sizeof(D)) return GOFL_GPU_INVALID_ARGS;
+    }
     const D& d = args_of<D>(c);
     int status = GOFL_GPU_OK;
     if constexpr (!std::is_same_v<decltype(Supports), std::nullptr_t>) status = Supports(d);

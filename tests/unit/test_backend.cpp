@@ -96,6 +96,7 @@ struct SmallCall {
   }
   template <class D> D& make() {
     static_assert(sizeof(D) <= sizeof storage, "descriptor larger than the storage");
+    call.desc_size = sizeof(D);
     return *new (storage) D();
   }
   template <class T> void fill() {
