@@ -45,10 +45,15 @@ from collections import namedtuple
 # by which `gpu-offload calibrate` plans its sizes; 0: not calibrated.
 # split_copy: a large strided call runs in pieces on the library's threads (src/preload/copy_split.h);
 # only for ?copy's argument list (n x incx y incy).
+# row_major: for CBLAS routines, C++ statements over the descriptor `d` (generated/descs.h) that turn a
+# row-major call into the column-major call on the same memory: the transposed problem (the other
+# triangle, side or operand order; d.conj when it is the conjugated problem). An invalid flag stays
+# invalid ('?'), so that the CPU library's own error handling still reports it. BLAS-3 and BLAS-2
+# rows with a CBLAS form must have one.
 Op = namedtuple(
     "Op",
     "name precs kind ifaces args cargs dims flops operands query gpu warm split split_precs verify family calib"
-    " split_copy",
+    " split_copy row_major",
 )
 
 # GPU body families: the file in src/cuda/ that defines the bodies, and the CUDA libraries they use
@@ -108,7 +113,7 @@ DEFAULT_GPU = {"blas3": "blas3", "blas2": "blas2"}
 
 
 def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=None,
-       warm=None, split=None, verify="outputs", family=None, calib=0.0, split_copy=False):
+       warm=None, split=None, verify="outputs", family=None, calib=0.0, split_copy=False, row_major=None):
     if gpu is None:
         if kind not in DEFAULT_GPU:
             raise ValueError(f"{name}: name its GPU family (gpu=...) or gpu=False")
@@ -123,8 +128,10 @@ def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifa
             raise ValueError(f"{name}: unknown {what} {key!r}")
     if (warm or split) and not gpu:
         raise ValueError(f"{name}: a warm-up or split routine needs a GPU routine")
+    if gpu and "cblas" in ifaces and kind != "blas1" and not row_major:
+        raise ValueError(f"{name}: a CBLAS routine with a GPU body needs its row_major mapping")
     return Op(name, precs, kind, ifaces, args.split(), (cargs or args).split(), dims, flops, operands, tuple(query), gpu,
-              warm, split, split_precs, verify, family or name, float(calib), split_copy)
+              warm, split, split_precs, verify, family or name, float(calib), split_copy, row_major)
 
 
 BLAS_IF = ("fortran", "cblas")
@@ -141,48 +148,57 @@ OPS = [
        operands=[("a", "mat(isN(transa)?m:k, isN(transa)?k:m, lda)"),
                  ("b", "mat(isN(transb)?k:n, isN(transb)?n:k, ldb)"),
                  ("c", "mat(m, n, ldc)")],
+       row_major="std::swap(d.transa, d.transb); std::swap(d.m, d.n); std::swap(d.a, d.b); std::swap(d.lda, d.ldb);",
        ifaces=BLAS_IF, calib=2),
     op("symm", "sdcz", "blas3",
        "side:ch uplo:ch m:int n:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
        dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
+       row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
        ifaces=BLAS_IF, calib=2),
     op("hemm", "cz", "blas3",
        "side:ch uplo:ch m:int n:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
        dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
+       row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
        ifaces=BLAS_IF, family="symm", calib=2),
     op("syrk", "sdcz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int beta:sc c:inout ldc:int",
        dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, (is_complex<T>::value ? \"T\" : \"TC\")) ? 'N' : '?';",
        ifaces=BLAS_IF, calib=1),
     op("herk", "cz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:rsc a:in lda:int beta:rsc c:inout ldc:int",
        dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'C' : one_of(d.trans, \"C\") ? 'N' : '?';",
        ifaces=BLAS_IF, family="syrk", calib=1),
     op("syr2k", "sdcz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
        dims=("n", "n", "k"), flops="2.0*n*n*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
                  ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, (is_complex<T>::value ? \"T\" : \"TC\")) ? 'N' : '?';",
        ifaces=BLAS_IF, calib=2),
     op("her2k", "cz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:rsc c:inout ldc:int",
        dims=("n", "n", "k"), flops="2.0*n*n*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
                  ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'C' : one_of(d.trans, \"C\") ? 'N' : '?'; d.alpha = std::conj(d.alpha);",
        ifaces=BLAS_IF, family="syr2k", calib=2),
     op("trmm", "sdcz", "blas3",
        "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
        dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
+       row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
        ifaces=BLAS_IF, calib=1),
     op("trsm", "sdcz", "blas3",
        "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
        dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
+       row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
        ifaces=BLAS_IF, calib=1),
     # ---- BLAS-2 ---------------------------------------------------------------------------------------------
     # Memory-bound: worth the GPU when the matrix is already there. A negative increment walks the
@@ -191,21 +207,25 @@ OPS = [
        "trans:ch m:int n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
        dims=("m", "n", "0"), flops="2.0*m*n",
        operands=[("a", "mat(m, n, lda)"), ("x", "vec(isN(trans)?n:m, incx)"), ("y", "vec(isN(trans)?m:n, incy)")],
+       row_major="std::swap(d.m, d.n); d.conj = is_complex<T>::value && d.trans == 'C'; d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, \"TC\") ? 'N' : '?';",
        ifaces=BLAS_IF, calib=2),
     op("symv", "sd", "blas2",
        "uplo:ch n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
        dims=("n", "n", "0"), flops="2.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
+       row_major="d.uplo = flip_ul(d.uplo);",
        ifaces=BLAS_IF, calib=2),
     op("hemv", "cz", "blas2",
        "uplo:ch n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
        dims=("n", "n", "0"), flops="2.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.conj = true;",
        ifaces=BLAS_IF, family="symv", calib=2),
     op("trsv", "sdcz", "blas2",
        "uplo:ch trans:ch diag:ch n:int a:in lda:int x:inout incx:int",
        dims=("n", "n", "0"), flops="1.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)")],
+       row_major="d.uplo = flip_ul(d.uplo); d.conj = is_complex<T>::value && d.trans == 'C'; d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, \"TC\") ? 'N' : '?';",
        ifaces=BLAS_IF, calib=1),
     # ---- BLAS-1 ---------------------------------------------------------------------------------------------
     # Measured only, never offloaded: NumPy converts each LAPACK operand to Fortran order and back with

@@ -126,13 +126,6 @@ def arg_ref(name, kind, iface, p):
     return name
 
 
-def argv_entry(name, kind, iface, p):
-    ref = arg_ref(name, kind, iface, p)
-    if iface == "cblas" and ref.startswith("v_"):
-        return f"(void*)&{ref}"
-    return f"(void*){ref}"
-
-
 def sym_entries():
     """(sym_id_name, exported name, op name, iface, scheme, itype) for every wrapper."""
     out = []
@@ -159,26 +152,19 @@ def verify_id(mode):
 
 
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, iout_mask, family, calib, split,\n"
-             "//         warmed, verify)\n"
-             "// iout_mask: bit i set when Fortran argument i is an integer output (info, m, rank).\n"
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, family, calib, split, warmed, verify)\n"
              "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"
              "// split: the engine that runs it over several GPUs; warmed: it has a GPU warm-up; verify: --verify's comparison.\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
         gpu = "1" if (o.gpu if o else T.FFT_GPU) else "0"
-        mask = 0
-        if o:
-            for i, (_, k) in enumerate(args_for(o, p)):
-                if k == IOUT:
-                    mask |= 1 << i
         family = o.family if o else routine
         calib = repr(o.calib) if o else "0.0"
         warmed = 1 if o and o.warm else 0
         verify = verify_id(o.verify if o else T.FFT_VERIFY)
         lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
-                     f"0x{mask:x}u, \"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
+                     f"\"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
     return "".join(lines)
 
 
@@ -327,21 +313,24 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append("  [[maybe_unused]] auto vec = gofl::vec_extent;\n")
     d = o.dims
     L.append(f"  gofl_call.set_dims({d[0]}, {d[1]}, {d[2]});\n")
+    if o.gpu:
+        L.extend(gen_desc_fill(o, p, iface, itype, args, row_major_aware))
     for a, ext in o.operands:
         if a not in kinds:
             continue
         k = kinds[a]
         role = ROLE.get(k)
-        pos = [x for x, _ in args].index(a)
-        L.append(f"  gofl_call.add_operand({a}, static_cast<int64_t>({ext}), {elem_size_expr(k, p, itype)}, {role}, {pos});\n")
+        # An output's pointer field in the descriptor (verify gives the GPU private copies through it).
+        field = f"gofl_call.field_of(gofl_desc.{a})" if o.gpu and role != "GOFL_IN" else "-1"
+        L.append(f"  gofl_call.add_operand({a}, static_cast<int64_t>({ext}), {elem_size_expr(k, p, itype)}, {role}, {field});\n")
+    if o.gpu:
+        for a, k in args:
+            if k == IOUT:
+                L.append(f"  gofl_call.add_int_output(gofl_call.field_of(gofl_desc.{a}));\n")
     if o.query:
         L.append(f"  if ({query_condition(o, kinds)}) gofl_call.flags |= GOFL_F_QUERY;\n")
     if any(a == "info" for a, k in args):
         L.append("  gofl_call.info = info;\n")
-    argv = [argv_entry(a, k, iface, p) for a, k in args]
-    L.append(f"  void* const gofl_argv[] = {{{', '.join(argv)}}};\n")
-    L.append("  gofl_call.argv = gofl_argv;\n")
-    L.append(f"  gofl_call.argc = {len(argv)};\n")
     L.append("  gofl_call.real = reinterpret_cast<void*>(gofl_real);\n")
     L.append("  if (gofl::enter_cpu_must_run(gofl_call)) {\n")
     if split:
@@ -484,26 +473,136 @@ def gen_gpu_routines_h():
     return "".join(L)
 
 
-def gen_args_h():
-    """Argument positions (Fortran order; CBLAS adds the layout in front) for code that reads gofl_call.argv."""
-    L = [BANNER, "#pragma once\n\n// Position of each argument in gofl_call::argv for the Fortran interface; the CBLAS interface\n"
-         "// has `layout` first (level 1 excepted), so its positions are one higher (see gofl::cuda::CallArgs).\n",
-         "namespace gofl {\nnamespace args {\n"]
-    for o in T.OPS:
-        variants = []
-        if any(p in "sd" for p in o.precs):
-            variants.append(("r", parse_args(o.args)))
-        if any(p in COMPLEX for p in o.precs):
-            variants.append(("c", parse_args(o.cargs)))
-        for suffix, args in variants:
-            fields = " ".join(f"{a} = {i}," for i, (a, _) in enumerate(args))
-            L.append(f"struct {o.name}_{suffix} {{ static constexpr int {fields} count = {len(args)}; }};\n")
-    L.append("}  // namespace args\n}  // namespace gofl\n")
+# A scalar sits at its size's alignment: cuBLAS reads a host cuDoubleComplex alpha with a 16-byte
+# aligned load (movdqa), and std::complex<double> alone is only 8-byte aligned.
+DESC_TYPE = {CH: "char", INT: "int64_t", IOUT: "IntOut", SC: "alignas(sizeof(T)) T", RSC: "R<T>",
+             "in": "const T*", "inout": "T*", "out": "T*", "work": "T*", "rout": "R<T>*", "rwork": "R<T>*",
+             "iin": "IntArray", "iinout": "IntArray", "iwork": "IntArray"}
+DESC_INIT = {CH: " = 0", INT: " = 0", SC: "{}", RSC: " = 0"}
+
+
+def desc_fields(o):
+    """[(name, kind, variant)] of a routine's descriptor: its arguments in order, the real and the complex
+    argument lists merged (variant: 'real' or 'complex' for a field only one of them has, else '')."""
+    real = parse_args(o.args) if any(p in "sd" for p in o.precs) else []
+    cplx = parse_args(o.cargs) if any(p in COMPLEX for p in o.precs) else []
+    out, seen = [], set()
+    for lst in (real, cplx):
+        for name, kind in lst:
+            if name in seen:
+                continue
+            seen.add(name)
+            both = (not real or name in dict(real)) and (not cplx or name in dict(cplx))
+            out.append((name, kind, "" if both else ("real" if lst is real else "complex")))
+    return out
+
+
+def desc_ops():
+    """The routines that have a descriptor: those with a GPU body (the backend reads nothing else)."""
+    return [o for o in T.OPS if o.gpu]
+
+
+def gen_descs_h():
+    L = [BANNER, "#pragma once\n\n"
+         "// The typed, normalised arguments of each routine with a GPU body: a generated wrapper's slow path\n"
+         "// builds one from the values it has already read and hands it over in gofl_call.desc; the backend\n"
+         "// plans and runs the call from it and reads nothing else. Flags are upper case, integers int64_t,\n"
+         "// integer outputs and arrays keep the caller's width (IntOut, IntArray). A row-major CBLAS call is\n"
+         "// already the column-major call on the same memory (the table's row_major column). Fields of the\n"
+         "// other argument list (a real routine's rwork, a complex one's wr) stay empty.\n",
+         "#include <stddef.h>\n#include <stdint.h>\n\n#include <complex>\n#include <type_traits>\n#include <utility>\n\n",
+         "namespace gofl {\nnamespace desc {\n\n",
+         "template <class T> struct is_complex : std::false_type {};\n"
+         "template <class F> struct is_complex<std::complex<F>> : std::true_type {};\n"
+         "template <class T> struct real_of { using type = T; };\n"
+         "template <class F> struct real_of<std::complex<F>> { using type = F; };\n"
+         "template <class T> using R = typename real_of<T>::type;\n\n",
+         "// An integer output (info, m, rank) in the caller's width.\n"
+         "struct IntOut {\n  void* p = nullptr;\n  bool ilp64 = false;\n"
+         "  explicit operator bool() const { return p != nullptr; }\n"
+         "  int64_t get() const { return ilp64 ? *static_cast<const int64_t*>(p) : int64_t(*static_cast<const int32_t*>(p)); }\n"
+         "  void set(int64_t v) const {\n    if (ilp64) *static_cast<int64_t*>(p) = v;\n"
+         "    else *static_cast<int32_t*>(p) = int32_t(v);\n  }\n};\n\n"
+         "// An integer array (pivots, iwork, ifail) in the caller's width.\n"
+         "struct IntArray {\n  void* p = nullptr;\n  bool ilp64 = false;\n"
+         "  explicit operator bool() const { return p != nullptr; }\n"
+         "  size_t elem() const { return ilp64 ? 8 : 4; }\n"
+         "  template <class I> I* as() const { return static_cast<I*>(p); }\n"
+         "  int64_t at(int64_t i) const { return ilp64 ? static_cast<const int64_t*>(p)[i] : int64_t(static_cast<const int32_t*>(p)[i]); }\n"
+         "  void set(int64_t i, int64_t v) const {\n    if (ilp64) static_cast<int64_t*>(p)[i] = v;\n"
+         "    else static_cast<int32_t*>(p)[i] = int32_t(v);\n  }\n};\n\n"
+         "// What the row_major mappings use. A character that is neither stays as it is, so that the check after\n"
+         "// the mapping still sends the call to the CPU library's own error handling.\n"
+         "inline bool one_of(char c, const char* set) {\n  for (; *set; ++set)\n    if (c == *set) return true;\n  return false;\n}\n"
+         "inline char flip_ul(char u) { return u == 'U' ? 'L' : (u == 'L' ? 'U' : u); }\n"
+         "inline char flip_side(char s) { return s == 'L' ? 'R' : (s == 'R' ? 'L' : s); }\n\n"
+         "// What every descriptor has besides its arguments.\n"
+         "struct Head {\n"
+         "  bool ilp64 = false;      // the symbol's integers are 64-bit\n"
+         "  bool cblas = false;      // called through CBLAS\n"
+         "  bool layout_ok = true;   // CBLAS: the layout was row or column major (else the CPU library reports it)\n"
+         "  bool row_major = false;  // CBLAS row major: the fields below are the mapped column-major call\n"
+         "  bool conj = false;       // the mapped call is the conjugated problem (row-major BLAS-2 ConjTrans, hemv)\n"
+         "};\n\n"]
+    for o in desc_ops():
+        L.append(f"// ?{o.name}\n")
+        L.append(f"template <class T> struct {o.name} : Head {{\n")
+        for name, kind, variant in desc_fields(o):
+            t = DESC_TYPE[kind]
+            init = DESC_INIT.get(kind, "" if kind in (IOUT,) or kind in ARRAY_I else " = nullptr")
+            note = f"  // {variant} only" if variant else ""
+            L.append(f"  {t} {name}{init};{note}\n")
+        L.append("};\n")
+        if o.row_major:
+            L.append(f"template <class T> void to_column_major({o.name}<T>& d) {{ {o.row_major} }}\n")
+        L.append("\n")
+    L.append("}  // namespace desc\n}  // namespace gofl\n")
     return "".join(L)
 
 
+def desc_value(name, kind, iface, p):
+    """The descriptor field's value in a wrapper: the normalised local, or the pointer it was given."""
+    t, r = ELEM[p], REAL[p]
+    if kind == CH:
+        return f"gofl::up({name})"
+    if kind == INT:
+        return name
+    if kind == SC:
+        if iface == "cblas":
+            return f"*static_cast<const {t}*>(p_{name})" if p in COMPLEX else f"v_{name}"
+        return f"p_{name} ? *p_{name} : {t}()"
+    if kind == RSC:
+        return f"v_{name}" if iface == "cblas" else f"p_{name} ? *p_{name} : {r}(0)"
+    return name
+
+
+def gen_desc_fill(o, p, iface, itype, args, row_major_aware):
+    """Statements of describe_: the call's descriptor, from the values read above, handed over in gofl_call."""
+    ilp64 = "true" if itype == "int64_t" else "false"
+    L = [f"  gofl::desc::{o.name}<{ELEM[p]}> gofl_desc;\n",
+         f"  gofl_desc.ilp64 = {ilp64};\n"]
+    if iface == "cblas":
+        L.append("  gofl_desc.cblas = true;\n")
+    if row_major_aware:
+        L.append("  gofl_desc.layout_ok = v_layout == GOFL_CBLAS_ROW_MAJOR || v_layout == GOFL_CBLAS_COL_MAJOR;\n")
+        L.append("  gofl_desc.row_major = gofl_row_major;\n")
+    for a, k in args:
+        if a == "layout":
+            continue
+        if k == IOUT:
+            L.append(f"  gofl_desc.{a} = {{{a}, {ilp64}}};\n")
+        elif k in ARRAY_I:
+            L.append(f"  gofl_desc.{a} = {{const_cast<void*>(static_cast<const void*>({a})), {ilp64}}};\n")
+        else:
+            L.append(f"  gofl_desc.{a} = {desc_value(a, k, iface, p)};\n")
+    if row_major_aware:
+        L.append("  if (gofl_row_major) gofl::desc::to_column_major(gofl_desc);\n")
+    L.append("  gofl_call.set_desc(gofl_desc);\n")
+    return L
+
+
 FILES = {
-    "args.h": gen_args_h,
+    "descs.h": gen_descs_h,
     "gpu_routines.h": gen_gpu_routines_h,
     "ops.inc": gen_ops_inc,
     "symbols.inc": gen_syms_inc,

@@ -1,5 +1,7 @@
 // The description of one intercepted call, filled by a generated wrapper and handed to the dispatcher
 // (and, for GPU runs, across the backend's C interface). Standard layout: no virtuals, no owners.
+// Its arguments travel once, typed: `desc` points at the routine's descriptor (generated/descs.h),
+// built by the wrapper's slow path from the values it read.
 #pragma once
 
 #include <stddef.h>
@@ -18,8 +20,19 @@ typedef struct gofl_call_operand {
   int64_t elems;       // extent in elements (0: empty or not known before the call)
   uint32_t elem_size;
   uint16_t role;       // gofl_role
-  int16_t arg;         // its position in argv
+  int16_t field;       // an output's pointer field: its byte offset in the descriptor (desc), -1 for none
 } gofl_call_operand;
+
+#define GOFL_MAX_INT_OUTPUTS 4
+
+// What the backend said of a call before it ran (gofl_backend.plan): asked once, by the decision.
+typedef struct gofl_plan {
+  int32_t planned;          // 1 once the backend filled it (a zeroed plan is no plan)
+  int32_t status;           // gofl_gpu_status: OK, UNSUPPORTED or INVALID_ARGS
+  int32_t split_status;     // GOFL_GPU_OK when the split engines (several GPUs) run it
+  uint64_t device_bytes;    // device memory it needs (operands and workspace estimate)
+  uint64_t resident_bytes;  // bytes of its inputs that kept device copies serve now (no copy)
+} gofl_plan;
 
 typedef struct gofl_call {
   uint16_t sym;                // gofl_sym_id: which exported name was called
@@ -28,11 +41,14 @@ typedef struct gofl_call {
   int64_t dims[3];
   double flops;
   const void* site;            // return address in the caller
-  void* const* argv;           // each argument in table order (by-value CBLAS arguments: their address)
-  int32_t argc;                // entries in argv
+  const void* desc;            // the routine's descriptor (generated/descs.h), or NULL (no GPU body, FFTW)
+  uint32_t desc_size;          // its size in bytes
+  int32_t n_int_outputs;
+  int16_t int_outputs[GOFL_MAX_INT_OUTPUTS];  // the descriptor's IntOut fields (info, m, rank): byte offsets
   void* info;                  // LAPACK info (int32_t or int64_t by the symbol's scheme), or NULL
   void* real;                  // the CPU library's function (workspace queries from the backend)
-  const gofl_fft* fft;         // FFTW executes (sym GOFL_SYM_FFTW, argv NULL): the transform; else NULL
+  const gofl_fft* fft;         // FFTW executes (sym GOFL_SYM_FFTW, desc NULL): the transform; else NULL
+  gofl_plan plan;              // the backend's plan, asked once by the decision (planned 0 until then)
   int32_t n_operands;
   gofl_call_operand operands[GOFL_MAX_OPERANDS];
   // Dispatcher state, filled by enter_cpu_must_run()/leave().

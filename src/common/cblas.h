@@ -2,7 +2,8 @@
 // CBLAS calls with them, and the backend reads CBLAS arguments with them.
 #pragma once
 
-#define GOFL_CBLAS_ROW_MAJOR 101  // CblasRowMajor (CblasColMajor is 102): the layout, never a flag
+#define GOFL_CBLAS_ROW_MAJOR 101  // CblasRowMajor: the layout, never a flag
+#define GOFL_CBLAS_COL_MAJOR 102  // CblasColMajor
 
 namespace gofl {
 

@@ -11,7 +11,7 @@ enum gofl_iface { GOFL_IFACE_FORTRAN, GOFL_IFACE_CBLAS, GOFL_IFACE_FFTW };
 enum gofl_scheme { GOFL_SCHEME_STD, GOFL_SCHEME_SCIPY, GOFL_SCHEME_NUMPY64, GOFL_SCHEME_ILP64 };
 
 enum gofl_op_id : uint16_t {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, iout, family, calib, split, warmed, verify) id,
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, family, calib, split, warmed, verify) id,
 #include "generated/ops.inc"
 #undef GOFL_OP
 };
@@ -29,7 +29,6 @@ struct gofl_op_info {
   gofl_kind kind;
   bool gpu_capable;     // the CUDA backend has a routine for it
   bool complex;
-  uint32_t iout_mask;   // Fortran argument positions that are integer outputs (info, m, rank)
   const char* family;   // whose curves the cost model borrows: "symm" for hemm, "syevd" for heevd, else routine
   double calib_n3;      // calibration's flops over n^3, BLAS-2 over n^2 (real; complex x4), 0: not calibrated
   gofl_split_engine split;  // the engine that runs one call over several GPUs (cuda/split.h), or none

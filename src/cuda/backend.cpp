@@ -32,7 +32,7 @@ Routine* routines() {
 
 namespace {
 
-// supports() may be asked before start(): the table does not need the GPU. Every routine, its
+// plan() may be asked before start(): the table does not need the GPU. Every routine, its
 // libraries, warm-ups and split routine come from the operation table (generated/gpu_routines.h).
 void ensure_registered() {
   static std::once_flag once;
@@ -50,8 +50,8 @@ void ensure_registered() {
 }
 
 const Routine* routine_of(const gofl_call* c) {
-  // BLAS and LAPACK calls carry their arguments in argv, FFTW executes their transform in fft.
-  if (!c || c->op >= GOFL_N_OPS || !(c->argv || c->fft)) return nullptr;
+  // BLAS and LAPACK calls carry their descriptor, FFTW executes their transform.
+  if (!c || c->op >= GOFL_N_OPS || !(c->desc || c->fft)) return nullptr;
   ensure_registered();
   const Routine* r = &routines()[c->op];
   return r->run ? r : nullptr;
@@ -107,27 +107,6 @@ int b_has_routine(uint32_t op) {
   return routines()[op].run != nullptr;
 }
 
-int b_supports(const gofl_call* call) {
-  const Routine* r = routine_of(call);
-  if (!r) return GOFL_GPU_UNSUPPORTED;
-  if (!r->supports) return GOFL_GPU_OK;
-  try {
-    return r->supports(CallArgs(*call));
-  } catch (...) {
-    return GOFL_GPU_UNSUPPORTED;
-  }
-}
-
-uint64_t b_device_bytes(const gofl_call* call) {
-  const Routine* r = routine_of(call);
-  if (!r || !r->bytes) return 0;
-  try {
-    return r->bytes(CallArgs(*call));
-  } catch (...) {
-    return 0;
-  }
-}
-
 void set_where(gofl_gpu_result* r, const char* where) {
   std::snprintf(r->where, sizeof r->where, "%s", where ? where : "");
 }
@@ -174,25 +153,21 @@ struct Outcome {
   const char* where = "";
 };
 
-// Checks the call again with `supports` (none: every call is supported), since a run must never act
-// on a call the CPU library would reject, then runs it: `run(args)`. Whatever either throws becomes
-// the outcome.
+// Runs the call (`run()`); whatever it throws becomes the outcome.
 template <class Run>
-Outcome attempt(const gofl_call& call, SupportsFn supports, const char* supports_step, const Run& run) {
+Outcome attempt(const Run& run) {
   Outcome o;
   try {
-    CallArgs args(call);
-    const int s = supports ? supports(args) : GOFL_GPU_OK;
-    if (s != GOFL_GPU_OK) {
-      o.status = s;
-      o.where = supports_step;
-    } else {
-      run(args);
-    }
+    run();
   } catch (...) {
     failure_in_flight(&o.status, &o.detail, &o.where);
   }
   return o;
+}
+
+// A call the decision planned and found runnable (gofl_plan): the one thing run() checks.
+bool planned_ok(const gofl_call& c, bool split) {
+  return c.plan.planned && (split ? c.plan.split_status : c.plan.status) == GOFL_GPU_OK;
 }
 
 // The outcome into the result; returns its status.
@@ -211,21 +186,17 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
   const Routine* rt = routine_of(call);
   if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no GPU routine");
+  if (!planned_ok(*call, false)) return refuse(r, GOFL_GPU_UNSUPPORTED, "not planned");
 
   const ThreadOnGpu on(e);
   const CallInFlight flight;  // no warm-up begins beside it
   const auto t_call = std::chrono::steady_clock::now();
   e.begin_call(*call);
-  uint64_t need = 0;
-  try {
-    need = rt->bytes ? rt->bytes(CallArgs(*call)) : 0;
-  } catch (...) {
-  }
-  e.make_room(need);  // kept copies give way to the call and to other processes' needs
-  Outcome o = attempt(*call, rt->supports, "supports", [&](const CallArgs& args) {
+  e.make_room(call->plan.device_bytes);  // kept copies give way to the call and to other processes' needs
+  Outcome o = attempt([&] {
     e.prepare(*call, rt->libraries);       // handles made while the inputs are copied in
     const OutputPrefault prefault(*call);  // overlaps the copy-in and the computation
-    rt->run(e, args);
+    rt->run(e, *call);
   });
   if (o.status != GOFL_GPU_OK) {
     e.recover();
@@ -245,7 +216,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
 // ---- one call over several GPUs (split.h) -------------------------------------------------------------
 
 const SplitRoutine* split_routine_of(const gofl_call* c) {
-  if (!c || c->op >= GOFL_N_OPS || !c->argv) return nullptr;
+  if (!c || c->op >= GOFL_N_OPS || !c->desc) return nullptr;
   ensure_registered();
   const SplitRoutine* r = &split_routines()[c->op];
   return r->run ? r : nullptr;
@@ -256,16 +227,6 @@ int b_split_gpus() {
   return e.started() ? int(e.split_devices().size()) : 0;
 }
 
-int b_split_supports(const gofl_call* call) {
-  const SplitRoutine* r = split_routine_of(call);
-  if (!r) return GOFL_GPU_UNSUPPORTED;
-  try {
-    return r->supports(CallArgs(*call));
-  } catch (...) {
-    return GOFL_GPU_UNSUPPORTED;
-  }
-}
-
 int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   gofl_gpu_result scratch;
   gofl_gpu_result* r = cleared_result(result, &scratch);
@@ -273,6 +234,7 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
   Engine& e = Engine::get();
   const SplitRoutine* rt = split_routine_of(call);
   if (!rt) return refuse(r, GOFL_GPU_UNSUPPORTED, "no split routine");
+  if (!planned_ok(*call, true)) return refuse(r, GOFL_GPU_UNSUPPORTED, "not planned for the split engines");
   if (const int s = refuse_without_context(e, r); s != GOFL_GPU_OK) return s;
   const ThreadOnGpu on(e);
   const CallInFlight flight;
@@ -285,7 +247,7 @@ int b_split_run(const gofl_call* call, gofl_gpu_result* result) {
       if (o.role != GOFL_IN) rc->overwritten(reinterpret_cast<uintptr_t>(o.ptr), size_t(o.elems) * o.elem_size);
     }
   const auto t0 = std::chrono::steady_clock::now();
-  const Outcome o = attempt(*call, rt->supports, "split supports", [&](const CallArgs& args) { rt->run(e, args); });
+  const Outcome o = attempt([&] { rt->run(e, *call); });
   if (o.status != GOFL_GPU_OK) split_recover(e);
   // The engines (and freeing their buffers) leave another split device current.
   if (cudaSetDevice(e.device()) != cudaSuccess) (void)cudaGetLastError();
@@ -333,19 +295,45 @@ void b_configure(const gofl_backend_config* c) {
   Engine::get().set_residency(c->residency != 0, c->reserve_bytes, c->reserve_fraction);
 }
 
-uint64_t b_resident_bytes(const gofl_call* call) {
-  // Never wait: the thread running a GPU call may be the one asking (a CUDA library calling host BLAS).
+// Bytes of the call's inputs that kept device copies serve now (for the cost model: no GPU work, a
+// check of the host memory). Never waits: the thread running a GPU call may be the one asking (a CUDA
+// library calling host BLAS).
+uint64_t resident_bytes(const gofl_call& call) {
   std::unique_lock<std::mutex> lk(run_m, std::try_to_lock);
   if (!lk.owns_lock()) return 0;
   ResidentCache* rc = Engine::get().resident();
-  if (!call || !rc || rc->count() == 0) return 0;
+  if (!rc || rc->count() == 0) return 0;
   uint64_t bytes = 0;
-  for (int i = 0; i < call->n_operands && i < GOFL_MAX_OPERANDS; ++i) {
-    const gofl_call_operand& o = call->operands[i];
+  for (int i = 0; i < call.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+    const gofl_call_operand& o = call.operands[i];
     const uint64_t n = uint64_t(o.elems) * o.elem_size;
     if (o.role == GOFL_IN && rc->covers(reinterpret_cast<uintptr_t>(o.ptr), n, o.elem_size)) bytes += n;
   }
   return bytes;
+}
+
+// The plan (backend_abi.h): the routine's own check and device bytes, the split engines' check, the
+// kept copies that serve. Needs no GPU for the first two.
+void b_plan(const gofl_call* call, gofl_plan* out) {
+  if (!out) return;
+  *out = gofl_plan{};
+  out->planned = 1;
+  out->status = out->split_status = GOFL_GPU_UNSUPPORTED;
+  const Routine* r = routine_of(call);
+  if (!r) return;
+  try {
+    out->status = r->plan(*call, &out->device_bytes);
+  } catch (...) {
+    out->status = GOFL_GPU_UNSUPPORTED;
+  }
+  if (out->status != GOFL_GPU_OK) return;
+  if (const SplitRoutine* s = split_routine_of(call)) {
+    try {
+      out->split_status = s->plan(*call, nullptr);
+    } catch (...) {
+    }
+  }
+  out->resident_bytes = resident_bytes(*call);
 }
 
 void b_residency_info(char* buf, size_t len) {
@@ -375,12 +363,12 @@ void b_residency_info(char* buf, size_t len) {
 }  // namespace cuda
 }  // namespace gofl
 
-extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
+extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_entry(void) {
   using namespace gofl::cuda;
   static const gofl_backend b = {
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
-      b_start, b_device, b_memory, b_has_routine, b_supports, b_device_bytes, b_run, b_utilization,
-      b_configure, b_resident_bytes, b_residency_info, b_set_fault, b_split_gpus, b_split_supports, b_split_run,
+      b_start, b_device, b_memory, b_has_routine, b_plan, b_run, b_utilization,
+      b_configure, b_residency_info, b_set_fault, b_split_gpus, b_split_run,
       b_fft_forget, b_take_setup, b_warm, b_take_warmed, b_warming,
   };
   return &b;

@@ -14,8 +14,9 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 12
-#define GOFL_BACKEND_ENTRY "gofl_backend_v1"
+#define GOFL_BACKEND_ABI 13
+// The entry point's name carries no version: the table it returns does (abi).
+#define GOFL_BACKEND_ENTRY "gofl_backend_entry"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
 
 // Statuses: gofl_gpu_status (trace/codes.h), as the trace records them.
@@ -76,21 +77,20 @@ typedef struct gofl_backend {
   int (*memory)(uint64_t* free_bytes, uint64_t* total_bytes);
   // Whether the backend has a routine for operation `op` (1) or not (0); needs no GPU, nor start().
   int (*has_routine)(uint32_t op);
-  // Whether `call` can run on the GPU (GOFL_GPU_OK, UNSUPPORTED or INVALID_ARGS), without GPU work.
-  int (*supports)(const gofl_call* call);
-  // Device memory the call needs (operands and workspace estimate), for the memory gate.
-  uint64_t (*device_bytes)(const gofl_call* call);
-  // Run the call. On GOFL_GPU_OK every output (arrays, info, work[0] and the like) has been written
-  // exactly as the CPU library would define it; on any other status before the copy-out, nothing
-  // the program can see was touched.
+  // The call's plan (common/call.h, gofl_plan), from its descriptor, without GPU work: whether it can
+  // run on the GPU (GOFL_GPU_OK, UNSUPPORTED or INVALID_ARGS), the device memory it needs, the bytes of
+  // its inputs kept device copies would serve now (a check of host memory; 0 before start()), and
+  // whether the split engines run it. The decision asks once and keeps it in the call.
+  void (*plan)(const gofl_call* call, gofl_plan* out);
+  // Run a call whose plan (call->plan) said GOFL_GPU_OK; nothing is checked again. On GOFL_GPU_OK every
+  // output (arrays, info, work[0] and the like) has been written exactly as the CPU library would
+  // define it; on any other status before the copy-out, nothing the program can see was touched.
   int (*run)(const gofl_call* call, gofl_gpu_result* result);
   // GPU utilisation in percent over the last sample period (NVML), or -1 when unknown.
   int (*utilization)(void);
-  // Residency: apply the settings; bytes of the call's inputs that kept device copies would serve now
-  // (for the cost model: no GPU work, a check of the host memory); a line saying how host memory is
-  // watched and what is kept, for the summary.
+  // Residency: apply the settings; a line saying how host memory is watched and what is kept, for the
+  // summary.
   void (*configure)(const gofl_backend_config* config);
-  uint64_t (*resident_bytes)(const gofl_call* call);
   void (*residency_info)(char* buf, size_t len);
   // Test-only: make the named step fail ("alloc", "h2d", "compute", "d2h-before"), corrupt the
   // result ("corrupt") or take QR's 64-bit route at any size ("qr64"); a comma-separated list;
@@ -98,11 +98,10 @@ typedef struct gofl_backend {
   void (*set_fault)(const char* spec);
   // One call over several GPUs (cuda/split.h: cuBLASXt, cusolverMg), after start(). split_gpus: how
   // many GPUs a split call spreads over (the usable GPUs of the GPU setting, the engine's own first).
-  // split_supports: GOFL_GPU_OK when the split engines run this call (no GPU work). split_run: as
-  // run(), on the split engines; on any status but GOFL_GPU_OK nothing the program can see changed
-  // (or, gemm with beta = 0, only outputs the CPU library overwrites without reading them).
+  // split_run: as run(), on the split engines, for a call whose plan's split_status is GOFL_GPU_OK; on
+  // any status but GOFL_GPU_OK nothing the program can see changed (or, gemm with beta = 0, only
+  // outputs the CPU library overwrites without reading them).
   int (*split_gpus)(void);
-  int (*split_supports)(const gofl_call* call);
   int (*split_run)(const gofl_call* call, gofl_gpu_result* result);
   // The FFTW plan `plan` is being destroyed: free the cuFFT plan made for it, if any. Never waits for
   // a running call (the plan is then freed at the next one).

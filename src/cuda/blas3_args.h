@@ -1,15 +1,12 @@
 // The arguments of the Level-3 BLAS calls both GPU paths run (blas3.cpp on one GPU, split_blas3.cpp
-// over several): read once, row-major CBLAS calls mapped to the column-major call on the same memory,
-// and the checks the CPU library would make.
+// over several): the call's descriptor (generated/descs.h, row-major CBLAS calls already mapped to the
+// column-major call on the same memory), what its shapes mean, and the checks the CPU library would make.
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
-#include <utility>
 
 #include "cuda/blas_args.h"
 #include "cuda/engine.h"
-#include "generated/args.h"
 
 namespace gofl {
 namespace cuda {
@@ -17,43 +14,27 @@ namespace blas3 {
 
 // ---- helpers ------------------------------------------------------------------------------------------
 
-using namespace blas_args;  // one_of, max1, bad_layout, is_zero, flip_ul, flip_side (blas_args.h)
+using namespace blas_args;  // one_of, max1, is_zero (blas_args.h)
 
 // Real types: 'C' means 'T'.
 template <class T> char real_trans(char t) { return (!is_complex<T>::value && t == 'C') ? 'T' : t; }
 
 // ---- gemm ---------------------------------------------------------------------------------------------
 
-template <class T> struct Gemm {
-  char ta, tb;
-  int64_t m, n, k, lda, ldb, ldc;
-  T alpha, beta;
-  const T *A, *B;
-  T* C;
-  int64_t ar() const { return ta == 'N' ? m : k; }  // rows of A as stored
-  int64_t ac() const { return ta == 'N' ? k : m; }
-  int64_t br() const { return tb == 'N' ? k : n; }
-  int64_t bc() const { return tb == 'N' ? n : k; }
-  // B is A, stored alike (a @ a): one device copy serves both.
-  bool b_is_a() const { return A == B && ar() == br() && ac() == bc() && lda == ldb; }
+// A row-major call arrives as C^T = op(B)^T op(A)^T, the column-major product of the same memory.
+template <class T> int64_t ar(const desc::gemm<T>& g) { return g.transa == 'N' ? g.m : g.k; }  // rows of A as stored
+template <class T> int64_t ac(const desc::gemm<T>& g) { return g.transa == 'N' ? g.k : g.m; }
+template <class T> int64_t br(const desc::gemm<T>& g) { return g.transb == 'N' ? g.k : g.n; }
+template <class T> int64_t bc(const desc::gemm<T>& g) { return g.transb == 'N' ? g.n : g.k; }
+// B is A, stored alike (a @ a): one device copy serves both.
+template <class T> bool b_is_a(const desc::gemm<T>& g) {
+  return g.a == g.b && ar(g) == br(g) && ac(g) == bc(g) && g.lda == g.ldb;
+}
 
-  explicit Gemm(const CallArgs& a) {
-    using P = args::gemm_r;
-    ta = a.ch(P::transa); tb = a.ch(P::transb);
-    m = a.i(P::m); n = a.i(P::n); k = a.i(P::k);
-    lda = a.i(P::lda); ldb = a.i(P::ldb); ldc = a.i(P::ldc);
-    alpha = a.scalar<T>(P::alpha); beta = a.scalar<T>(P::beta);
-    A = a.ptr<const T>(P::a); B = a.ptr<const T>(P::b); C = a.ptr<T>(P::c);
-    // Row major: C^T = op(B)^T op(A)^T, the column-major product of the same memory.
-    if (a.row_major()) { std::swap(ta, tb); std::swap(m, n); std::swap(A, B); std::swap(lda, ldb); }
-  }
-};
-
-template <class T> int gemm_supports(const CallArgs& a) {
-  if (bad_layout(a)) return GOFL_GPU_INVALID_ARGS;
-  const Gemm<T> g(a);
-  if (!one_of(g.ta, "NTC") || !one_of(g.tb, "NTC") || g.m < 0 || g.n < 0 || g.k < 0 || g.lda < max1(g.ar()) ||
-      g.ldb < max1(g.br()) || g.ldc < max1(g.m))
+template <class T> int gemm_supports(const desc::gemm<T>& g) {
+  if (!g.layout_ok) return GOFL_GPU_INVALID_ARGS;
+  if (!one_of(g.transa, "NTC") || !one_of(g.transb, "NTC") || g.m < 0 || g.n < 0 || g.k < 0 ||
+      g.lda < max1(ar(g)) || g.ldb < max1(br(g)) || g.ldc < max1(g.m))
     return GOFL_GPU_INVALID_ARGS;
   if (g.m == 0 || g.n == 0 || g.k == 0 || is_zero(g.alpha)) return GOFL_GPU_UNSUPPORTED;
   // Matrix-vector and outer-product shapes are bound by copying, not arithmetic, and cuBLAS 13.0's

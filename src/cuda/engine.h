@@ -12,11 +12,12 @@
 #include <functional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "common/call.h"
 #include "cuda/backend_abi.h"
-#include "generated/args.h"
+#include "generated/descs.h"
 #include "policy/registry.h"
 
 namespace gofl {
@@ -32,28 +33,6 @@ struct Failure {
 void check(cudaError_t e, const char* where);
 void check(cublasStatus_t e, const char* where);
 void check(cusolverStatus_t e, const char* where);
-
-// ---- reading the intercepted call's arguments -----------------------------------------------------
-// Positions come from generated/args.h (Fortran order); for CBLAS calls they are shifted past
-// `layout`. Scalars and integers are always reached through argv pointers.
-class CallArgs {
- public:
-  explicit CallArgs(const gofl_call& c);
-  bool cblas() const { return cblas_; }
-  bool row_major() const { return row_major_; }
-  bool ilp64() const { return ilp64_; }
-  char ch(int pos) const;                 // upper-case flag ('N', 'T', 'C', 'U', 'L', 'V', ...)
-  int64_t i(int pos) const;               // integer argument
-  void set_i(int pos, int64_t v) const;   // integer output (info, m, rank), in the caller's width
-  template <class T> T* ptr(int pos) const { return static_cast<T*>(c_.argv[pos + off_]); }
-  template <class T> T scalar(int pos) const { return *static_cast<const T*>(c_.argv[pos + off_]); }
-  const gofl_call& call() const { return c_; }
-
- private:
-  const gofl_call& c_;
-  bool cblas_, row_major_, ilp64_;
-  int off_;
-};
 
 // ---- device memory ----------------------------------------------------------------------------------
 // A device buffer from the engine's pool; returned to the pool when destroyed.
@@ -343,15 +322,15 @@ inline cublasSideMode_t side_of(char s) { return s == 'L' ? CUBLAS_SIDE_LEFT : C
 inline cublasDiagType_t diag_of(char d) { return d == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
 
 // ---- routine registry -------------------------------------------------------------------------------
-// Each routine family registers, per op id, a function that checks support and one that runs it.
-using SupportsFn = int (*)(const CallArgs&);          // GOFL_GPU_OK / UNSUPPORTED / INVALID_ARGS
-using BytesFn = uint64_t (*)(const CallArgs&);        // device bytes needed
-using RunFn = void (*)(Engine&, const CallArgs&);     // throws Failure; writes outputs on success
+// A routine is planned and run from its call's descriptor (generated/descs.h; an FFTW execute: from
+// the call's transform). The backend plans a call once, for the decision (can it run, the device
+// memory it needs), and runs only a call its plan accepted: run checks nothing again.
+using PlanFn = int (*)(const gofl_call&, uint64_t* device_bytes);  // GOFL_GPU_OK / UNSUPPORTED / INVALID_ARGS
+using RunFn = void (*)(Engine&, const gofl_call&);                 // throws Failure; writes outputs on success
 class WarmLane;
 using WarmFn = void (*)(WarmLane&);                   // warm.h: the routine's library work, on a small problem
 struct Routine {
-  SupportsFn supports = nullptr;
-  BytesFn bytes = nullptr;
+  PlanFn plan = nullptr;
   RunFn run = nullptr;
   unsigned libraries = 0;  // Engine::Library bits: the libraries it uses (the table's, per family)
   WarmFn warm = nullptr;   // the table's warm-up (warm.h); null: not warmed
@@ -362,6 +341,36 @@ struct Routine {
 // The table, indexed by op id, filled at the first need from the operation table's list
 // (generated/gpu_routines.h: each family file defines its routines' bodies, <name>_body<T>()).
 Routine* routines();
+
+// The call's arguments as routine D reads them: its descriptor, or (D = gofl_call) the call itself.
+template <class D> const D& args_of(const gofl_call& c) {
+  if constexpr (std::is_same_v<D, gofl_call>) return c;
+  else return *static_cast<const D*>(c.desc);
+}
+// A routine from a family's typed functions over D: `int supports(const D&)` (nullptr: every call),
+// `uint64_t bytes(const D&)` (nullptr: none) and `void run(Engine&, const D&)` or
+// `void run(Engine&, const gofl_call&, const D&)` (when it needs the call: its operands, the CPU function).
+template <class D, auto Supports, auto Bytes, auto Run> Routine routine() {
+  Routine r;
+  r.plan = [](const gofl_call& c, uint64_t* device_bytes) -> int {
+    // A descriptor of another routine's type (a table row bound to the wrong body) is never read.
+    if constexpr (!std::is_same_v<D, gofl_call>) {
+      if (c.desc_size != sizeof(D)) return GOFL_GPU_INVALID_ARGS;
+    }
+    const D& d = args_of<D>(c);
+    int status = GOFL_GPU_OK;
+    if constexpr (!std::is_same_v<decltype(Supports), std::nullptr_t>) status = Supports(d);
+    if constexpr (!std::is_same_v<decltype(Bytes), std::nullptr_t>) {
+      if (status == GOFL_GPU_OK && device_bytes) *device_bytes = Bytes(d);
+    }
+    return status;
+  };
+  r.run = [](Engine& e, const gofl_call& c) {
+    if constexpr (std::is_invocable_v<decltype(Run), Engine&, const gofl_call&, const D&>) Run(e, c, args_of<D>(c));
+    else Run(e, args_of<D>(c));
+  };
+  return r;
+}
 
 // LAPACK argument checks in the CPU library's order: returns GOFL_GPU_INVALID_ARGS when any check
 // the CPU library makes would fail, so the CPU library reports it through its own xerbla.

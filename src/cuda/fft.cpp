@@ -249,8 +249,8 @@ void execute(const CachedPlan& p, const gofl_fft& f, void* din, void* dout) {
 
 // ---- the routine ------------------------------------------------------------------------------------
 
-int fft_supports(const CallArgs& a) {
-  const gofl_fft* f = a.call().fft;
+int fft_supports(const gofl_call& c) {
+  const gofl_fft* f = c.fft;
   Layout l;
   if (!f || !f->in || !f->out || !layout_of(*f, &l)) return GOFL_GPU_UNSUPPORTED;
   // Every output element must be distinct, or cuFFT's result depends on its write order.
@@ -258,8 +258,8 @@ int fft_supports(const CallArgs& a) {
   return GOFL_GPU_OK;
 }
 
-uint64_t fft_bytes(const CallArgs& a) {
-  const gofl_fft* f = a.call().fft;
+uint64_t fft_bytes(const gofl_call& c) {
+  const gofl_fft* f = c.fft;
   if (!f) return 0;
   const uint64_t in = in_bytes(*f), out = out_bytes(*f);
   const uint64_t data = in_place(*f) ? std::max(in, out) : in + out;
@@ -272,8 +272,8 @@ uint64_t fft_bytes(const CallArgs& a) {
   return data + std::max(in, out);
 }
 
-void fft_run(Engine& e, const CallArgs& a) {
-  const gofl_fft& f = *a.call().fft;
+void fft_run(Engine& e, const gofl_call& c) {
+  const gofl_fft& f = *c.fft;
   Layout l;
   if (!layout_of(f, &l)) fail(GOFL_GPU_UNSUPPORTED, "layout");
   const CachedPlan p = plan_for(f.plan, l);  // before any copy: a layout cuFFT refuses costs nothing
@@ -305,8 +305,9 @@ void fft_run(Engine& e, const CallArgs& a) {
 }  // namespace
 
 // Every FFTW execute's body (generated/gpu_routines.h): the call's transform (gofl_call.fft) carries its
-// kind and precision, so T, the element type of the op's precision, picks nothing.
-template <class T> Routine fft_body() { return {fft_supports, fft_bytes, fft_run}; }
+// kind and precision, so T, the element type of the op's precision, picks nothing; the routine reads the
+// call itself (D = gofl_call), not a descriptor.
+template <class T> Routine fft_body() { return routine<gofl_call, fft_supports, fft_bytes, fft_run>(); }
 
 GOFL_INSTANTIATE_FFT
 

@@ -253,22 +253,22 @@ template <class T> void normalise_vectors(GeevSolution<T>& s, int64_t n) {
 }
 
 // Copy-out of what geev and geevx share: eigenvalues, A as Xgeev left it, the vectors into the
-// caller's arrays (leading dimensions ldvl, ldvr; only n x n written). The positions P name w or wr/wi.
-template <class T, class P> void write_geev_outputs(Engine& e, const CallArgs& c, const GeevSolution<T>& s, int64_t n) {
+// caller's arrays (leading dimensions ldvl, ldvr; only n x n written). D is geev's or geevx's
+// descriptor: complex T writes w, real T wr/wi.
+template <class T, class D> void write_geev_outputs(Engine& e, const D& d, const GeevSolution<T>& s, int64_t n) {
   using R = real_t<T>;
   if constexpr (cplx_v<T>) {
-    e.download(c.ptr<T>(P::w), s.dWout.get(), n, 1, n, sizeof(T));
+    e.download(d.w, s.dWout.get(), n, 1, n, sizeof(T));
   } else {
-    e.download(c.ptr<R>(P::wr), s.dWout.get(), n, 1, n, sizeof(R));
-    std::memcpy(c.ptr<R>(P::wi), s.w.data() + n, size_t(n) * sizeof(R));
+    e.download(d.wr, s.dWout.get(), n, 1, n, sizeof(R));
+    std::memcpy(d.wi, s.w.data() + n, size_t(n) * sizeof(R));
   }
-  e.download(c.ptr<T>(P::a), s.dA.get(), n, n, c.i(P::lda), sizeof(T));  // overwritten, as LAPACK does
-  auto put = [&](const std::vector<T>& v, int pos, int64_t ld) {
-    T* out = c.ptr<T>(pos);
+  e.download(d.a, s.dA.get(), n, n, d.lda, sizeof(T));  // overwritten, as LAPACK does
+  auto put = [&](const std::vector<T>& v, T* out, int64_t ld) {
     for (int64_t j = 0; j < n; ++j) std::memcpy(out + j * ld, v.data() + j * n, size_t(n) * sizeof(T));
   };
-  if (!s.vr.empty()) put(s.vr, P::vr, c.i(P::ldvr));
-  if (!s.vl.empty()) put(s.vl, P::vl, c.i(P::ldvl));
+  if (!s.vr.empty()) put(s.vr, d.vr, d.ldvr);
+  if (!s.vl.empty()) put(s.vl, d.vl, d.ldvl);
 }
 
 }  // namespace lapack

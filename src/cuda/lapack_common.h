@@ -136,24 +136,14 @@ inline void host_pointer_mode(Engine& e) {
 
 // ---- pivots -----------------------------------------------------------------------------------------
 // The caller's pivots (int32 or int64 by its integer width), 1-based, as cuSOLVER's int64.
-inline std::vector<int64_t> read_pivots(const CallArgs& a, int pos, int64_t n) {
+inline std::vector<int64_t> read_pivots(const desc::IntArray& p, int64_t n) {
   std::vector<int64_t> v(size_t(std::max<int64_t>(n, 0)));
-  if (a.ilp64()) {
-    const int64_t* p = a.ptr<const int64_t>(pos);
-    std::copy(p, p + n, v.begin());
-  } else {
-    const int32_t* p = a.ptr<const int32_t>(pos);
-    std::copy(p, p + n, v.begin());
-  }
+  if (p.ilp64) std::copy(p.as<const int64_t>(), p.as<const int64_t>() + n, v.begin());
+  else std::copy(p.as<const int32_t>(), p.as<const int32_t>() + n, v.begin());
   return v;
 }
-inline void write_pivots(const CallArgs& a, int pos, const std::vector<int64_t>& v) {
-  if (a.ilp64()) {
-    std::copy(v.begin(), v.end(), a.ptr<int64_t>(pos));
-  } else {
-    int32_t* p = a.ptr<int32_t>(pos);
-    for (size_t i = 0; i < v.size(); ++i) p[i] = int32_t(v[i]);
-  }
+inline void write_pivots(const desc::IntArray& p, const std::vector<int64_t>& v) {
+  for (size_t i = 0; i < v.size(); ++i) p.set(int64_t(i), v[i]);
 }
 // Pivots LAPACK would use as row indices: out-of-range ones would make cuSOLVER touch memory outside
 // the matrix, so such calls stay with the CPU library (whatever it does with them).
@@ -182,8 +172,7 @@ template <class T> int64_t first_zero_diagonal(const T* a, int64_t n, int64_t ld
 // The CPU library's routine `name` ("ilaenv", "dgebal"), found next to call().real under the name the
 // call's scheme gives it ("dgebal_", "dgebal_64_", "scipy_dgebal_64_", ...): the backend links no CPU
 // LAPACK of its own, it calls the program's. Null when it cannot be found.
-inline void* cpu_routine(const CallArgs& a, const char* name) {
-  const gofl_call& c = a.call();
+inline void* cpu_routine(const gofl_call& c, const char* name) {
   if (!c.real || c.sym >= GOFL_N_SYMS || c.op >= GOFL_N_OPS) return nullptr;
   std::string sym = gofl_syms[c.sym].name;
   const char* op = gofl_ops[c.op].name;
@@ -200,12 +189,12 @@ inline void* cpu_routine(const CallArgs& a, const char* name) {
 }
 
 // The CPU library's ILAENV; `fallback` when it cannot be found.
-inline int64_t cpu_ilaenv(const CallArgs& a, int64_t ispec, const char* name, int64_t n1, int64_t n2,
+inline int64_t cpu_ilaenv(const gofl_call& c, int64_t ispec, const char* name, int64_t n1, int64_t n2,
                           int64_t n3, int64_t n4, int64_t fallback) {
-  void* f = cpu_routine(a, "ilaenv");
+  void* f = cpu_routine(c, "ilaenv");
   if (!f) return fallback;
   const size_t name_len = std::strlen(name), opts_len = 1;
-  if (a.ilp64()) {
+  if (gofl_syms[c.sym].ilp64) {
     using Fn = int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
                            const int64_t*, const int64_t*, size_t, size_t);
     return reinterpret_cast<Fn>(f)(&ispec, name, " ", &n1, &n2, &n3, &n4, name_len, opts_len);
@@ -258,50 +247,46 @@ template <class T> int64_t work_size(const T& w) { return int64_t(std::real(w));
 
 template <class T> constexpr bool cplx_v = is_complex<T>::value;
 
-// An integer array element (iwork, isuppz) in the caller's width.
-inline void put_int(const CallArgs& c, int pos, int64_t idx, int64_t v) {
-  if (c.ilp64()) c.ptr<int64_t>(pos)[idx] = v;
-  else c.ptr<int32_t>(pos)[idx] = int32_t(v);
-}
-
 // ---- the CPU library's workspace query -----------------------------------------------------------
-// call().real has the wrapper's exact prototype; every argument is a pointer except the hidden
-// Fortran string lengths, so passing each argv pointer through keeps the ABI.
+// call.real has the wrapper's exact prototype: every argument is a pointer except the hidden Fortran
+// string lengths (kLen each) and, for CBLAS, values. The caller passes pointers to values of the
+// symbol's integer width (I).
 constexpr size_t kLen = 1;
-inline void* arg(const CallArgs& c, int pos) { return c.ptr<void>(pos); }
-template <class... Args> void call_cpu(const CallArgs& c, Args... args) {
-  reinterpret_cast<void (*)(Args...)>(c.call().real)(args...);
+template <class... Args> void call_cpu(const gofl_call& c, Args... args) {
+  reinterpret_cast<void (*)(Args...)>(c.real)(args...);
 }
 
-// What LAPACK leaves in work[0] / rwork[0] / iwork[0], written at copy-out.
+// What LAPACK leaves in work[0] / rwork[0] / iwork[0], written at copy-out (a null pointer: not written).
 template <class T> struct WorkOut {
   T work0{};
   real_t<T> rwork0{};
   int64_t iwork0 = 0;
-  int work_pos = -1, rwork_pos = -1, iwork_pos = -1;
-  void write(const CallArgs& c) const {
-    c.ptr<T>(work_pos)[0] = work0;
-    if (rwork_pos >= 0) c.ptr<real_t<T>>(rwork_pos)[0] = rwork0;
-    if (iwork_pos >= 0) put_int(c, iwork_pos, 0, iwork0);
+  T* work = nullptr;
+  real_t<T>* rwork = nullptr;
+  desc::IntArray iwork;
+  void write() const {
+    if (work) work[0] = work0;
+    if (rwork) rwork[0] = rwork0;
+    if (iwork) iwork.set(0, iwork0);
   }
 };
 
-// A workspace query's answer (work[0]) for the routine whose argument positions are P; a failed
-// query leaves the call to the CPU library.
-template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0) {
+// A workspace query's answer (work[0]) for the call with descriptor d; a failed query leaves the call
+// to the CPU library.
+template <class D, class T> WorkOut<T> query_answer(const D& d, int64_t info, T w0) {
   if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "workspace query", int(info));
   WorkOut<T> q;
-  q.work_pos = P::work;
+  q.work = d.work;
   q.work0 = w0;
   return q;
 }
 // The same with iwork[0] and, for complex T, rwork[0].
-template <class P, class T> WorkOut<T> query_answer(int64_t info, T w0, int64_t iw, real_t<T> rw0) {
-  WorkOut<T> q = query_answer<P>(info, w0);
-  q.iwork_pos = P::iwork;
+template <class D, class T> WorkOut<T> query_answer(const D& d, int64_t info, T w0, int64_t iw, real_t<T> rw0) {
+  WorkOut<T> q = query_answer(d, info, w0);
+  q.iwork = d.iwork;
   q.iwork0 = iw;
   if constexpr (cplx_v<T>) {
-    q.rwork_pos = P::rwork;
+    q.rwork = d.rwork;
     q.rwork0 = rw0;
   }
   return q;

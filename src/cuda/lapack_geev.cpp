@@ -16,7 +16,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
 
 // =====================================================================================================
 // geev: Xgeev. cuSOLVER's Xgeev computes right eigenvectors only (jobvl must be
@@ -37,8 +36,6 @@ namespace ga = gofl::args;
 // LAPACK does not specify either.
 // A, which LAPACK overwrites (Schur form / Hessenberg reduction), receives what Xgeev left in it.
 // =====================================================================================================
-template <class T> using GeevPos = std::conditional_t<cplx_v<T>, ga::geev_c, ga::geev_r>;
-
 int check_geev(bool cplx, char jobvl, char jobvr, int64_t n, int64_t lda, int64_t ldvl, int64_t ldvr,
                int64_t lwork) {
   const bool wantvl = jobvl == 'V', wantvr = jobvr == 'V';
@@ -54,56 +51,49 @@ int check_geev(bool cplx, char jobvl, char jobvr, int64_t n, int64_t lda, int64_
   return 0;
 }
 
-template <class T> int supports_geev(const CallArgs& c) {
-  using P = GeevPos<T>;
-  const int64_t n = c.i(P::n), lwork = c.i(P::lwork);
-  const char jobvl = c.ch(P::jobvl);
-  if (check_geev(cplx_v<T>, jobvl, c.ch(P::jobvr), n, c.i(P::lda), c.i(P::ldvl), c.i(P::ldvr), lwork))
-    return GOFL_GPU_INVALID_ARGS;
+template <class T> int supports_geev(const desc::geev<T>& d) {
+  const int64_t n = d.n, lwork = d.lwork;
+  if (check_geev(cplx_v<T>, d.jobvl, d.jobvr, n, d.lda, d.ldvl, d.ldvr, lwork)) return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || n <= 1) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
-template <class T> uint64_t bytes_geev(const CallArgs& c) {
-  const uint64_t n = uint64_t(std::max<int64_t>(c.i(GeevPos<T>::n), 1));
+template <class T> uint64_t bytes_geev(const desc::geev<T>& d) {
+  const uint64_t n = uint64_t(std::max<int64_t>(d.n, 1));
   // A, VR, Xgeev's workspace estimate, W; with left vectors V's LU and Q.
-  const bool left = c.ch(GeevPos<T>::jobvl) == 'V';
+  const bool left = d.jobvl == 'V';
   return sizeof(T) * ((left ? 6 : 4) * n * n + 64 * n);
 }
 
-template <class T, class I> WorkOut<T> query_geev_as(const CallArgs& c) {
-  using P = GeevPos<T>;
+template <class T, class I> WorkOut<T> query_geev_as(const gofl_call& c, const desc::geev<T>& d) {
   using R = real_t<T>;
+  const I n = I(d.n), lda = I(d.lda), ldvl = I(d.ldvl), ldvr = I(d.ldvr);
   I m1 = -1, info = 0;
   T w0{};
   R rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobvl), arg(c, P::jobvr), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::wr),
-             arg(c, P::wi), arg(c, P::vl), arg(c, P::ldvl), arg(c, P::vr), arg(c, P::ldvr), &w0, &m1, &info, kLen,
-             kLen);
+    call_cpu(c, &d.jobvl, &d.jobvr, &n, d.a, &lda, d.wr, d.wi, d.vl, &ldvl, d.vr, &ldvr, &w0, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobvl), arg(c, P::jobvr), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w),
-             arg(c, P::vl), arg(c, P::ldvl), arg(c, P::vr), arg(c, P::ldvr), &w0, &m1, rw0, &info, kLen, kLen);
+    call_cpu(c, &d.jobvl, &d.jobvr, &n, d.a, &lda, d.w, d.vl, &ldvl, d.vr, &ldvr, &w0, &m1, rw0, &info, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
-template <class T> void run_geev(Engine& e, const CallArgs& c) {
-  using P = GeevPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_geev_as<T, int64_t>(c) : query_geev_as<T, int32_t>(c);
-  const int64_t n = c.i(P::n);
-  GeevSolution<T> s = solve_geev<T>(e, c.ptr<const T>(P::a), n, c.i(P::lda), c.ch(P::jobvl) == 'V', c.ch(P::jobvr) == 'V');
+template <class T> void run_geev(Engine& e, const gofl_call& c, const desc::geev<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_geev_as<T, int64_t>(c, d) : query_geev_as<T, int32_t>(c, d);
+  const int64_t n = d.n;
+  GeevSolution<T> s = solve_geev<T>(e, d.a, n, d.lda, d.jobvl == 'V', d.jobvr == 'V');
   normalise_vectors(s, n);
-  write_geev_outputs<T, P>(e, c, s, n);
-  q.write(c);
-  c.set_i(P::info, 0);
+  write_geev_outputs<T>(e, d, s, n);
+  q.write();
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine geev_body() { return {supports_geev<T>, bytes_geev<T>, run_geev<T>}; }
+template <class T> Routine geev_body() { return routine<desc::geev<T>, supports_geev<T>, bytes_geev<T>, run_geev<T>>(); }
 
 GOFL_INSTANTIATE_LAPACK_GEEV
 

@@ -29,9 +29,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
-
-template <class T> using GeevxPos = std::conditional_t<cplx_v<T>, ga::geevx_c, ga::geevx_r>;
 
 // Reference LAPACK's argument checks (dgeevx / zgeevx, 3.11 and 3.12), in its order.
 int check_geevx(bool cplx, char balanc, char jobvl, char jobvr, char sense, int64_t n, int64_t lda, int64_t ldvl,
@@ -63,41 +60,38 @@ int check_geevx(bool cplx, char balanc, char jobvl, char jobvr, char sense, int6
   return 0;
 }
 
-template <class T> int supports_geevx(const CallArgs& c) {
-  using P = GeevxPos<T>;
-  const int64_t n = c.i(P::n), lwork = c.i(P::lwork);
-  if (check_geevx(cplx_v<T>, c.ch(P::balanc), c.ch(P::jobvl), c.ch(P::jobvr), c.ch(P::sense), n, c.i(P::lda),
-                  c.i(P::ldvl), c.i(P::ldvr), lwork))
+template <class T> int supports_geevx(const desc::geevx<T>& d) {
+  const int64_t n = d.n, lwork = d.lwork;
+  if (check_geevx(cplx_v<T>, d.balanc, d.jobvl, d.jobvr, d.sense, n, d.lda, d.ldvl, d.ldvr, lwork))
     return GOFL_GPU_INVALID_ARGS;
-  if (lwork == -1 || n <= 1 || c.ch(P::sense) != 'N') return GOFL_GPU_UNSUPPORTED;
+  if (lwork == -1 || n <= 1 || d.sense != 'N') return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
-template <class T> uint64_t bytes_geevx(const CallArgs& c) {
-  const uint64_t n = uint64_t(std::max<int64_t>(c.i(GeevxPos<T>::n), 1));
+template <class T> uint64_t bytes_geevx(const desc::geevx<T>& d) {
+  const uint64_t n = uint64_t(std::max<int64_t>(d.n, 1));
   // As geev: A, VR, Xgeev's workspace estimate, W; with left vectors V's LU and Q.
-  const bool left = c.ch(GeevxPos<T>::jobvl) == 'V';
+  const bool left = d.jobvl == 'V';
   return sizeof(T) * ((left ? 6 : 4) * n * n + 64 * n);
 }
 
-template <class T, class I> WorkOut<T> query_geevx_as(const CallArgs& c) {
-  using P = GeevxPos<T>;
+template <class T, class I> WorkOut<T> query_geevx_as(const gofl_call& c, const desc::geevx<T>& d) {
   using R = real_t<T>;
+  const I n = I(d.n), lda = I(d.lda), ldvl = I(d.ldvl), ldvr = I(d.ldvr);
+  I* ilo = static_cast<I*>(d.ilo.p);  // the caller's own ilo/ihi, passed through to the query
+  I* ihi = static_cast<I*>(d.ihi.p);
   I m1 = -1, info = 0;
   T w0{};
   R rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::balanc), arg(c, P::jobvl), arg(c, P::jobvr), arg(c, P::sense), arg(c, P::n), arg(c, P::a),
-             arg(c, P::lda), arg(c, P::wr), arg(c, P::wi), arg(c, P::vl), arg(c, P::ldvl), arg(c, P::vr),
-             arg(c, P::ldvr), arg(c, P::ilo), arg(c, P::ihi), arg(c, P::scale), arg(c, P::abnrm), arg(c, P::rconde),
-             arg(c, P::rcondv), &w0, &m1, arg(c, P::iwork), &info, kLen, kLen, kLen, kLen);
+    call_cpu(c, &d.balanc, &d.jobvl, &d.jobvr, &d.sense, &n, d.a, &lda, d.wr, d.wi, d.vl, &ldvl, d.vr, &ldvr, ilo,
+             ihi, d.scale, d.abnrm, d.rconde, d.rcondv, &w0, &m1, d.iwork.template as<I>(), &info, kLen, kLen, kLen,
+             kLen);
   } else {
-    call_cpu(c, arg(c, P::balanc), arg(c, P::jobvl), arg(c, P::jobvr), arg(c, P::sense), arg(c, P::n), arg(c, P::a),
-             arg(c, P::lda), arg(c, P::w), arg(c, P::vl), arg(c, P::ldvl), arg(c, P::vr), arg(c, P::ldvr),
-             arg(c, P::ilo), arg(c, P::ihi), arg(c, P::scale), arg(c, P::abnrm), arg(c, P::rconde), arg(c, P::rcondv),
-             &w0, &m1, rw0, &info, kLen, kLen, kLen, kLen);
+    call_cpu(c, &d.balanc, &d.jobvl, &d.jobvr, &d.sense, &n, d.a, &lda, d.w, d.vl, &ldvl, d.vr, &ldvr, ilo, ihi,
+             d.scale, d.abnrm, d.rconde, d.rcondv, &w0, &m1, rw0, &info, kLen, kLen, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
 // The CPU library's balancing routines, in the call's integer width I (gfortran's hidden lengths last).
@@ -110,7 +104,7 @@ template <class T, class I> struct CpuBalancing {
   Gebal gebal;
   Gebak gebak;
   Lange lange;
-  explicit CpuBalancing(const CallArgs& c) {
+  explicit CpuBalancing(const gofl_call& c) {
     const std::string p(1, char(prec_letter<T>() - 'A' + 'a'));
     gebal = reinterpret_cast<Gebal>(cpu_routine(c, (p + "gebal").c_str()));
     gebak = reinterpret_cast<Gebak>(cpu_routine(c, (p + "gebak").c_str()));
@@ -119,27 +113,26 @@ template <class T, class I> struct CpuBalancing {
   }
 };
 
-template <class T, class I> void run_geevx_as(Engine& e, const CallArgs& c) {
-  using P = GeevxPos<T>;
+template <class T, class I> void run_geevx_as(Engine& e, const gofl_call& c, const desc::geevx<T>& d) {
   using R = real_t<T>;
-  const WorkOut<T> q = query_geevx_as<T, I>(c);
+  const WorkOut<T> q = query_geevx_as<T, I>(c, d);
   const CpuBalancing<T, I> cpu(c);
-  const bool wantvl = c.ch(P::jobvl) == 'V', wantvr = c.ch(P::jobvr) == 'V';
-  const char balanc = c.ch(P::balanc);
-  const int64_t n = c.i(P::n), lda = c.i(P::lda);
-  const I nn = I(n);
+  const bool wantvl = d.jobvl == 'V', wantvr = d.jobvr == 'V';
+  const char balanc = d.balanc;
+  const int64_t n = d.n, lda = d.lda;
+  const I nn = I(n), ilda = I(lda);
   R rdum[1] = {};  // ?lange's work: referenced for the 'I' norm only
 
   // LAPACK scales an A whose largest entry lies outside [smlnum, bignum] (geev_bounds) before
   // balancing, and NaN takes its own way: such inputs stay with the CPU. Checked on the caller's A.
-  const R anrm = cpu.lange("M", &nn, &nn, c.ptr<const T>(P::a), static_cast<const I*>(arg(c, P::lda)), rdum, 1);
+  const R anrm = cpu.lange("M", &nn, &nn, d.a, &ilda, rdum, 1);
   const Bounds bounds = geev_bounds<R>();
   if (!(anrm == R(0) || (double(anrm) >= bounds.lo && double(anrm) <= bounds.hi)))
     fail(GOFL_GPU_UNSUPPORTED, "input outside LAPACK's unscaled range");
 
   // Balance a packed copy (the caller's A stays as it was until the copy-out).
   std::vector<T> b(size_t(n * n));
-  for (int64_t j = 0; j < n; ++j) std::memcpy(b.data() + j * n, c.ptr<const T>(P::a) + j * lda, sizeof(T) * size_t(n));
+  for (int64_t j = 0; j < n; ++j) std::memcpy(b.data() + j * n, d.a + j * lda, sizeof(T) * size_t(n));
   std::vector<R> scale(static_cast<size_t>(n));
   I ilo = 0, ihi = 0, info = 0;
   cpu.gebal(&balanc, &nn, b.data(), &nn, &ilo, &ihi, scale.data(), &info, 1);
@@ -157,25 +150,27 @@ template <class T, class I> void run_geevx_as(Engine& e, const CallArgs& c) {
   normalise_vectors(s, n);
 
   // Copy-out: everything dgeevx writes with sense 'N' (rconde and rcondv are not referenced then).
-  write_geev_outputs<T, P>(e, c, s, n);
-  c.set_i(P::ilo, int64_t(ilo));
-  c.set_i(P::ihi, int64_t(ihi));
-  std::memcpy(c.ptr<R>(P::scale), scale.data(), sizeof(R) * size_t(n));
-  *c.ptr<R>(P::abnrm) = abnrm;
-  q.write(c);
-  c.set_i(P::info, 0);
+  write_geev_outputs<T>(e, d, s, n);
+  d.ilo.set(int64_t(ilo));
+  d.ihi.set(int64_t(ihi));
+  std::memcpy(d.scale, scale.data(), sizeof(R) * size_t(n));
+  *d.abnrm = abnrm;
+  q.write();
+  d.info.set(0);
 }
 
-template <class T> void run_geevx(Engine& e, const CallArgs& c) {
-  if (c.ilp64()) run_geevx_as<T, int64_t>(e, c);
-  else run_geevx_as<T, int32_t>(e, c);
+template <class T> void run_geevx(Engine& e, const gofl_call& c, const desc::geevx<T>& d) {
+  if (d.ilp64) run_geevx_as<T, int64_t>(e, c, d);
+  else run_geevx_as<T, int32_t>(e, c, d);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine geevx_body() { return {supports_geevx<T>, bytes_geevx<T>, run_geevx<T>}; }
+template <class T> Routine geevx_body() {
+  return routine<desc::geevx<T>, supports_geevx<T>, bytes_geevx<T>, run_geevx<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_GEEVX
 

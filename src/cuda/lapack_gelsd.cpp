@@ -20,7 +20,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
 
 // =====================================================================================================
 // gelsd: minimum-norm least squares through the SVD, following LAPACK's structure so that every
@@ -32,8 +31,6 @@ namespace ga = gofl::args;
 // A, which LAPACK destroys, receives what the GPU left of it: the QR factors of A (m > n) or of A^H
 // (m < n, in A's m x n shape), or what the SVD left of A (m = n).
 // =====================================================================================================
-template <class T> using GelsdPos = std::conditional_t<cplx_v<T>, ga::gelsd_c, ga::gelsd_r>;
-
 int check_gelsd(bool cplx, int64_t m, int64_t n, int64_t nrhs, int64_t lda, int64_t ldb, int64_t lwork) {
   if (m < 0) return -1;
   if (n < 0) return -2;
@@ -68,22 +65,19 @@ int check_gelsd(bool cplx, int64_t m, int64_t n, int64_t nrhs, int64_t lda, int6
   return 0;
 }
 
-template <class T> int supports_gelsd(const CallArgs& c) {
-  using P = GelsdPos<T>;
-  using R = real_t<T>;
-  const int64_t m = c.i(P::m), n = c.i(P::n), nrhs = c.i(P::nrhs), lwork = c.i(P::lwork);
-  if (check_gelsd(cplx_v<T>, m, n, nrhs, c.i(P::lda), c.i(P::ldb), lwork)) return GOFL_GPU_INVALID_ARGS;
+template <class T> int supports_gelsd(const desc::gelsd<T>& d) {
+  const int64_t m = d.m, n = d.n, nrhs = d.nrhs, lwork = d.lwork;
+  if (check_gelsd(cplx_v<T>, m, n, nrhs, d.lda, d.ldb, lwork)) return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1) return GOFL_GPU_UNSUPPORTED;
   // Quick returns, and LAPACK's special rank rule for a single singular value (rank 1 unless zero).
   if (std::min(m, n) < 2 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;
-  if (std::isnan(double(c.scalar<R>(P::rcond)))) return GOFL_GPU_UNSUPPORTED;
+  if (std::isnan(double(d.rcond))) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
-template <class T> uint64_t bytes_gelsd(const CallArgs& c) {
-  using P = GelsdPos<T>;
-  const uint64_t m = uint64_t(std::max<int64_t>(c.i(P::m), 1)), n = uint64_t(std::max<int64_t>(c.i(P::n), 1));
-  const uint64_t r = uint64_t(std::max<int64_t>(c.i(P::nrhs), 1)), k = std::min(m, n), mx = std::max(m, n);
+template <class T> uint64_t bytes_gelsd(const desc::gelsd<T>& d) {
+  const uint64_t m = uint64_t(std::max<int64_t>(d.m, 1)), n = uint64_t(std::max<int64_t>(d.n, 1));
+  const uint64_t r = uint64_t(std::max<int64_t>(d.nrhs, 1)), k = std::min(m, n), mx = std::max(m, n);
   // Within int sizes cuSOLVER's ?ormqr applies Q (a workspace of up to 64 (mx + r)); beyond them Q
   // is applied in blocks of 64 reflectors made explicit (householder64.h) and Xgeqrf's workspace does
   // not grow with the rows (6 MB at 1,075,000,000 x 2): 64 MB covers it.
@@ -95,20 +89,18 @@ template <class T> uint64_t bytes_gelsd(const CallArgs& c) {
          sizeof(real_t<T>) * k;
 }
 
-template <class T, class I> WorkOut<T> query_gelsd_as(const CallArgs& c) {
-  using P = GelsdPos<T>;
+template <class T, class I> WorkOut<T> query_gelsd_as(const gofl_call& c, const desc::gelsd<T>& d) {
   using R = real_t<T>;
+  const I m = I(d.m), n = I(d.n), nrhs = I(d.nrhs), lda = I(d.lda), ldb = I(d.ldb);
   I m1 = -1, info = 0, rank = 0, iw = 0;
   T w0{};
   R rw0{};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::m), arg(c, P::n), arg(c, P::nrhs), arg(c, P::a), arg(c, P::lda), arg(c, P::b),
-             arg(c, P::ldb), arg(c, P::s), arg(c, P::rcond), &rank, &w0, &m1, &iw, &info);
+    call_cpu(c, &m, &n, &nrhs, d.a, &lda, d.b, &ldb, d.s, &d.rcond, &rank, &w0, &m1, &iw, &info);
   } else {
-    call_cpu(c, arg(c, P::m), arg(c, P::n), arg(c, P::nrhs), arg(c, P::a), arg(c, P::lda), arg(c, P::b),
-             arg(c, P::ldb), arg(c, P::s), arg(c, P::rcond), &rank, &w0, &m1, &rw0, &iw, &info);
+    call_cpu(c, &m, &n, &nrhs, d.a, &lda, d.b, &ldb, d.s, &d.rcond, &rank, &w0, &m1, &rw0, &iw, &info);
   }
-  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+  return query_answer(d, int64_t(info), w0, int64_t(iw), rw0);
 }
 
 // c = op(a) b (m x n; alpha 1, beta 0).
@@ -200,14 +192,13 @@ template <class R> Bounds gelsd_bounds() {
   return Bounds{smlnum, 1.0 / smlnum};
 }
 
-template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
-  using P = GelsdPos<T>;
+template <class T> void run_gelsd(Engine& e, const gofl_call& c, const desc::gelsd<T>& d) {
   using R = real_t<T>;
-  const WorkOut<T> q = c.ilp64() ? query_gelsd_as<T, int64_t>(c) : query_gelsd_as<T, int32_t>(c);
-  const int64_t m = c.i(P::m), n = c.i(P::n), nrhs = c.i(P::nrhs), lda = c.i(P::lda), ldb = c.i(P::ldb);
+  const WorkOut<T> q = d.ilp64 ? query_gelsd_as<T, int64_t>(c, d) : query_gelsd_as<T, int32_t>(c, d);
+  const int64_t m = d.m, n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   const int64_t k = std::min(m, n);
-  const R rcond = c.scalar<R>(P::rcond);
-  T *a = c.ptr<T>(P::a), *b = c.ptr<T>(P::b);
+  const R rcond = d.rcond;
+  T *a = d.a, *b = d.b;
   const cublasOperation_t adj = cplx_v<T> ? CUBLAS_OP_C : CUBLAS_OP_T;
 
   DevMem dA = alloc_elems<T>(e, m * n), dB = alloc_elems<T>(e, m * nrhs);
@@ -292,18 +283,20 @@ template <class T> void run_gelsd(Engine& e, const CallArgs& c) {
 
   // Copy-out.
   e.download(b, dx, xrows, nrhs, ldb, sizeof(T));
-  e.download(c.ptr<R>(P::s), dS.get(), k, 1, k, sizeof(R));
+  e.download(d.s, dS.get(), k, 1, k, sizeof(R));
   e.download(a, m >= n ? dA.get() : dAt.get(), m, n, lda, sizeof(T));  // destroyed, as LAPACK does
-  c.set_i(P::rank, rank);
-  q.write(c);
-  c.set_i(P::info, 0);
+  d.rank.set(rank);
+  q.write();
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine gelsd_body() { return {supports_gelsd<T>, bytes_gelsd<T>, run_gelsd<T>}; }
+template <class T> Routine gelsd_body() {
+  return routine<desc::gelsd<T>, supports_gelsd<T>, bytes_gelsd<T>, run_gelsd<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_GELSD
 

@@ -17,10 +17,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace A = gofl::args;
-
-static_assert(int(A::trtri_r::info) == int(A::trtri_c::info) && int(A::potri_r::info) == int(A::potri_c::info),
-              "real and complex argument positions differ");
 
 constexpr Bounds kFinite{0.0, std::numeric_limits<double>::max()};
 
@@ -44,26 +40,22 @@ template <class T> uint64_t square_bytes(int64_t n) {
 }
 
 // ---- trtri ------------------------------------------------------------------------------------------
-template <class T> int trtri_supports(const CallArgs& a) {
-  using P = A::trtri_r;
-  const char u = a.ch(P::uplo), d = a.ch(P::diag);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  if ((u != 'U' && u != 'L') || (d != 'U' && d != 'N') || n < 0 || lda < std::max<int64_t>(1, n))
+template <class T> int trtri_supports(const desc::trtri<T>& d) {
+  if ((d.uplo != 'U' && d.uplo != 'L') || (d.diag != 'U' && d.diag != 'N') || d.n < 0 || d.lda < std::max<int64_t>(1, d.n))
     return GOFL_GPU_INVALID_ARGS;
-  if (n == 0 || n > INT_MAX) return GOFL_GPU_UNSUPPORTED;  // quick return; the screening's 32-bit packing
+  if (d.n == 0 || d.n > INT_MAX) return GOFL_GPU_UNSUPPORTED;  // quick return; the screening's 32-bit packing
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t trtri_bytes(const CallArgs& a) { return square_bytes<T>(a.i(A::trtri_r::n)); }
+template <class T> uint64_t trtri_bytes(const desc::trtri<T>& d) { return square_bytes<T>(d.n); }
 
-template <class T> void trtri_run(Engine& e, const CallArgs& a) {
-  using P = A::trtri_r;
-  const char u = a.ch(P::uplo), d = a.ch(P::diag);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* host = a.ptr<T>(P::a);
-  if (d == 'N' && first_zero_diagonal(host, n, lda) != 0) fail(GOFL_GPU_UNSUPPORTED, "singular (info > 0)");
+template <class T> void trtri_run(Engine& e, const desc::trtri<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, lda = d.lda;
+  T* host = d.a;
+  if (d.diag == 'N' && first_zero_diagonal(host, n, lda) != 0) fail(GOFL_GPU_UNSUPPORTED, "singular (info > 0)");
   // A unit diagonal is not referenced, and LAPACK leaves it as it was.
   std::vector<T> diag;
-  if (d == 'U') {
+  if (d.diag == 'U') {
     diag.resize(size_t(n));
     for (int64_t i = 0; i < n; ++i) diag[size_t(i)] = host[i + i * lda];
   }
@@ -75,38 +67,34 @@ template <class T> void trtri_run(Engine& e, const CallArgs& a) {
   screen_triangle(e, dA.get<T>(), n, u, kFinite);
   Infos infos(e, 1);
   size_t dbytes = 0, hbytes = 0;
-  check(cusolverDnXtrtri_bufferSize(e.solver(), fill_of(u), diag_of(d), n, data_type<T>(), dA.get(), n, &dbytes,
+  check(cusolverDnXtrtri_bufferSize(e.solver(), fill_of(u), diag_of(d.diag), n, data_type<T>(), dA.get(), n, &dbytes,
                                     &hbytes),
         "cusolverDnXtrtri_bufferSize");
   Workspace ws(e, dbytes, hbytes);
-  check(cusolverDnXtrtri(e.solver(), fill_of(u), diag_of(d), n, data_type<T>(), dA.get(), n, ws.d(), dbytes, ws.h(),
-                         hbytes, infos.at(0)),
+  check(cusolverDnXtrtri(e.solver(), fill_of(u), diag_of(d.diag), n, data_type<T>(), dA.get(), n, ws.d(), dbytes,
+                         ws.h(), hbytes, infos.at(0)),
         "cusolverDnXtrtri");
   e.finish_compute();
   infos.require_zero("cusolverDnXtrtri info");
 
   e.download_triangle(host, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
   for (int64_t i = 0; i < int64_t(diag.size()); ++i) host[i + i * lda] = diag[size_t(i)];
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 // ---- potri ------------------------------------------------------------------------------------------
-template <class T> int potri_supports(const CallArgs& a) {
-  using P = A::potri_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  if ((u != 'U' && u != 'L') || n < 0 || lda < std::max<int64_t>(1, n)) return GOFL_GPU_INVALID_ARGS;
-  if (n == 0) return GOFL_GPU_UNSUPPORTED;                                  // quick return
-  if (!fits_int(n) || !fits_int(n * n)) return GOFL_GPU_UNSUPPORTED;  // cuSOLVER's 32-bit potri
+template <class T> int potri_supports(const desc::potri<T>& d) {
+  if ((d.uplo != 'U' && d.uplo != 'L') || d.n < 0 || d.lda < std::max<int64_t>(1, d.n)) return GOFL_GPU_INVALID_ARGS;
+  if (d.n == 0) return GOFL_GPU_UNSUPPORTED;                                  // quick return
+  if (!fits_int(d.n) || !fits_int(d.n * d.n)) return GOFL_GPU_UNSUPPORTED;  // cuSOLVER's 32-bit potri
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t potri_bytes(const CallArgs& a) { return square_bytes<T>(a.i(A::potri_r::n)); }
+template <class T> uint64_t potri_bytes(const desc::potri<T>& d) { return square_bytes<T>(d.n); }
 
-template <class T> void potri_run(Engine& e, const CallArgs& a) {
-  using P = A::potri_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* host = a.ptr<T>(P::a);
+template <class T> void potri_run(Engine& e, const desc::potri<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, lda = d.lda;
+  T* host = d.a;
   // LAPACK's potri inverts the factor with trtri first: its exact-zero test on the diagonal.
   if (first_zero_diagonal(host, n, lda) != 0) fail(GOFL_GPU_UNSUPPORTED, "singular factor (info > 0)");
 
@@ -124,15 +112,19 @@ template <class T> void potri_run(Engine& e, const CallArgs& a) {
   infos.require_zero("cusolverDnXpotri info");
 
   e.download_triangle(host, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine trtri_body() { return {trtri_supports<T>, trtri_bytes<T>, trtri_run<T>}; }
-template <class T> Routine potri_body() { return {potri_supports<T>, potri_bytes<T>, potri_run<T>}; }
+template <class T> Routine trtri_body() {
+  return routine<desc::trtri<T>, trtri_supports<T>, trtri_bytes<T>, trtri_run<T>>();
+}
+template <class T> Routine potri_body() {
+  return routine<desc::potri<T>, potri_supports<T>, potri_bytes<T>, potri_run<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_INVERSE
 

@@ -16,14 +16,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace A = gofl::args;
-
-// The real and complex interfaces of these routines have the same argument lists.
-static_assert(int(A::getrf_r::info) == int(A::getrf_c::info) && int(A::getrs_r::info) == int(A::getrs_c::info) &&
-              int(A::gesv_r::info) == int(A::gesv_c::info) && int(A::getri_r::info) == int(A::getri_c::info) &&
-              int(A::potrf_r::info) == int(A::potrf_c::info) && int(A::potrs_r::info) == int(A::potrs_c::info) &&
-              int(A::posv_r::info) == int(A::posv_c::info),
-              "real and complex argument positions differ");
 
 // ---- shared steps -----------------------------------------------------------------------------------
 // Xgetrf on a packed m x n device matrix; pivots into dpiv, info into *dinfo. The caller keeps the
@@ -49,22 +41,19 @@ template <class T> [[nodiscard]] Workspace gpu_potrf(Engine& e, char uplo, int64
 }
 
 // ---- getrf ------------------------------------------------------------------------------------------
-template <class T> int getrf_supports(const CallArgs& a) {
-  using P = A::getrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda);
+template <class T> int getrf_supports(const desc::getrf<T>& d) {
+  const int64_t m = d.m, n = d.n, lda = d.lda;
   if (m < 0 || n < 0 || lda < max1(m)) return GOFL_GPU_INVALID_ARGS;
   if (m == 0 || n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return: nothing to factor
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t getrf_bytes(const CallArgs& a) {
-  using P = A::getrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n);
+template <class T> uint64_t getrf_bytes(const desc::getrf<T>& d) {
+  const int64_t m = d.m, n = d.n;
   return mat_bytes<T>(m, n) + 8u * uint64_t(std::min(m, n)) + panel_bytes<T>(std::max(m, n));
 }
-template <class T> void getrf_run(Engine& e, const CallArgs& a) {
-  using P = A::getrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), k = std::min(m, n);
-  T* A_ = a.ptr<T>(P::a);
+template <class T> void getrf_run(Engine& e, const desc::getrf<T>& d) {
+  const int64_t m = d.m, n = d.n, lda = d.lda, k = std::min(m, n);
+  T* A_ = d.a;
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dpiv = alloc_elems<int64_t>(e, k);
@@ -80,16 +69,15 @@ template <class T> void getrf_run(Engine& e, const CallArgs& a) {
   std::vector<int64_t> piv(static_cast<size_t>(k));
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   e.download_vec(piv.data(), dpiv.get(), sizeof(int64_t) * size_t(k));
-  write_pivots(a, P::ipiv, piv);
-  a.set_i(P::info, inf);
+  write_pivots(d.ipiv, piv);
+  d.info.set(inf);
   e.keep_output(std::move(dA), A_, m, n, lda, sizeof(T));  // the factors serve later getrs calls
 }
 
 // ---- getrs ------------------------------------------------------------------------------------------
-template <class T> int getrs_supports(const CallArgs& a) {
-  using P = A::getrs_r;
-  const char t = a.ch(P::trans);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> int getrs_supports(const desc::getrs<T>& d) {
+  const char t = d.trans;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   // 'R' (conjugate, no transpose) is accepted by OpenBLAS but rejected by reference LAPACK: the CPU
   // library decides what it means.
   if (t == 'R') return GOFL_GPU_UNSUPPORTED;
@@ -98,20 +86,18 @@ template <class T> int getrs_supports(const CallArgs& a) {
   if (n == 0 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t getrs_bytes(const CallArgs& a) {
-  using P = A::getrs_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+template <class T> uint64_t getrs_bytes(const desc::getrs<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs;
   return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + 8u * uint64_t(n) + (4u << 20);
 }
-template <class T> void getrs_run(Engine& e, const CallArgs& a) {
-  using P = A::getrs_r;
-  const char t = a.ch(P::trans);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  T* B = a.ptr<T>(P::b);
-  const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
+template <class T> void getrs_run(Engine& e, const desc::getrs<T>& d) {
+  const char t = d.trans;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  T* B = d.b;
+  const std::vector<int64_t> piv = read_pivots(d.ipiv, n);
   if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getrs: pivot out of range");
 
-  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factors: often kept
+  const Engine::Input inA = e.input(d.a, n, n, lda, sizeof(T));  // the factors: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   // GPU_OFFLOAD_GETRS_SWAPS=gpu leaves the interchanges to cuSOLVER too (to measure the difference).
   static const bool swaps_on_host = setting_choice(SettingId::GETRS_SWAPS, 0) == 0;  // host|gpu
@@ -145,14 +131,13 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
   }
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
-  a.set_i(P::info, 0);
+  d.info.set(0);
   e.keep_output(std::move(dB), B, n, nrhs, ldb, sizeof(T));
 }
 
 // ---- gesv -------------------------------------------------------------------------------------------
-template <class T> int gesv_supports(const CallArgs& a) {
-  using P = A::gesv_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> int gesv_supports(const desc::gesv<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   if (n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   // nrhs == 0: reference LAPACK still factors A, some OpenBLAS versions return at once; the CPU
@@ -160,16 +145,14 @@ template <class T> int gesv_supports(const CallArgs& a) {
   if (nrhs == 0) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t gesv_bytes(const CallArgs& a) {
-  using P = A::gesv_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+template <class T> uint64_t gesv_bytes(const desc::gesv<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs;
   return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + 8u * uint64_t(n) + panel_bytes<T>(n);
 }
-template <class T> void gesv_run(Engine& e, const CallArgs& a) {
-  using P = A::gesv_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  T* A_ = a.ptr<T>(P::a);
-  T* B = a.ptr<T>(P::b);
+template <class T> void gesv_run(Engine& e, const desc::gesv<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  T* A_ = d.a;
+  T* B = d.b;
 
   DevMem dA = alloc_elems<T>(e, n * n);
   DevMem dB = alloc_elems<T>(e, n * nrhs);
@@ -190,52 +173,53 @@ template <class T> void gesv_run(Engine& e, const CallArgs& a) {
   std::vector<int64_t> piv(static_cast<size_t>(n));
   e.download(A_, dA.get(), n, n, lda, sizeof(T));
   e.download_vec(piv.data(), dpiv.get(), sizeof(int64_t) * size_t(n));
-  write_pivots(a, P::ipiv, piv);
+  write_pivots(d.ipiv, piv);
   if (inf == 0) e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
-  a.set_i(P::info, inf);
+  d.info.set(inf);
 }
 
 // ---- getri ------------------------------------------------------------------------------------------
 // cuSOLVER has no getri: inv(A) = getrs(LU, ipiv, I). LAPACK's WORK(1) comes from the CPU library's
 // own query (LWKOPT) and its IWS rule (see lapack_common.h).
-template <class I, class T> T getri_query(const CallArgs& a) {
-  using P = A::getri_r;
+template <class I, class T> T getri_query(const gofl_call& c, const desc::getri<T>& d) {
   using Fn = void (*)(const I*, T*, const I*, const I*, T*, const I*, I*);
-  const I n = I(a.i(P::n)), lda = I(a.i(P::lda)), lwork = -1;
+  const I n = I(d.n), lda = I(d.lda), lwork = -1;
   I info = 0;
   T w = T(0);
-  reinterpret_cast<Fn>(a.call().real)(&n, a.ptr<T>(P::a), &lda, a.ptr<const I>(P::ipiv), &w, &lwork, &info);
+  reinterpret_cast<Fn>(c.real)(&n, d.a, &lda, d.ipiv.template as<const I>(), &w, &lwork, &info);
   if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "getri workspace query", int(info));
   return w;
 }
-template <class T> int getri_supports(const CallArgs& a) {
-  using P = A::getri_r;
-  const int64_t n = a.i(P::n), lda = a.i(P::lda), lwork = a.i(P::lwork);
+// getri's check also asks the call (is there a CPU library: c.real), so its routine is over the call
+// (D = gofl_call) and its functions read the descriptor from it.
+template <class T> int getri_supports(const gofl_call& c) {
+  const desc::getri<T>& d = args_of<desc::getri<T>>(c);
+  const int64_t n = d.n, lda = d.lda, lwork = d.lwork;
   if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
   if (n < 0 || lda < max1(n) || lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
-  if (n == 0) return GOFL_GPU_UNSUPPORTED;        // quick return
-  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  if (n == 0) return GOFL_GPU_UNSUPPORTED;   // quick return
+  if (!c.real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t getri_bytes(const CallArgs& a) {
-  const int64_t n = a.i(A::getri_r::n);
+template <class T> uint64_t getri_bytes(const gofl_call& c) {
+  const int64_t n = args_of<desc::getri<T>>(c).n;
   return 2 * mat_bytes<T>(n, n) + (8u + sizeof(T)) * uint64_t(n) + (4u << 20);
 }
-template <class T> void getri_run(Engine& e, const CallArgs& a) {
-  using P = A::getri_r;
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
-  T* work = a.ptr<T>(P::work);
-  const T lwkopt = a.ilp64() ? getri_query<int64_t, T>(a) : getri_query<int32_t, T>(a);
+template <class T> void getri_run(Engine& e, const gofl_call& c) {
+  const desc::getri<T>& d = args_of<desc::getri<T>>(c);
+  const int64_t n = d.n, lda = d.lda;
+  T* A_ = d.a;
+  T* work = d.work;
+  const T lwkopt = d.ilp64 ? getri_query<int64_t, T>(c, d) : getri_query<int32_t, T>(c, d);
 
   // LAPACK (?trtri inside ?getri) returns info = first exactly-zero U(i,i) before touching A; WORK(1)
   // then still holds LWKOPT. Nothing for the GPU to do.
   if (const int64_t z = first_zero_diagonal(A_, n, lda)) {
     work[0] = lwkopt;
-    a.set_i(P::info, z);
+    d.info.set(z);
     return;
   }
-  const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
+  const std::vector<int64_t> piv = read_pivots(d.ipiv, n);
   if (!pivots_in_range(piv, n)) fail(GOFL_GPU_UNSUPPORTED, "getri: pivot out of range");
   const T work0 = work_value<T>(blocked_iws(work_size(lwkopt), n, n, false, 0));
 
@@ -259,27 +243,25 @@ template <class T> void getri_run(Engine& e, const CallArgs& a) {
 
   e.download(A_, dX.get(), n, n, lda, sizeof(T));
   work[0] = work0;
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 // ---- potrf ------------------------------------------------------------------------------------------
-template <class T> int potrf_supports(const CallArgs& a) {
-  using P = A::potrf_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
+template <class T> int potrf_supports(const desc::potrf<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, lda = d.lda;
   if ((u != 'U' && u != 'L') || n < 0 || lda < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t potrf_bytes(const CallArgs& a) {
-  const int64_t n = a.i(A::potrf_r::n);
+template <class T> uint64_t potrf_bytes(const desc::potrf<T>& d) {
+  const int64_t n = d.n;
   return mat_bytes<T>(n, n) + panel_bytes<T>(n);
 }
-template <class T> void potrf_run(Engine& e, const CallArgs& a) {
-  using P = A::potrf_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
+template <class T> void potrf_run(Engine& e, const desc::potrf<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, lda = d.lda;
+  T* A_ = d.a;
 
   DevMem dA = alloc_elems<T>(e, n * n);
   Infos info(e, 1);
@@ -292,30 +274,27 @@ template <class T> void potrf_run(Engine& e, const CallArgs& a) {
   // info > 0: the leading (info-1) x (info-1) block holds the factor, as in LAPACK; the rest of the
   // triangle holds whatever the (differently blocked) algorithm left there, in LAPACK and here alike.
   e.download_triangle(A_, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
-  a.set_i(P::info, inf);
+  d.info.set(inf);
 }
 
 // ---- potrs ------------------------------------------------------------------------------------------
-template <class T> int potrs_supports(const CallArgs& a) {
-  using P = A::potrs_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> int potrs_supports(const desc::potrs<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   if ((u != 'U' && u != 'L') || n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0 || nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t potrs_bytes(const CallArgs& a) {
-  using P = A::potrs_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+template <class T> uint64_t potrs_bytes(const desc::potrs<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs;
   return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + (4u << 20);
 }
-template <class T> void potrs_run(Engine& e, const CallArgs& a) {
-  using P = A::potrs_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  T* B = a.ptr<T>(P::b);
+template <class T> void potrs_run(Engine& e, const desc::potrs<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  T* B = d.b;
 
-  const Engine::Input inA = e.input(a.ptr<const T>(P::a), n, n, lda, sizeof(T));  // the factor: often kept
+  const Engine::Input inA = e.input(d.a, n, n, lda, sizeof(T));  // the factor: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   Infos info(e, 1);
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
@@ -326,31 +305,28 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
   info.read(0, "cusolverDnXpotrs info");  // potrs has no info > 0
 
   e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
-  a.set_i(P::info, 0);
+  d.info.set(0);
   e.keep_output(std::move(dB), B, n, nrhs, ldb, sizeof(T));
 }
 
 // ---- posv -------------------------------------------------------------------------------------------
-template <class T> int posv_supports(const CallArgs& a) {
-  using P = A::posv_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> int posv_supports(const desc::posv<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   if ((u != 'U' && u != 'L') || n < 0 || nrhs < 0 || lda < max1(n) || ldb < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0) return GOFL_GPU_UNSUPPORTED;     // quick return
   if (nrhs == 0) return GOFL_GPU_UNSUPPORTED;  // factor-only call: rare, and cheap to leave to the CPU
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t posv_bytes(const CallArgs& a) {
-  using P = A::posv_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
+template <class T> uint64_t posv_bytes(const desc::posv<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs;
   return mat_bytes<T>(n, n) + mat_bytes<T>(n, nrhs) + panel_bytes<T>(n);
 }
-template <class T> void posv_run(Engine& e, const CallArgs& a) {
-  using P = A::posv_r;
-  const char u = a.ch(P::uplo);
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  T* A_ = a.ptr<T>(P::a);
-  T* B = a.ptr<T>(P::b);
+template <class T> void posv_run(Engine& e, const desc::posv<T>& d) {
+  const char u = d.uplo;
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  T* A_ = d.a;
+  T* B = d.b;
 
   DevMem dA = alloc_elems<T>(e, n * n);
   DevMem dB = alloc_elems<T>(e, n * nrhs);
@@ -369,20 +345,34 @@ template <class T> void posv_run(Engine& e, const CallArgs& a) {
   // LAPACK: A holds the (partial) factor in its uplo triangle; B is solved only when info == 0.
   e.download_triangle(A_, dA.get(), n, lda, sizeof(T), u);  // the other triangle stays as it was
   if (inf == 0) e.download(B, dB.get(), n, nrhs, ldb, sizeof(T));
-  a.set_i(P::info, inf);
+  d.info.set(inf);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine getrf_body() { return {getrf_supports<T>, getrf_bytes<T>, getrf_run<T>}; }
-template <class T> Routine getrs_body() { return {getrs_supports<T>, getrs_bytes<T>, getrs_run<T>}; }
-template <class T> Routine gesv_body() { return {gesv_supports<T>, gesv_bytes<T>, gesv_run<T>}; }
-template <class T> Routine getri_body() { return {getri_supports<T>, getri_bytes<T>, getri_run<T>}; }
-template <class T> Routine potrf_body() { return {potrf_supports<T>, potrf_bytes<T>, potrf_run<T>}; }
-template <class T> Routine potrs_body() { return {potrs_supports<T>, potrs_bytes<T>, potrs_run<T>}; }
-template <class T> Routine posv_body() { return {posv_supports<T>, posv_bytes<T>, posv_run<T>}; }
+template <class T> Routine getrf_body() {
+  return routine<desc::getrf<T>, getrf_supports<T>, getrf_bytes<T>, getrf_run<T>>();
+}
+template <class T> Routine getrs_body() {
+  return routine<desc::getrs<T>, getrs_supports<T>, getrs_bytes<T>, getrs_run<T>>();
+}
+template <class T> Routine gesv_body() {
+  return routine<desc::gesv<T>, gesv_supports<T>, gesv_bytes<T>, gesv_run<T>>();
+}
+template <class T> Routine getri_body() {
+  return routine<gofl_call, getri_supports<T>, getri_bytes<T>, getri_run<T>>();
+}
+template <class T> Routine potrf_body() {
+  return routine<desc::potrf<T>, potrf_supports<T>, potrf_bytes<T>, potrf_run<T>>();
+}
+template <class T> Routine potrs_body() {
+  return routine<desc::potrs<T>, potrs_supports<T>, potrs_bytes<T>, potrs_run<T>>();
+}
+template <class T> Routine posv_body() {
+  return routine<desc::posv<T>, posv_supports<T>, posv_bytes<T>, posv_run<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_LU
 

@@ -4,6 +4,8 @@
 #include <complex>
 #include <cstdint>
 #include <limits>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "cuda/engine.h"
@@ -16,52 +18,52 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace A = gofl::args;
 
-static_assert(int(A::geqrf_r::info) == int(A::geqrf_c::info) && int(A::orgqr_r::info) == int(A::ungqr_c::info) &&
-              int(A::orgqr_r::tau) == int(A::ungqr_c::tau) && int(A::gels_r::info) == int(A::gels_c::info),
-              "real and complex argument positions differ");
+// The descriptor of orgqr (real T) or ungqr (complex T): the same argument list.
+template <class T> using OrgqrDesc = std::conditional_t<cplx_v<T>, desc::ungqr<T>, desc::orgqr<T>>;
+
+// Every check here also asks the call (is there a CPU library: c.real), so the routines are over the
+// call (D = gofl_call) and their functions read the descriptor from it.
 
 // ILAENV names for the crossover queries ("DGEQRF", "ZUNGQR").
 template <class T> std::string lapack_name(const char* rest) { return std::string(1, prec_letter<T>()) + rest; }
 
 // ---- geqrf ------------------------------------------------------------------------------------------
-template <class I, class T> T geqrf_query(const CallArgs& a) {
-  using P = A::geqrf_r;
+template <class I, class T> T geqrf_query(const gofl_call& c, const desc::geqrf<T>& d) {
   using Fn = void (*)(const I*, const I*, T*, const I*, T*, T*, const I*, I*);
-  const I m = I(a.i(P::m)), n = I(a.i(P::n)), lda = I(a.i(P::lda)), lwork = -1;
+  const I m = I(d.m), n = I(d.n), lda = I(d.lda), lwork = -1;
   I info = 0;
   T w = T(0);
-  reinterpret_cast<Fn>(a.call().real)(&m, &n, a.ptr<T>(P::a), &lda, a.ptr<T>(P::tau), &w, &lwork, &info);
+  reinterpret_cast<Fn>(c.real)(&m, &n, d.a, &lda, d.tau, &w, &lwork, &info);
   if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "geqrf workspace query", int(info));
   return w;
 }
-template <class T> int geqrf_supports(const CallArgs& a) {
-  using P = A::geqrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), lwork = a.i(P::lwork);
+template <class T> int geqrf_supports(const gofl_call& c) {
+  const desc::geqrf<T>& d = args_of<desc::geqrf<T>>(c);
+  const int64_t m = d.m, n = d.n, lda = d.lda, lwork = d.lwork;
   if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
   if (m < 0 || n < 0 || lda < max1(m)) return GOFL_GPU_INVALID_ARGS;
   if (std::min(m, n) == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   if (lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
-  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  if (!c.real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t geqrf_bytes(const CallArgs& a) {
-  using P = A::geqrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n);
+template <class T> uint64_t geqrf_bytes(const gofl_call& c) {
+  const desc::geqrf<T>& d = args_of<desc::geqrf<T>>(c);
+  const int64_t m = d.m, n = d.n;
   return mat_bytes<T>(m, n) + mat_bytes<T>(std::min(m, n), 1) + panel_bytes<T>(std::max(m, n));
 }
-template <class T> void geqrf_run(Engine& e, const CallArgs& a) {
-  using P = A::geqrf_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda), k = std::min(m, n);
-  T* A_ = a.ptr<T>(P::a);
-  T* tau = a.ptr<T>(P::tau);
-  T* work = a.ptr<T>(P::work);
+template <class T> void geqrf_run(Engine& e, const gofl_call& c) {
+  const desc::geqrf<T>& d = args_of<desc::geqrf<T>>(c);
+  const int64_t m = d.m, n = d.n, lda = d.lda, k = std::min(m, n);
+  T* A_ = d.a;
+  T* tau = d.tau;
+  T* work = d.work;
 
   // WORK(1) after the call: IWS (lapack_common.h), from the CPU library's LWKOPT and ILAENV crossover.
-  const int64_t lwkopt = work_size(a.ilp64() ? geqrf_query<int64_t, T>(a) : geqrf_query<int32_t, T>(a));
+  const int64_t lwkopt = work_size(d.ilp64 ? geqrf_query<int64_t, T>(c, d) : geqrf_query<int32_t, T>(c, d));
   const std::string name = lapack_name<T>("GEQRF");
-  const int64_t nx = cpu_ilaenv(a, 3, name.c_str(), m, n, -1, -1, 128);
+  const int64_t nx = cpu_ilaenv(c, 3, name.c_str(), m, n, -1, -1, 128);
   const T work0 = work_value<T>(blocked_iws(lwkopt, n, k, true, nx));
 
   DevMem dA = alloc_elems<T>(e, m * n);
@@ -81,44 +83,42 @@ template <class T> void geqrf_run(Engine& e, const CallArgs& a) {
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   e.download_vec(tau, dtau.get(), sizeof(T) * size_t(k));
   work[0] = work0;
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 // ---- orgqr / ungqr ----------------------------------------------------------------------------------
-template <class I, class T> T orgqr_query(const CallArgs& a) {
-  using P = A::orgqr_r;
+template <class I, class T> T orgqr_query(const gofl_call& c, const OrgqrDesc<T>& d) {
   using Fn = void (*)(const I*, const I*, const I*, T*, const I*, const T*, T*, const I*, I*);
-  const I m = I(a.i(P::m)), n = I(a.i(P::n)), k = I(a.i(P::k)), lda = I(a.i(P::lda)), lwork = -1;
+  const I m = I(d.m), n = I(d.n), k = I(d.k), lda = I(d.lda), lwork = -1;
   I info = 0;
   T w = T(0);
-  reinterpret_cast<Fn>(a.call().real)(&m, &n, &k, a.ptr<T>(P::a), &lda, a.ptr<const T>(P::tau), &w, &lwork, &info);
+  reinterpret_cast<Fn>(c.real)(&m, &n, &k, d.a, &lda, d.tau, &w, &lwork, &info);
   if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "orgqr workspace query", int(info));
   return w;
 }
-template <class T> int orgqr_supports(const CallArgs& a) {
-  using P = A::orgqr_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda), lwork = a.i(P::lwork);
+template <class T> int orgqr_supports(const gofl_call& c) {
+  const OrgqrDesc<T>& d = args_of<OrgqrDesc<T>>(c);
+  const int64_t m = d.m, n = d.n, k = d.k, lda = d.lda, lwork = d.lwork;
   if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
   if (m < 0 || n < 0 || n > m || k < 0 || k > n || lda < max1(m) || lwork < max1(n)) return GOFL_GPU_INVALID_ARGS;
   if (n == 0) return GOFL_GPU_UNSUPPORTED;  // quick return
   if (k == 0) return GOFL_GPU_UNSUPPORTED;  // Q is the identity's first columns: nothing worth a GPU trip
-  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  if (!c.real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t orgqr_bytes(const CallArgs& a) {
-  using P = A::orgqr_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k);
+template <class T> uint64_t orgqr_bytes(const gofl_call& c) {
+  const OrgqrDesc<T>& d = args_of<OrgqrDesc<T>>(c);
+  const int64_t m = d.m, n = d.n, k = d.k;
   // The 64-bit route: the reflectors, Q, one block of them made explicit (householder64.h).
   if (!fits_legacy(m, n)) return mat_bytes<T>(m, k) + mat_bytes<T>(m, n) + mat_bytes<T>(m, std::min<int64_t>(k, 64)) + (64u << 20);
   return mat_bytes<T>(m, n) + mat_bytes<T>(k, 1) + panel_bytes<T>(m);
 }
 // Beyond int sizes or element offsets (cuSOLVER's ?orgqr is 32-bit): Q built from the identity by
 // the reflectors in compact WY blocks (householder64.h). Only A's reflector columns go up.
-template <class T> void orgqr_run64(Engine& e, const CallArgs& a, T work0) {
-  using P = A::orgqr_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
-  const std::vector<T> tau(a.ptr<const T>(P::tau), a.ptr<const T>(P::tau) + k);
+template <class T> void orgqr_run64(Engine& e, const OrgqrDesc<T>& d, T work0) {
+  const int64_t m = d.m, n = d.n, k = d.k, lda = d.lda;
+  T* A_ = d.a;
+  const std::vector<T> tau(d.tau, d.tau + k);
   const std::vector<T> ones(static_cast<size_t>(n), T(1));
   DevMem dV = alloc_elems<T>(e, m * k), dQ = alloc_elems<T>(e, m * n), dOnes = alloc_elems<T>(e, n);
   e.upload(dV.get(), A_, m, k, lda, sizeof(T));
@@ -130,21 +130,21 @@ template <class T> void orgqr_run64(Engine& e, const CallArgs& a, T work0) {
   e.finish_compute();
 
   e.download(A_, dQ.get(), m, n, lda, sizeof(T));
-  a.ptr<T>(P::work)[0] = work0;
-  a.set_i(P::info, 0);
+  d.work[0] = work0;
+  d.info.set(0);
 }
 
-template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
-  using P = A::orgqr_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), k = a.i(P::k), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
-  T* work = a.ptr<T>(P::work);
+template <class T> void orgqr_run(Engine& e, const gofl_call& c) {
+  const OrgqrDesc<T>& d = args_of<OrgqrDesc<T>>(c);
+  const int64_t m = d.m, n = d.n, k = d.k, lda = d.lda;
+  T* A_ = d.a;
+  T* work = d.work;
 
-  const int64_t lwkopt = work_size(a.ilp64() ? orgqr_query<int64_t, T>(a) : orgqr_query<int32_t, T>(a));
+  const int64_t lwkopt = work_size(d.ilp64 ? orgqr_query<int64_t, T>(c, d) : orgqr_query<int32_t, T>(c, d));
   const std::string name = lapack_name<T>(is_complex<T>::value ? "UNGQR" : "ORGQR");
-  const int64_t nx = cpu_ilaenv(a, 3, name.c_str(), m, n, k, -1, 128);
+  const int64_t nx = cpu_ilaenv(c, 3, name.c_str(), m, n, k, -1, 128);
   const T work0 = work_value<T>(blocked_iws(lwkopt, n, k, true, nx));
-  if (use_qr64(e, m, n)) return orgqr_run64<T>(e, a, work0);
+  if (use_qr64(e, m, n)) return orgqr_run64<T>(e, d, work0);
 
   DevMem dA = alloc_elems<T>(e, m * n);
   DevMem dtau = alloc_elems<T>(e, k);
@@ -154,7 +154,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
         "cusolverDn?orgqr_bufferSize");
   DevMem dwork = alloc_elems<T>(e, lwork);
   e.upload(dA.get(), A_, m, n, lda, sizeof(T));
-  e.upload_vec(dtau.get(), a.ptr<const T>(P::tau), sizeof(T) * size_t(k));
+  e.upload_vec(dtau.get(), d.tau, sizeof(T) * size_t(k));
   e.begin_compute();
   check(Qr<T>::gen_q(e.solver(), int(m), int(n), int(k), cu(dA.get<T>()), int(m), cu(dtau.get<T>()),
                      cu(dwork.get<T>()), lwork, info.at(0)), "cusolverDn?orgqr");
@@ -163,7 +163,7 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
 
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   work[0] = work0;
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 // ---- gels -------------------------------------------------------------------------------------------
@@ -173,36 +173,34 @@ template <class T> void orgqr_run(Engine& e, const CallArgs& a) {
 //   least squares on W   (m >= n, 'N'  or  m < n, 'T'/'C'):  B := Q^H B;  B(1:q) := R^-1 B(1:q)
 //   minimum norm, W^H X = B (m >= n, 'T'/'C' or m < n, 'N'):  B(1:q) := R^-H B(1:q);  B(q+1:p) := 0;  B := Q B
 // which is what ?gels does with ?geqrf/?ormqr or ?gelqf/?ormlq.
-template <class I, class T> T gels_query(const CallArgs& a) {
-  using P = A::gels_r;
+template <class I, class T> T gels_query(const gofl_call& c, const desc::gels<T>& d) {
   using Fn = void (*)(const char*, const I*, const I*, const I*, T*, const I*, T*, const I*, T*, const I*, I*, size_t);
-  const char t = a.ch(P::trans);
-  const I m = I(a.i(P::m)), n = I(a.i(P::n)), nrhs = I(a.i(P::nrhs)), lda = I(a.i(P::lda)), ldb = I(a.i(P::ldb));
+  const char t = d.trans;
+  const I m = I(d.m), n = I(d.n), nrhs = I(d.nrhs), lda = I(d.lda), ldb = I(d.ldb);
   const I lwork = -1;
   I info = 0;
   T w = T(0);
-  reinterpret_cast<Fn>(a.call().real)(&t, &m, &n, &nrhs, a.ptr<T>(P::a), &lda, a.ptr<T>(P::b), &ldb, &w, &lwork,
-                                      &info, 1);
+  reinterpret_cast<Fn>(c.real)(&t, &m, &n, &nrhs, d.a, &lda, d.b, &ldb, &w, &lwork, &info, 1);
   if (info != 0) fail(GOFL_GPU_UNSUPPORTED, "gels workspace query", int(info));
   return w;
 }
-template <class T> int gels_supports(const CallArgs& a) {
-  using P = A::gels_r;
-  const char t = a.ch(P::trans);
-  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  const int64_t lwork = a.i(P::lwork), mn = std::min(m, n);
+template <class T> int gels_supports(const gofl_call& c) {
+  const desc::gels<T>& d = args_of<desc::gels<T>>(c);
+  const char t = d.trans;
+  const int64_t m = d.m, n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  const int64_t lwork = d.lwork, mn = std::min(m, n);
   if (lwork == -1) return GOFL_GPU_UNSUPPORTED;  // workspace queries stay with the CPU library
   // ?gels takes 'N' or 'T' (real), 'N' or 'C' (complex).
   if (t != 'N' && t != ctrans<T>()) return GOFL_GPU_INVALID_ARGS;
   if (m < 0 || n < 0 || nrhs < 0 || lda < max1(m) || ldb < max1(std::max(m, n))) return GOFL_GPU_INVALID_ARGS;
   if (lwork < max1(mn + std::max(mn, nrhs))) return GOFL_GPU_INVALID_ARGS;
   if (std::min(mn, nrhs) == 0) return GOFL_GPU_UNSUPPORTED;  // quick return (B := 0 on the CPU)
-  if (!a.call().real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
+  if (!c.real) return GOFL_GPU_UNSUPPORTED;  // no CPU library to ask for work[0]
   return GOFL_GPU_OK;
 }
-template <class T> uint64_t gels_bytes(const CallArgs& a) {
-  using P = A::gels_r;
-  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), p = std::max(m, n), q = std::min(m, n);
+template <class T> uint64_t gels_bytes(const gofl_call& c) {
+  const desc::gels<T>& d = args_of<desc::gels<T>>(c);
+  const int64_t m = d.m, n = d.n, nrhs = d.nrhs, p = std::max(m, n), q = std::min(m, n);
   const uint64_t w = m < n ? mat_bytes<T>(p, q) : 0;  // A^H beside A for the wide case
   // The 64-bit route: one block of reflectors made explicit instead of ?ormqr's workspace, and a
   // guess of Xgeqrf's (a few dozen columns).
@@ -212,21 +210,21 @@ template <class T> uint64_t gels_bytes(const CallArgs& a) {
   return mat_bytes<T>(m, n) + w + mat_bytes<T>(p, nrhs) + 2 * mat_bytes<T>(q, 1) + panel_bytes<T>(p) +
          mat_bytes<T>(std::max<int64_t>(nrhs, 1), 256);
 }
-template <class T> void gels_run(Engine& e, const CallArgs& a) {
-  using P = A::gels_r;
+template <class T> void gels_run(Engine& e, const gofl_call& c) {
   using R = real_t<T>;
-  const char t = a.ch(P::trans);
-  const int64_t m = a.i(P::m), n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
-  T* A_ = a.ptr<T>(P::a);
-  T* B = a.ptr<T>(P::b);
-  T* work = a.ptr<T>(P::work);
+  const desc::gels<T>& d = args_of<desc::gels<T>>(c);
+  const char t = d.trans;
+  const int64_t m = d.m, n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
+  T* A_ = d.a;
+  T* B = d.b;
+  T* work = d.work;
   const bool tall = m >= n;
   const int64_t p = std::max(m, n), q = std::min(m, n);
   const bool least_squares = (t == 'N') == tall;
   const cublasOperation_t ct = op_of(ctrans<T>());
 
   // On success ?gels leaves WORK(1) = its query answer (WSIZE).
-  const T wsize = a.ilp64() ? gels_query<int64_t, T>(a) : gels_query<int32_t, T>(a);
+  const T wsize = d.ilp64 ? gels_query<int64_t, T>(c, d) : gels_query<int32_t, T>(c, d);
 
   // ?gels scales A and B when their largest entry lies outside [SMLNUM, BIGNUM] (and returns B = 0
   // for A = 0); those rare calls go back to the CPU library, so the GPU never needs the scaled path.
@@ -346,17 +344,25 @@ template <class T> void gels_run(Engine& e, const CallArgs& a) {
   e.download(A_, dA.get(), m, n, lda, sizeof(T));
   if (least_squares || !zero_at) e.download(B, dB.get(), p, nrhs, ldb, sizeof(T));
   work[0] = zero_at ? tau0 : wsize;
-  a.set_i(P::info, zero_at);
+  d.info.set(zero_at);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine geqrf_body() { return {geqrf_supports<T>, geqrf_bytes<T>, geqrf_run<T>}; }
-template <class T> Routine orgqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
-template <class T> Routine ungqr_body() { return {orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>}; }
-template <class T> Routine gels_body() { return {gels_supports<T>, gels_bytes<T>, gels_run<T>}; }
+template <class T> Routine geqrf_body() {
+  return routine<gofl_call, geqrf_supports<T>, geqrf_bytes<T>, geqrf_run<T>>();
+}
+template <class T> Routine orgqr_body() {
+  return routine<gofl_call, orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>>();
+}
+template <class T> Routine ungqr_body() {
+  return routine<gofl_call, orgqr_supports<T>, orgqr_bytes<T>, orgqr_run<T>>();
+}
+template <class T> Routine gels_body() {
+  return routine<gofl_call, gels_supports<T>, gels_bytes<T>, gels_run<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_QR
 

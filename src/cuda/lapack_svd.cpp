@@ -19,7 +19,6 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
 
 // =====================================================================================================
 // gesvd, gesdd: both on Xgesvd (cuSOLVER has no divide-and-conquer SVD; its polar-decomposition
@@ -32,9 +31,6 @@ namespace ga = gofl::args;
 // gesdd is gesvd with gesdd's outputs: 'A' and 'S' as in gesvd; 'O' with m >= n gives U in A and
 // VT (n x n) in VT, with m < n U (m x m) in U and VT in A; 'N' singular values only.
 // =====================================================================================================
-template <class T> using GesvdPos = std::conditional_t<cplx_v<T>, ga::gesvd_c, ga::gesvd_r>;
-template <class T> using GesddPos = std::conditional_t<cplx_v<T>, ga::gesdd_c, ga::gesdd_r>;
-
 
 int check_gesvd(bool cplx, char jobu, char jobvt, int64_t m, int64_t n, int64_t lda, int64_t ldu, int64_t ldvt,
                 int64_t lwork) {
@@ -89,20 +85,16 @@ int check_gesdd(bool cplx, char jobz, int64_t m, int64_t n, int64_t lda, int64_t
   return 0;
 }
 
-template <class T> int supports_gesvd(const CallArgs& c) {
-  using P = GesvdPos<T>;
-  const int64_t m = c.i(P::m), n = c.i(P::n), lwork = c.i(P::lwork);
-  if (check_gesvd(cplx_v<T>, c.ch(P::jobu), c.ch(P::jobvt), m, n, c.i(P::lda), c.i(P::ldu), c.i(P::ldvt), lwork))
-    return GOFL_GPU_INVALID_ARGS;
+template <class T> int supports_gesvd(const desc::gesvd<T>& d) {
+  const int64_t m = d.m, n = d.n, lwork = d.lwork;
+  if (check_gesvd(cplx_v<T>, d.jobu, d.jobvt, m, n, d.lda, d.ldu, d.ldvt, lwork)) return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || std::min(m, n) == 0) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
 
-template <class T> int supports_gesdd(const CallArgs& c) {
-  using P = GesddPos<T>;
-  const int64_t m = c.i(P::m), n = c.i(P::n), lwork = c.i(P::lwork);
-  if (check_gesdd(cplx_v<T>, c.ch(P::jobz), m, n, c.i(P::lda), c.i(P::ldu), c.i(P::ldvt), lwork))
-    return GOFL_GPU_INVALID_ARGS;
+template <class T> int supports_gesdd(const desc::gesdd<T>& d) {
+  const int64_t m = d.m, n = d.n, lwork = d.lwork;
+  if (check_gesdd(cplx_v<T>, d.jobz, m, n, d.lda, d.ldu, d.ldvt, lwork)) return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || std::min(m, n) == 0) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
@@ -112,40 +104,35 @@ template <class T> uint64_t svd_bytes(int64_t m, int64_t n) {
   const uint64_t um = uint64_t(std::max<int64_t>(m, 1)), un = uint64_t(std::max<int64_t>(n, 1));
   return sizeof(T) * (3 * um * un + um * um + un * un + 64 * (um + un)) + sizeof(real_t<T>) * std::min(um, un);
 }
-template <class T> uint64_t bytes_gesvd(const CallArgs& c) { return svd_bytes<T>(c.i(GesvdPos<T>::m), c.i(GesvdPos<T>::n)); }
-template <class T> uint64_t bytes_gesdd(const CallArgs& c) { return svd_bytes<T>(c.i(GesddPos<T>::m), c.i(GesddPos<T>::n)); }
+template <class T> uint64_t bytes_gesvd(const desc::gesvd<T>& d) { return svd_bytes<T>(d.m, d.n); }
+template <class T> uint64_t bytes_gesdd(const desc::gesdd<T>& d) { return svd_bytes<T>(d.m, d.n); }
 
-template <class T, class I> WorkOut<T> query_gesvd_as(const CallArgs& c) {
-  using P = GesvdPos<T>;
+template <class T, class I> WorkOut<T> query_gesvd_as(const gofl_call& c, const desc::gesvd<T>& d) {
   using R = real_t<T>;
+  const I m = I(d.m), n = I(d.n), lda = I(d.lda), ldu = I(d.ldu), ldvt = I(d.ldvt);
   I m1 = -1, info = 0;
   T w0{};
   R rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobu), arg(c, P::jobvt), arg(c, P::m), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::s), arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, &info, kLen, kLen);
+    call_cpu(c, &d.jobu, &d.jobvt, &m, &n, d.a, &lda, d.s, d.u, &ldu, d.vt, &ldvt, &w0, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobu), arg(c, P::jobvt), arg(c, P::m), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::s), arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, rw0, &info, kLen,
-             kLen);
+    call_cpu(c, &d.jobu, &d.jobvt, &m, &n, d.a, &lda, d.s, d.u, &ldu, d.vt, &ldvt, &w0, &m1, rw0, &info, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
-template <class T, class I> WorkOut<T> query_gesdd_as(const CallArgs& c) {
-  using P = GesddPos<T>;
+template <class T, class I> WorkOut<T> query_gesdd_as(const gofl_call& c, const desc::gesdd<T>& d) {
   using R = real_t<T>;
+  const I m = I(d.m), n = I(d.n), lda = I(d.lda), ldu = I(d.ldu), ldvt = I(d.ldvt);
   I m1 = -1, info = 0, iw[1] = {0};
   T w0{};
   R rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::m), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::s),
-             arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, iw, &info, kLen);
+    call_cpu(c, &d.jobz, &m, &n, d.a, &lda, d.s, d.u, &ldu, d.vt, &ldvt, &w0, &m1, iw, &info, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::m), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::s),
-             arg(c, P::u), arg(c, P::ldu), arg(c, P::vt), arg(c, P::ldvt), &w0, &m1, rw0, iw, &info, kLen);
+    call_cpu(c, &d.jobz, &m, &n, d.a, &lda, d.s, d.u, &ldu, d.vt, &ldvt, &w0, &m1, rw0, iw, &info, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
 
@@ -153,13 +140,12 @@ template <class T, class I> WorkOut<T> query_gesdd_as(const CallArgs& c) {
 template <class R> Bounds svd_bounds() { return geev_bounds<R>(); }
 
 
-// The SVD with gesvd's job letters (never both 'O').
-template <class T>
-void run_svd(Engine& e, const CallArgs& c, char jobu, char jobvt, int64_t m, int64_t n, int a_pos, int lda_pos,
-             int s_pos, int u_pos, int ldu_pos, int vt_pos, int ldvt_pos, int info_pos, const WorkOut<T>& q) {
+// The SVD with gesvd's job letters (never both 'O'), into the arrays of d (gesvd's or gesdd's descriptor).
+template <class T, class D> void run_svd(Engine& e, const D& d, char jobu, char jobvt, const WorkOut<T>& q) {
   using R = real_t<T>;
-  const int64_t k = std::min(m, n), lda = c.i(lda_pos);
-  T* a = c.ptr<T>(a_pos);
+  const int64_t m = d.m, n = d.n;
+  const int64_t k = std::min(m, n), lda = d.lda;
+  T* a = d.a;
   const bool tr = m < n;
   const int64_t rows = tr ? n : m, cols = k;                    // the factored matrix: A or A^H
   const char ju = tr ? jobvt : jobu, jv = tr ? jobu : jobvt;   // its jobs (A^H = V S U^H)
@@ -210,42 +196,43 @@ void run_svd(Engine& e, const CallArgs& c, char jobu, char jobvt, int64_t m, int
   require_singular_values(s.data(), k);
 
   // Copy-out.
-  if (jobu == 'A' || jobu == 'S') e.download(c.ptr<T>(u_pos), ua, m, ucols_a, c.i(ldu_pos), sizeof(T));
+  if (jobu == 'A' || jobu == 'S') e.download(d.u, ua, m, ucols_a, d.ldu, sizeof(T));
   else if (jobu == 'O') e.download(a, ua, m, k, lda, sizeof(T));
-  if (jobvt == 'A' || jobvt == 'S') e.download(c.ptr<T>(vt_pos), vta, vrows_a, n, c.i(ldvt_pos), sizeof(T));
+  if (jobvt == 'A' || jobvt == 'S') e.download(d.vt, vta, vrows_a, n, d.ldvt, sizeof(T));
   else if (jobvt == 'O') e.download(a, vta, k, n, lda, sizeof(T));
-  e.download(c.ptr<R>(s_pos), dS.get(), k, 1, k, sizeof(R));
+  e.download(d.s, dS.get(), k, 1, k, sizeof(R));
   if (jobu != 'O' && jobvt != 'O') e.download(a, src, m, n, lda, sizeof(T));  // destroyed, as LAPACK does
-  q.write(c);
-  c.set_i(info_pos, 0);
+  q.write();
+  d.info.set(0);
 }
 
-template <class T> void run_gesvd(Engine& e, const CallArgs& c) {
-  using P = GesvdPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_gesvd_as<T, int64_t>(c) : query_gesvd_as<T, int32_t>(c);
-  run_svd<T>(e, c, c.ch(P::jobu), c.ch(P::jobvt), c.i(P::m), c.i(P::n), P::a, P::lda, P::s, P::u, P::ldu, P::vt,
-             P::ldvt, P::info, q);
+template <class T> void run_gesvd(Engine& e, const gofl_call& c, const desc::gesvd<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_gesvd_as<T, int64_t>(c, d) : query_gesvd_as<T, int32_t>(c, d);
+  run_svd<T>(e, d, d.jobu, d.jobvt, q);
 }
 
-template <class T> void run_gesdd(Engine& e, const CallArgs& c) {
-  using P = GesddPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_gesdd_as<T, int64_t>(c) : query_gesdd_as<T, int32_t>(c);
-  const char jobz = c.ch(P::jobz);
-  const int64_t m = c.i(P::m), n = c.i(P::n);
+template <class T> void run_gesdd(Engine& e, const gofl_call& c, const desc::gesdd<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_gesdd_as<T, int64_t>(c, d) : query_gesdd_as<T, int32_t>(c, d);
+  const char jobz = d.jobz;
+  const int64_t m = d.m, n = d.n;
   char ju = jobz, jv = jobz;
   if (jobz == 'O') {  // the long side's vectors go into A
     ju = m >= n ? 'O' : 'S';
     jv = m >= n ? 'S' : 'O';
   }
-  run_svd<T>(e, c, ju, jv, m, n, P::a, P::lda, P::s, P::u, P::ldu, P::vt, P::ldvt, P::info, q);
+  run_svd<T>(e, d, ju, jv, q);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine gesvd_body() { return {supports_gesvd<T>, bytes_gesvd<T>, run_gesvd<T>}; }
-template <class T> Routine gesdd_body() { return {supports_gesdd<T>, bytes_gesdd<T>, run_gesdd<T>}; }
+template <class T> Routine gesvd_body() {
+  return routine<desc::gesvd<T>, supports_gesvd<T>, bytes_gesvd<T>, run_gesvd<T>>();
+}
+template <class T> Routine gesdd_body() {
+  return routine<desc::gesdd<T>, supports_gesdd<T>, bytes_gesdd<T>, run_gesdd<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_SVD
 

@@ -20,12 +20,12 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
 
 // =====================================================================================================
 // syevd / heevd, syev / heev
 // =====================================================================================================
-template <class T> using SyevPos = std::conditional_t<cplx_v<T>, ga::heev_c, ga::syev_r>;
+// The descriptor of syev (real T) or heev (complex T).
+template <class T> using SyevDesc = std::conditional_t<cplx_v<T>, desc::heev<T>, desc::syev<T>>;
 
 int check_syev(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, int64_t lwork) {
   if (jobz != 'V' && jobz != 'N') return -1;
@@ -36,10 +36,9 @@ int check_syev(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, int64_t 
   return 0;
 }
 
-template <class T> int supports_syev(const CallArgs& c) {
-  using P = SyevPos<T>;
-  const int64_t n = c.i(P::n), lwork = c.i(P::lwork);
-  if (check_syev(cplx_v<T>, c.ch(P::jobz), c.ch(P::uplo), n, c.i(P::lda), lwork)) return GOFL_GPU_INVALID_ARGS;
+template <class T> int supports_syev(const SyevDesc<T>& d) {
+  const int64_t n = d.n, lwork = d.lwork;
+  if (check_syev(cplx_v<T>, d.jobz, d.uplo, n, d.lda, lwork)) return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || n <= 1) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
@@ -50,23 +49,21 @@ template <class T> uint64_t sym_eig_bytes(int64_t n) {
   const uint64_t nn = uint64_t(std::max<int64_t>(n, 1));
   return sizeof(T) * (nn * nn + nn * (nn + 1) / 2 + 2 * nn * nn + 64 * nn) + sizeof(real_t<T>) * nn;
 }
-template <class T> uint64_t bytes_syevd(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevdPos<T>::n)); }
-template <class T> uint64_t bytes_syev(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevPos<T>::n)); }
+template <class T> uint64_t bytes_syevd(const SyevdDesc<T>& d) { return sym_eig_bytes<T>(d.n); }
+template <class T> uint64_t bytes_syev(const SyevDesc<T>& d) { return sym_eig_bytes<T>(d.n); }
 
-template <class T, class I> WorkOut<T> query_syev_as(const CallArgs& c) {
-  using P = SyevPos<T>;
+template <class T, class I> WorkOut<T> query_syev_as(const gofl_call& c, const SyevDesc<T>& d) {
   using R = real_t<T>;
+  const I n = I(d.n), lda = I(d.lda);
   I m1 = -1, info = 0;
   T w0{};
   R rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
-             &m1, &info, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.uplo, &n, d.a, &lda, d.w, &w0, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
-             &m1, rw0, &info, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.uplo, &n, d.a, &lda, d.w, &w0, &m1, rw0, &info, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
 // syevr/heevr cap the upper end further at 1/sqrt(sqrt(safmin)).
@@ -80,14 +77,13 @@ template <class R> Bounds syevr_bounds() {
 // return the same eigenvalues and eigenvectors to working accuracy; the GPU uses Xsyevd for both).
 // jobz='N': A's uplo triangle, which LAPACK destroys (it leaves dsytrd's reduction there), receives
 // what Xsyevd left in it; the other triangle is never written.
-template <class T>
-void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n_pos, int a_pos, int lda_pos,
-                 int w_pos, int info_pos, const WorkOut<T>& q) {
+// D: the descriptor of any of the four (they share jobz, uplo, n, a, lda, w and info).
+template <class T, class D> void run_sym_eig(Engine& e, const D& d, const WorkOut<T>& q) {
   using R = real_t<T>;
-  const bool wantz = c.ch(jobz_pos) == 'V';
-  const char uplo = c.ch(uplo_pos);
-  const int64_t n = c.i(n_pos), lda = c.i(lda_pos);
-  T* a = c.ptr<T>(a_pos);
+  const bool wantz = d.jobz == 'V';
+  const char uplo = d.uplo;
+  const int64_t n = d.n, lda = d.lda;
+  T* a = d.a;
 
   DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
   e.upload(dA.get(), a, n, n, lda, sizeof(T));
@@ -115,21 +111,19 @@ void run_sym_eig(Engine& e, const CallArgs& c, int jobz_pos, int uplo_pos, int n
   // Copy-out: everything is validated; from here on only the caller's outputs are written.
   if (wantz) e.download(a, dA.get(), n, n, lda, sizeof(T));
   else e.download_triangle(a, dA.get(), n, lda, sizeof(T), uplo);  // destroyed, as LAPACK does
-  e.download(c.ptr<R>(w_pos), dW.get(), n, 1, n, sizeof(R));
-  q.write(c);
-  c.set_i(info_pos, 0);
+  e.download(d.w, dW.get(), n, 1, n, sizeof(R));
+  q.write();
+  d.info.set(0);
 }
 
-template <class T> void run_syevd(Engine& e, const CallArgs& c) {
-  using P = SyevdPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_syevd_as<T, int64_t>(c) : query_syevd_as<T, int32_t>(c);
-  run_sym_eig<T>(e, c, P::jobz, P::uplo, P::n, P::a, P::lda, P::w, P::info, q);
+template <class T> void run_syevd(Engine& e, const gofl_call& c, const SyevdDesc<T>& d) {
+  const WorkOut<T> q = query_syevd<T>(c, d);
+  run_sym_eig<T>(e, d, q);
 }
 
-template <class T> void run_syev(Engine& e, const CallArgs& c) {
-  using P = SyevPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_syev_as<T, int64_t>(c) : query_syev_as<T, int32_t>(c);
-  run_sym_eig<T>(e, c, P::jobz, P::uplo, P::n, P::a, P::lda, P::w, P::info, q);
+template <class T> void run_syev(Engine& e, const gofl_call& c, const SyevDesc<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_syev_as<T, int64_t>(c, d) : query_syev_as<T, int32_t>(c, d);
+  run_sym_eig<T>(e, d, q);
 }
 
 // =====================================================================================================
@@ -142,7 +136,8 @@ template <class T> void run_syev(Engine& e, const CallArgs& c) {
 // the documented "first and last nonzero row" of each eigenvector, in those same cases only.
 // A's uplo triangle, which LAPACK destroys, receives what cuSOLVER left there (the other is never written).
 // =====================================================================================================
-template <class T> using SyevrPos = std::conditional_t<cplx_v<T>, ga::heevr_c, ga::syevr_r>;
+// The descriptor of syevr (real T) or heevr (complex T).
+template <class T> using SyevrDesc = std::conditional_t<cplx_v<T>, desc::heevr<T>, desc::syevr<T>>;
 
 template <class R>
 int check_syevr(bool cplx, char jobz, char range, char uplo, int64_t n, int64_t lda, R vl, R vu, int64_t il,
@@ -175,18 +170,16 @@ int check_syevr(bool cplx, char jobz, char range, char uplo, int64_t n, int64_t 
   return 0;
 }
 
-template <class T> int supports_syevr(const CallArgs& c) {
-  using P = SyevrPos<T>;
+template <class T> int supports_syevr(const SyevrDesc<T>& d) {
   using R = real_t<T>;
-  const int64_t n = c.i(P::n), lwork = c.i(P::lwork), liwork = c.i(P::liwork);
+  const int64_t n = d.n, lwork = d.lwork, liwork = d.liwork;
   int64_t lrwork = 0;
-  if constexpr (cplx_v<T>) lrwork = c.i(P::lrwork);
-  const char range = c.ch(P::range);
-  // vl/vu and il/iu are only read for their range (LAPACK never touches the others).
-  const R vl = range == 'V' ? c.scalar<R>(P::vl) : R(0), vu = range == 'V' ? c.scalar<R>(P::vu) : R(0);
-  const int64_t il = range == 'I' ? c.i(P::il) : 0, iu = range == 'I' ? c.i(P::iu) : 0;
-  if (check_syevr<R>(cplx_v<T>, c.ch(P::jobz), range, c.ch(P::uplo), n, c.i(P::lda), vl, vu, il, iu, c.i(P::ldz),
-                     lwork, lrwork, liwork))
+  if constexpr (cplx_v<T>) lrwork = d.lrwork;
+  const char range = d.range;
+  // vl/vu and il/iu are only used for their range (LAPACK never touches the others).
+  const R vl = range == 'V' ? d.vl : R(0), vu = range == 'V' ? d.vu : R(0);
+  const int64_t il = range == 'I' ? d.il : 0, iu = range == 'I' ? d.iu : 0;
+  if (check_syevr<R>(cplx_v<T>, d.jobz, range, d.uplo, n, d.lda, vl, vu, il, iu, d.ldz, lwork, lrwork, liwork))
     return GOFL_GPU_INVALID_ARGS;
   if (lwork == -1 || liwork == -1 || lrwork == -1) return GOFL_GPU_UNSUPPORTED;
   if (n <= 1) return GOFL_GPU_UNSUPPORTED;
@@ -195,52 +188,49 @@ template <class T> int supports_syevr(const CallArgs& c) {
   return GOFL_GPU_OK;
 }
 
-template <class T> uint64_t bytes_syevr(const CallArgs& c) { return sym_eig_bytes<T>(c.i(SyevrPos<T>::n)); }
+template <class T> uint64_t bytes_syevr(const SyevrDesc<T>& d) { return sym_eig_bytes<T>(d.n); }
 
-template <class T, class I> WorkOut<T> query_syevr_as(const CallArgs& c) {
-  using P = SyevrPos<T>;
+template <class T, class I> WorkOut<T> query_syevr_as(const gofl_call& c, const SyevrDesc<T>& d) {
   using R = real_t<T>;
+  const I n = I(d.n), lda = I(d.lda), il = I(d.il), iu = I(d.iu), ldz = I(d.ldz);
   I m1 = -1, info = 0, iw = 0, m = 0, isuppz[2] = {0, 0};
   T w0{};
   R rw0{};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu), arg(c, P::abstol), &m, arg(c, P::w),
-             arg(c, P::z), arg(c, P::ldz), isuppz, &w0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.range, &d.uplo, &n, d.a, &lda, &d.vl, &d.vu, &il, &iu, &d.abstol, &m, d.w, d.z, &ldz,
+             isuppz, &w0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu), arg(c, P::abstol), &m, arg(c, P::w),
-             arg(c, P::z), arg(c, P::ldz), isuppz, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.range, &d.uplo, &n, d.a, &lda, &d.vl, &d.vu, &il, &iu, &d.abstol, &m, d.w, d.z, &ldz,
+             isuppz, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+  return query_answer(d, int64_t(info), w0, int64_t(iw), rw0);
 }
 
 // First and last nonzero row (1-based) of each of the m columns of z.
 template <class T>
-void write_isuppz(const CallArgs& c, int pos, const T* z, int64_t ldz, int64_t n, int64_t m) {
+void write_isuppz(const desc::IntArray& isuppz, const T* z, int64_t ldz, int64_t n, int64_t m) {
   for (int64_t j = 0; j < m; ++j) {
     const T* col = z + j * ldz;
     int64_t first = 0, last = n - 1;
     while (first < n && col[first] == T(0)) ++first;
     while (last > first && col[last] == T(0)) --last;
     if (first == n) first = last = -1;  // a zero column cannot be an eigenvector; say "empty"
-    put_int(c, pos, 2 * j, first + 1);
-    put_int(c, pos, 2 * j + 1, last + 1);
+    isuppz.set(2 * j, first + 1);
+    isuppz.set(2 * j + 1, last + 1);
   }
 }
 
-template <class T> void run_syevr(Engine& e, const CallArgs& c) {
-  using P = SyevrPos<T>;
+template <class T> void run_syevr(Engine& e, const gofl_call& c, const SyevrDesc<T>& d) {
   using R = real_t<T>;
-  const WorkOut<T> q = c.ilp64() ? query_syevr_as<T, int64_t>(c) : query_syevr_as<T, int32_t>(c);
-  const bool wantz = c.ch(P::jobz) == 'V';
-  const char range = c.ch(P::range), uplo = c.ch(P::uplo);
-  const int64_t n = c.i(P::n), lda = c.i(P::lda), ldz = c.i(P::ldz);
-  R vl = range == 'V' ? c.scalar<R>(P::vl) : R(0), vu = range == 'V' ? c.scalar<R>(P::vu) : R(0);
-  const int64_t il = range == 'I' ? c.i(P::il) : 1, iu = range == 'I' ? c.i(P::iu) : n;
+  const WorkOut<T> q = d.ilp64 ? query_syevr_as<T, int64_t>(c, d) : query_syevr_as<T, int32_t>(c, d);
+  const bool wantz = d.jobz == 'V';
+  const char range = d.range, uplo = d.uplo;
+  const int64_t n = d.n, lda = d.lda, ldz = d.ldz;
+  R vl = range == 'V' ? d.vl : R(0), vu = range == 'V' ? d.vu : R(0);
+  const int64_t il = range == 'I' ? d.il : 1, iu = range == 'I' ? d.iu : n;
 
   DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
-  e.upload(dA.get(), c.ptr<T>(P::a), n, n, lda, sizeof(T));
+  e.upload(dA.get(), d.a, n, n, lda, sizeof(T));
   e.begin_compute();
   host_pointer_mode(e);
   screen_triangle(e, dA.get<T>(), n, uplo, syevr_bounds<R>());
@@ -284,27 +274,35 @@ template <class T> void run_syevr(Engine& e, const CallArgs& c) {
 
   // Copy-out.
   if (wantz && meig > 0) {
-    T* z = c.ptr<T>(P::z);
+    T* z = d.z;
     e.download(z, dA.get(), n, meig, ldz, sizeof(T));
-    if (range == 'A' || (range == 'I' && il == 1 && iu == n)) write_isuppz(c, P::isuppz, z, ldz, n, meig);
+    if (range == 'A' || (range == 'I' && il == 1 && iu == n)) write_isuppz(d.isuppz, z, ldz, n, meig);
   }
-  e.download(c.ptr<R>(P::w), dW.get(), meig, 1, meig, sizeof(R));
-  e.download_triangle(c.ptr<T>(P::a), dA.get(), n, lda, sizeof(T), uplo);  // destroyed, as LAPACK does
-  c.set_i(P::m, meig);
-  q.write(c);
-  c.set_i(P::info, 0);
+  e.download(d.w, dW.get(), meig, 1, meig, sizeof(R));
+  e.download_triangle(d.a, dA.get(), n, lda, sizeof(T), uplo);  // destroyed, as LAPACK does
+  d.m.set(meig);
+  q.write();
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine syevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
-template <class T> Routine heevd_body() { return {supports_syevd<T>, bytes_syevd<T>, run_syevd<T>}; }
-template <class T> Routine syev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
-template <class T> Routine heev_body() { return {supports_syev<T>, bytes_syev<T>, run_syev<T>}; }
-template <class T> Routine syevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
-template <class T> Routine heevr_body() { return {supports_syevr<T>, bytes_syevr<T>, run_syevr<T>}; }
+template <class T> Routine syevd_body() {
+  return routine<SyevdDesc<T>, supports_syevd<T>, bytes_syevd<T>, run_syevd<T>>();
+}
+template <class T> Routine heevd_body() {
+  return routine<SyevdDesc<T>, supports_syevd<T>, bytes_syevd<T>, run_syevd<T>>();
+}
+template <class T> Routine syev_body() { return routine<SyevDesc<T>, supports_syev<T>, bytes_syev<T>, run_syev<T>>(); }
+template <class T> Routine heev_body() { return routine<SyevDesc<T>, supports_syev<T>, bytes_syev<T>, run_syev<T>>(); }
+template <class T> Routine syevr_body() {
+  return routine<SyevrDesc<T>, supports_syevr<T>, bytes_syevr<T>, run_syevr<T>>();
+}
+template <class T> Routine heevr_body() {
+  return routine<SyevrDesc<T>, supports_syevr<T>, bytes_syevr<T>, run_syevr<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_SYEV
 

@@ -13,7 +13,8 @@ namespace gofl {
 namespace cuda {
 namespace lapack {
 
-template <class T> using SyevdPos = std::conditional_t<cplx_v<T>, ::gofl::args::heevd_c, ::gofl::args::syevd_r>;
+// The descriptor of syevd (real T) or heevd (complex T).
+template <class T> using SyevdDesc = std::conditional_t<cplx_v<T>, desc::heevd<T>, desc::syevd<T>>;
 
 // Reference LAPACK's argument checks: 0 or the (negative) info xerbla would report.
 inline int check_syevd(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, int64_t lwork, int64_t lrwork,
@@ -46,33 +47,31 @@ inline int check_syevd(bool cplx, char jobz, char uplo, int64_t n, int64_t lda, 
   return 0;
 }
 
-template <class T> int supports_syevd(const CallArgs& c) {
-  using P = SyevdPos<T>;
-  const int64_t n = c.i(P::n), lwork = c.i(P::lwork), liwork = c.i(P::liwork);
+template <class T> int supports_syevd(const SyevdDesc<T>& d) {
   int64_t lrwork = 0;
-  if constexpr (cplx_v<T>) lrwork = c.i(P::lrwork);
-  if (check_syevd(cplx_v<T>, c.ch(P::jobz), c.ch(P::uplo), n, c.i(P::lda), lwork, lrwork, liwork))
-    return GOFL_GPU_INVALID_ARGS;
-  if (lwork == -1 || liwork == -1 || lrwork == -1) return GOFL_GPU_UNSUPPORTED;  // the CPU answers queries
-  if (n <= 1) return GOFL_GPU_UNSUPPORTED;  // LAPACK's quick returns (W(1) = A(1,1))
+  if constexpr (cplx_v<T>) lrwork = d.lrwork;
+  if (check_syevd(cplx_v<T>, d.jobz, d.uplo, d.n, d.lda, d.lwork, lrwork, d.liwork)) return GOFL_GPU_INVALID_ARGS;
+  if (d.lwork == -1 || d.liwork == -1 || lrwork == -1) return GOFL_GPU_UNSUPPORTED;  // the CPU answers queries
+  if (d.n <= 1) return GOFL_GPU_UNSUPPORTED;  // LAPACK's quick returns (W(1) = A(1,1))
   return GOFL_GPU_OK;
 }
 
 // The CPU library's workspace answers (work[0], rwork[0], iwork[0]), in the caller's integer width.
-template <class T, class I> WorkOut<T> query_syevd_as(const CallArgs& c) {
-  using P = SyevdPos<T>;
+template <class T, class I> WorkOut<T> query_syevd_as(const gofl_call& c, const SyevdDesc<T>& d) {
   using R = real_t<T>;
+  const I n = I(d.n), lda = I(d.lda);
   I m1 = -1, info = 0, iw = 0;
   T w0{};
   R rw0{};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
-             &m1, &iw, &m1, &info, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.uplo, &n, d.a, &lda, d.w, &w0, &m1, &iw, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda), arg(c, P::w), &w0,
-             &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen);
+    call_cpu(c, &d.jobz, &d.uplo, &n, d.a, &lda, d.w, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+  return query_answer(d, int64_t(info), w0, int64_t(iw), rw0);
+}
+template <class T> WorkOut<T> query_syevd(const gofl_call& c, const SyevdDesc<T>& d) {
+  return d.ilp64 ? query_syevd_as<T, int64_t>(c, d) : query_syevd_as<T, int32_t>(c, d);
 }
 
 // LAPACK scales when the largest entry of the triangle lies outside [sqrt(smlnum), sqrt(bignum)].

@@ -31,11 +31,11 @@ namespace cuda {
 namespace {
 
 using namespace lapack;
-namespace ga = gofl::args;
 
-template <class T> using SygvPos = std::conditional_t<cplx_v<T>, ga::hegv_c, ga::sygv_r>;
-template <class T> using SygvdPos = std::conditional_t<cplx_v<T>, ga::hegvd_c, ga::sygvd_r>;
-template <class T> using SygvxPos = std::conditional_t<cplx_v<T>, ga::hegvx_c, ga::sygvx_r>;
+// The descriptors of the real (sygv, sygvd, sygvx) or complex (hegv, hegvd, hegvx) routines.
+template <class T> using SygvDesc = std::conditional_t<cplx_v<T>, desc::hegv<T>, desc::sygv<T>>;
+template <class T> using SygvdDesc = std::conditional_t<cplx_v<T>, desc::hegvd<T>, desc::sygvd<T>>;
+template <class T> using SygvxDesc = std::conditional_t<cplx_v<T>, desc::hegvx<T>, desc::sygvx<T>>;
 
 // The largest n run here: cuSOLVER's 32-bit workspace sizes (about 2 n^2 elements for sygvd's
 // vectors) must fit an int.
@@ -97,7 +97,8 @@ inline int check_common(int64_t itype, char jobz, char uplo, int64_t n, int64_t 
   return 0;
 }
 
-// What the GPU needs to know of a call, decoded once from the arguments.
+// What the GPU needs to know of a call, taken from its descriptor (with range 'A', il = 1 and iu = n
+// for the variants without a range).
 template <class T> struct Problem {
   using R = real_t<T>;
   int64_t itype = 1, n = 0, lda = 0, ldb = 0;
@@ -118,48 +119,45 @@ template <class T> int supported(const Problem<T>& p, bool query) {
   return GOFL_GPU_OK;
 }
 
-template <class T, class P> Problem<T> problem_of(const CallArgs& c) {
+// D: the descriptor of any of the six (they share itype, jobz, uplo, n, a, lda, b, ldb and w).
+template <class T, class D> Problem<T> problem_of(const D& d) {
   Problem<T> p;
-  p.itype = c.i(P::itype);
-  p.jobz = c.ch(P::jobz);
-  p.uplo = c.ch(P::uplo);
-  p.n = c.i(P::n);
-  p.lda = c.i(P::lda);
-  p.ldb = c.i(P::ldb);
-  p.a = c.ptr<T>(P::a);
-  p.b = c.ptr<T>(P::b);
-  p.w = c.ptr<real_t<T>>(P::w);
+  p.itype = d.itype;
+  p.jobz = d.jobz;
+  p.uplo = d.uplo;
+  p.n = d.n;
+  p.lda = d.lda;
+  p.ldb = d.ldb;
+  p.a = d.a;
+  p.b = d.b;
+  p.w = d.w;
   p.iu = p.n;
   return p;
 }
-template <class T> Problem<T> sygvx_problem(const CallArgs& c) {
-  using P = SygvxPos<T>;
-  using R = real_t<T>;
-  Problem<T> p = problem_of<T, P>(c);
-  p.range = c.ch(P::range);
-  // vl/vu and il/iu are read only for their range (LAPACK never touches the others).
-  if (p.range == 'V') p.vl = c.scalar<R>(P::vl), p.vu = c.scalar<R>(P::vu);
-  if (p.range == 'I') p.il = c.i(P::il), p.iu = c.i(P::iu);
+template <class T> Problem<T> sygvx_problem(const SygvxDesc<T>& d) {
+  Problem<T> p = problem_of<T>(d);
+  p.range = d.range;
+  // vl/vu and il/iu are used only for their range (LAPACK never touches the others).
+  if (p.range == 'V') p.vl = d.vl, p.vu = d.vu;
+  if (p.range == 'I') p.il = d.il, p.iu = d.iu;
   return p;
 }
 
 // ---- supports ------------------------------------------------------------------------------------------
-template <class T> int supports_sygv(const CallArgs& c) {
-  using P = SygvPos<T>;
-  const Problem<T> p = problem_of<T, P>(c);
-  const int64_t lwork = c.i(P::lwork);
+template <class T> int supports_sygv(const SygvDesc<T>& d) {
+  const Problem<T> p = problem_of<T>(d);
+  const int64_t lwork = d.lwork;
   if (check_common(p.itype, p.jobz, p.uplo, p.n, p.lda, p.ldb, 0)) return GOFL_GPU_INVALID_ARGS;
   const int64_t lwmin = std::max<int64_t>(1, cplx_v<T> ? 2 * p.n - 1 : 3 * p.n - 1);
   if (lwork != -1 && lwork < lwmin) return GOFL_GPU_INVALID_ARGS;
   return supported(p, lwork == -1);
 }
 
-template <class T> int supports_sygvd(const CallArgs& c) {
-  using P = SygvdPos<T>;
-  const Problem<T> p = problem_of<T, P>(c);
-  const int64_t n = p.n, lwork = c.i(P::lwork), liwork = c.i(P::liwork);
+template <class T> int supports_sygvd(const SygvdDesc<T>& d) {
+  const Problem<T> p = problem_of<T>(d);
+  const int64_t n = p.n, lwork = d.lwork, liwork = d.liwork;
   int64_t lrwork = 0;
-  if constexpr (cplx_v<T>) lrwork = c.i(P::lrwork);
+  if constexpr (cplx_v<T>) lrwork = d.lrwork;
   if (check_common(p.itype, p.jobz, p.uplo, n, p.lda, p.ldb, 0)) return GOFL_GPU_INVALID_ARGS;
   const bool wantz = p.jobz == 'V';
   int64_t lwmin = 1, lrwmin = 1, liwmin = 1;
@@ -177,10 +175,9 @@ template <class T> int supports_sygvd(const CallArgs& c) {
   return supported(p, query);
 }
 
-template <class T> int supports_sygvx(const CallArgs& c) {
-  using P = SygvxPos<T>;
-  const Problem<T> p = sygvx_problem<T>(c);
-  const int64_t n = p.n, lwork = c.i(P::lwork), ldz = c.i(P::ldz);
+template <class T> int supports_sygvx(const SygvxDesc<T>& d) {
+  const Problem<T> p = sygvx_problem<T>(d);
+  const int64_t n = p.n, lwork = d.lwork, ldz = d.ldz;
   if (p.itype < 1 || p.itype > 3) return GOFL_GPU_INVALID_ARGS;
   if (p.jobz != 'V' && p.jobz != 'N') return GOFL_GPU_INVALID_ARGS;
   if (p.range != 'A' && p.range != 'V' && p.range != 'I') return GOFL_GPU_INVALID_ARGS;
@@ -199,43 +196,40 @@ template <class T> uint64_t gen_eig_bytes(int64_t n) {
   const uint64_t nn = uint64_t(std::max<int64_t>(n, 1));
   return sizeof(T) * (2 * nn * nn + nn * (nn + 1) / 2 + 2 * nn * nn + 64 * nn) + sizeof(real_t<T>) * nn;
 }
-template <class T> uint64_t bytes_sygv(const CallArgs& c) { return gen_eig_bytes<T>(c.i(SygvPos<T>::n)); }
-template <class T> uint64_t bytes_sygvd(const CallArgs& c) { return gen_eig_bytes<T>(c.i(SygvdPos<T>::n)); }
-template <class T> uint64_t bytes_sygvx(const CallArgs& c) { return gen_eig_bytes<T>(c.i(SygvxPos<T>::n)); }
+template <class T> uint64_t bytes_sygv(const SygvDesc<T>& d) { return gen_eig_bytes<T>(d.n); }
+template <class T> uint64_t bytes_sygvd(const SygvdDesc<T>& d) { return gen_eig_bytes<T>(d.n); }
+template <class T> uint64_t bytes_sygvx(const SygvxDesc<T>& d) { return gen_eig_bytes<T>(d.n); }
 
 // ---- the CPU library's workspace answers -------------------------------------------------------------
-template <class T, class I> WorkOut<T> query_sygv_as(const CallArgs& c) {
-  using P = SygvPos<T>;
+template <class T, class I> WorkOut<T> query_sygv_as(const gofl_call& c, const SygvDesc<T>& d) {
+  const I itype = I(d.itype), n = I(d.n), lda = I(d.lda), ldb = I(d.ldb);
   I m1 = -1, info = 0;
   T w0{};
   real_t<T> rw0[1] = {};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::b), arg(c, P::ldb), arg(c, P::w), &w0, &m1, &info, kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.uplo, &n, d.a, &lda, d.b, &ldb, d.w, &w0, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::b), arg(c, P::ldb), arg(c, P::w), &w0, &m1, rw0, &info, kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.uplo, &n, d.a, &lda, d.b, &ldb, d.w, &w0, &m1, rw0, &info, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
 // sygvd/hegvd answer their query with their own minimum, but after a run they leave the larger of
 // that and what syevd/heevd answered inside them (LAPACK's LOPT = MAX(LOPT, WORK(1))): both are
 // asked, the second under the name the program's library gives syevd/heevd.
-template <class T, class I> WorkOut<T> query_sygvd_as(const CallArgs& c) {
-  using P = SygvdPos<T>;
+template <class T, class I> WorkOut<T> query_sygvd_as(const gofl_call& c, const SygvdDesc<T>& d) {
   using R = real_t<T>;
+  const I itype = I(d.itype), n = I(d.n), lda = I(d.lda), ldb = I(d.ldb);
   I m1 = -1, info = 0, iw = 0;
   T w0{};
   R rw0{};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::b), arg(c, P::ldb), arg(c, P::w), &w0, &m1, &iw, &m1, &info, kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.uplo, &n, d.a, &lda, d.b, &ldb, d.w, &w0, &m1, &iw, &m1, &info, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-             arg(c, P::b), arg(c, P::ldb), arg(c, P::w), &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.uplo, &n, d.a, &lda, d.b, &ldb, d.w, &w0, &m1, &rw0, &m1, &iw, &m1, &info, kLen,
+             kLen);
   }
-  WorkOut<T> q = query_answer<P>(int64_t(info), w0, int64_t(iw), rw0);
+  WorkOut<T> q = query_answer(d, int64_t(info), w0, int64_t(iw), rw0);
 
   const std::string syevd = std::string(1, char(prec_letter<T>() + ('a' - 'A'))) + (cplx_v<T> ? "heevd" : "syevd");
   void* f = cpu_routine(c, syevd.c_str());
@@ -246,13 +240,12 @@ template <class T, class I> WorkOut<T> query_sygvd_as(const CallArgs& c) {
   if constexpr (!cplx_v<T>) {
     using Fn = void (*)(const void*, const void*, const void*, void*, const void*, void*, T*, const I*, I*, const I*,
                         I*, size_t, size_t);
-    reinterpret_cast<Fn>(f)(arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-                            arg(c, P::w), &e_w0, &m1, &e_iw, &m1, &e_info, kLen, kLen);
+    reinterpret_cast<Fn>(f)(&d.jobz, &d.uplo, &n, d.a, &lda, d.w, &e_w0, &m1, &e_iw, &m1, &e_info, kLen, kLen);
   } else {
     using Fn = void (*)(const void*, const void*, const void*, void*, const void*, void*, T*, const I*, R*, const I*,
                         I*, const I*, I*, size_t, size_t);
-    reinterpret_cast<Fn>(f)(arg(c, P::jobz), arg(c, P::uplo), arg(c, P::n), arg(c, P::a), arg(c, P::lda),
-                            arg(c, P::w), &e_w0, &m1, &e_rw0, &m1, &e_iw, &m1, &e_info, kLen, kLen);
+    reinterpret_cast<Fn>(f)(&d.jobz, &d.uplo, &n, d.a, &lda, d.w, &e_w0, &m1, &e_rw0, &m1, &e_iw, &m1, &e_info, kLen,
+                            kLen);
   }
   if (e_info != 0) fail(GOFL_GPU_UNSUPPORTED, "syevd workspace query", int(e_info));
   q.work0 = work_value<T>(std::max(work_size(q.work0), work_size(e_w0)));
@@ -261,23 +254,20 @@ template <class T, class I> WorkOut<T> query_sygvd_as(const CallArgs& c) {
   return q;
 }
 
-template <class T, class I> WorkOut<T> query_sygvx_as(const CallArgs& c) {
-  using P = SygvxPos<T>;
+template <class T, class I> WorkOut<T> query_sygvx_as(const gofl_call& c, const SygvxDesc<T>& d) {
+  const I itype = I(d.itype), n = I(d.n), lda = I(d.lda), ldb = I(d.ldb), il = I(d.il), iu = I(d.iu),
+          ldz = I(d.ldz);
   I m1 = -1, info = 0, m = 0, iw = 0, ifail = 0;
   T w0{};
   real_t<T> rw0{};
   if constexpr (!cplx_v<T>) {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a),
-             arg(c, P::lda), arg(c, P::b), arg(c, P::ldb), arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu),
-             arg(c, P::abstol), &m, arg(c, P::w), arg(c, P::z), arg(c, P::ldz), &w0, &m1, &iw, &ifail, &info, kLen,
-             kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.range, &d.uplo, &n, d.a, &lda, d.b, &ldb, &d.vl, &d.vu, &il, &iu, &d.abstol, &m,
+             d.w, d.z, &ldz, &w0, &m1, &iw, &ifail, &info, kLen, kLen, kLen);
   } else {
-    call_cpu(c, arg(c, P::itype), arg(c, P::jobz), arg(c, P::range), arg(c, P::uplo), arg(c, P::n), arg(c, P::a),
-             arg(c, P::lda), arg(c, P::b), arg(c, P::ldb), arg(c, P::vl), arg(c, P::vu), arg(c, P::il), arg(c, P::iu),
-             arg(c, P::abstol), &m, arg(c, P::w), arg(c, P::z), arg(c, P::ldz), &w0, &m1, &rw0, &iw, &ifail, &info,
-             kLen, kLen, kLen);
+    call_cpu(c, &itype, &d.jobz, &d.range, &d.uplo, &n, d.a, &lda, d.b, &ldb, &d.vl, &d.vu, &il, &iu, &d.abstol, &m,
+             d.w, d.z, &ldz, &w0, &m1, &rw0, &iw, &ifail, &info, kLen, kLen, kLen);
   }
-  return query_answer<P>(int64_t(info), w0);
+  return query_answer(d, int64_t(info), w0);
 }
 
 // ---- the GPU work ------------------------------------------------------------------------------------------
@@ -354,51 +344,56 @@ template <class T> void write_common(Engine& e, const Problem<T>& p, const Solve
   e.download(p.w, s.dW.get(), s.m, 1, s.m, sizeof(real_t<T>));
 }
 
-template <class T> void run_sygv(Engine& e, const CallArgs& c) {
-  using P = SygvPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_sygv_as<T, int64_t>(c) : query_sygv_as<T, int32_t>(c);
-  const Problem<T> p = problem_of<T, P>(c);
+template <class T> void run_sygv(Engine& e, const gofl_call& c, const SygvDesc<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_sygv_as<T, int64_t>(c, d) : query_sygv_as<T, int32_t>(c, d);
+  const Problem<T> p = problem_of<T>(d);
   const Solved<T> s = solve_on_gpu<T>(e, p);
   write_common<T>(e, p, s, p.jobz == 'V');
-  q.write(c);
-  c.set_i(P::info, 0);
+  q.write();
+  d.info.set(0);
 }
 
-template <class T> void run_sygvd(Engine& e, const CallArgs& c) {
-  using P = SygvdPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_sygvd_as<T, int64_t>(c) : query_sygvd_as<T, int32_t>(c);
-  const Problem<T> p = problem_of<T, P>(c);
+template <class T> void run_sygvd(Engine& e, const gofl_call& c, const SygvdDesc<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_sygvd_as<T, int64_t>(c, d) : query_sygvd_as<T, int32_t>(c, d);
+  const Problem<T> p = problem_of<T>(d);
   const Solved<T> s = solve_on_gpu<T>(e, p);
   write_common<T>(e, p, s, p.jobz == 'V');
-  q.write(c);
-  c.set_i(P::info, 0);
+  q.write();
+  d.info.set(0);
 }
 
-template <class T> void run_sygvx(Engine& e, const CallArgs& c) {
-  using P = SygvxPos<T>;
-  const WorkOut<T> q = c.ilp64() ? query_sygvx_as<T, int64_t>(c) : query_sygvx_as<T, int32_t>(c);
-  const Problem<T> p = sygvx_problem<T>(c);
+template <class T> void run_sygvx(Engine& e, const gofl_call& c, const SygvxDesc<T>& d) {
+  const WorkOut<T> q = d.ilp64 ? query_sygvx_as<T, int64_t>(c, d) : query_sygvx_as<T, int32_t>(c, d);
+  const Problem<T> p = sygvx_problem<T>(d);
   const Solved<T> s = solve_on_gpu<T>(e, p);
   write_common<T>(e, p, s, false);
   if (p.jobz == 'V' && s.m > 0) {
-    e.download(c.ptr<T>(P::z), s.dA.get(), p.n, s.m, c.i(P::ldz), sizeof(T));
-    for (int64_t i = 0; i < s.m; ++i) put_int(c, P::ifail, i, 0);
+    e.download(d.z, s.dA.get(), p.n, s.m, d.ldz, sizeof(T));
+    for (int64_t i = 0; i < s.m; ++i) d.ifail.set(i, 0);
   }
-  c.set_i(P::m, s.m);
-  q.write(c);
-  c.set_i(P::info, 0);
+  d.m.set(s.m);
+  q.write();
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's bodies (generated/gpu_routines.h) -----------------------------------------------------
 
-template <class T> Routine sygv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
-template <class T> Routine hegv_body() { return {supports_sygv<T>, bytes_sygv<T>, run_sygv<T>}; }
-template <class T> Routine sygvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
-template <class T> Routine hegvd_body() { return {supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>}; }
-template <class T> Routine sygvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
-template <class T> Routine hegvx_body() { return {supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>}; }
+template <class T> Routine sygv_body() { return routine<SygvDesc<T>, supports_sygv<T>, bytes_sygv<T>, run_sygv<T>>(); }
+template <class T> Routine hegv_body() { return routine<SygvDesc<T>, supports_sygv<T>, bytes_sygv<T>, run_sygv<T>>(); }
+template <class T> Routine sygvd_body() {
+  return routine<SygvdDesc<T>, supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>>();
+}
+template <class T> Routine hegvd_body() {
+  return routine<SygvdDesc<T>, supports_sygvd<T>, bytes_sygvd<T>, run_sygvd<T>>();
+}
+template <class T> Routine sygvx_body() {
+  return routine<SygvxDesc<T>, supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>>();
+}
+template <class T> Routine hegvx_body() {
+  return routine<SygvxDesc<T>, supports_sygvx<T>, bytes_sygvx<T>, run_sygvx<T>>();
+}
 
 GOFL_INSTANTIATE_LAPACK_SYGV
 

@@ -19,11 +19,14 @@
 namespace gofl {
 namespace cuda {
 
-// A split routine (the same signatures as the one-GPU table): split_blas3.cpp and split_lapack.cpp
-// define one per routine of the table's split column, <name>_split<T>() (generated/gpu_routines.h).
+// A split routine (the same signatures as the one-GPU table, made the same way: routine<D, ...>(),
+// whose device bytes a split call does not use): split_blas3.cpp and split_lapack.cpp define one per
+// routine of the table's split column, <name>_split<T>() (generated/gpu_routines.h).
 struct SplitRoutine {
-  SupportsFn supports = nullptr;
+  PlanFn plan = nullptr;
   RunFn run = nullptr;
+  SplitRoutine() = default;
+  explicit SplitRoutine(const Routine& r) : plan(r.plan), run(r.run) {}
 };
 SplitRoutine* split_routines();  // indexed by op id
 

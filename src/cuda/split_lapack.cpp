@@ -23,7 +23,6 @@ namespace gofl {
 namespace cuda {
 namespace {
 
-namespace A = ::gofl::args;
 using namespace lapack;  // pivots (lapack_common.h)
 using cf = std::complex<float>;
 using cd = std::complex<double>;
@@ -144,25 +143,19 @@ template <class T> void write_back(T* host, int64_t ld, const std::vector<T>& pa
   }
 }
 
-// The one-GPU routine's answer first (the CPU library's argument checks, its quick returns: one home
-// for them), then what cusolverMg adds.
-int one_gpu_supports(const CallArgs& a) {
-  const Routine& r = routines()[a.call().op];
-  return r.supports ? r.supports(a) : GOFL_GPU_UNSUPPORTED;
-}
+// The getrf, getrs, potrf and potrs checks below are only what cusolverMg adds: the backend asks the
+// split engines only about a call the one-GPU routine's plan accepted (backend.cpp, b_plan), so the
+// CPU library's argument checks and its quick returns have one home, the one-GPU routine.
 
 // ---- getrf ------------------------------------------------------------------------------------------
-template <class T> int getrf_supports(const CallArgs& a) {
-  using P = A::getrf_r;
-  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
-  const int64_t m = a.i(P::m), n = a.i(P::n), lda = a.i(P::lda);
+template <class T> int getrf_supports(const desc::getrf<T>& d) {
+  const int64_t m = d.m, n = d.n, lda = d.lda;
   if (m != n || !fits(n) || !fits(lda)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
-template <class T> void getrf_run(Engine& e, const CallArgs& a) {
-  using P = A::getrf_r;
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
+template <class T> void getrf_run(Engine& e, const desc::getrf<T>& d) {
+  const int64_t n = d.n, lda = d.lda;
+  T* A_ = d.a;
   const MgApi& mg = begin(e);
   Spread<T> dA(mg, n, n);
   Spread<T> dpiv(mg, 1, n, sizeof(int));  // the pivots: a 1 x n row of A's column blocks
@@ -186,29 +179,26 @@ template <class T> void getrf_run(Engine& e, const CallArgs& a) {
   if (!pivots_in_range(piv, n)) fail(GOFL_GPU_CUSOLVER_ERROR, "cusolverMgGetrf pivots");
   // Everything is in host memory and checked: only now is the program's memory written.
   write_back(A_, lda, f, n, n);
-  write_pivots(a, P::ipiv, piv);
-  a.set_i(P::info, 0);
+  write_pivots(d.ipiv, piv);
+  d.info.set(0);
 }
 
 // ---- getrs ------------------------------------------------------------------------------------------
-template <class T> int getrs_supports(const CallArgs& a) {
-  using P = A::getrs_r;
-  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs);
-  if (a.ch(P::trans) != 'N' || !fits(n) || !fits(nrhs)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: op N only
-  if (!pivots_in_range(read_pivots(a, P::ipiv, n), n)) return GOFL_GPU_UNSUPPORTED;
+template <class T> int getrs_supports(const desc::getrs<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs;
+  if (d.trans != 'N' || !fits(n) || !fits(nrhs)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: op N only
+  if (!pivots_in_range(read_pivots(d.ipiv, n), n)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
-template <class T> void getrs_run(Engine& e, const CallArgs& a) {
-  using P = A::getrs_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> void getrs_run(Engine& e, const desc::getrs<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   const MgApi& mg = begin(e);
   Spread<T> dA(mg, n, n), dB(mg, n, nrhs);
   Spread<T> dpiv(mg, 1, n, sizeof(int));
-  const std::vector<int64_t> piv = read_pivots(a, P::ipiv, n);
+  const std::vector<int64_t> piv = read_pivots(d.ipiv, n);
   const std::vector<int> piv32(piv.begin(), piv.end());
-  dA.put(a.ptr<const T>(P::a), lda);
-  dB.put(a.ptr<const T>(P::b), ldb);
+  dA.put(d.a, lda);
+  dB.put(d.b, ldb);
   dpiv.put(piv32.data(), 1);
   int64_t lwork = 0;
   check(mg.cusolverMgGetrs_bufferSize(mg.handle, CUBLAS_OP_N, int(n), int(nrhs), dA.parts(), 1, 1, dA.desc(),
@@ -223,21 +213,18 @@ template <class T> void getrs_run(Engine& e, const CallArgs& a) {
   require_ok(e, info, "cusolverMgGetrs info");
   std::vector<T> x(size_t(n * nrhs));
   dB.get(x.data());
-  write_back(a.ptr<T>(P::b), ldb, x, n, nrhs);
-  a.set_i(P::info, 0);
+  write_back(d.b, ldb, x, n, nrhs);
+  d.info.set(0);
 }
 
 // ---- potrf ------------------------------------------------------------------------------------------
-template <class T> int potrf_supports(const CallArgs& a) {
-  using P = A::potrf_r;
-  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
-  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n))) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: the lower triangle only
+template <class T> int potrf_supports(const desc::potrf<T>& d) {
+  if (d.uplo != 'L' || !fits(d.n)) return GOFL_GPU_UNSUPPORTED;  // cusolverMg: the lower triangle only
   return GOFL_GPU_OK;
 }
-template <class T> void potrf_run(Engine& e, const CallArgs& a) {
-  using P = A::potrf_r;
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
+template <class T> void potrf_run(Engine& e, const desc::potrf<T>& d) {
+  const int64_t n = d.n, lda = d.lda;
+  T* A_ = d.a;
   const MgApi& mg = begin(e);
   Spread<T> dA(mg, n, n);
   dA.put(A_, lda);
@@ -255,23 +242,20 @@ template <class T> void potrf_run(Engine& e, const CallArgs& a) {
   std::vector<T> f(size_t(n * n));
   dA.get(f.data());
   write_back(A_, lda, f, n, n, 'L');  // the upper triangle stays as it was
-  a.set_i(P::info, 0);
+  d.info.set(0);
 }
 
 // ---- potrs ------------------------------------------------------------------------------------------
-template <class T> int potrs_supports(const CallArgs& a) {
-  using P = A::potrs_r;
-  if (const int s = one_gpu_supports(a); s != GOFL_GPU_OK) return s;
-  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n)) || !fits(a.i(P::nrhs))) return GOFL_GPU_UNSUPPORTED;
+template <class T> int potrs_supports(const desc::potrs<T>& d) {
+  if (d.uplo != 'L' || !fits(d.n) || !fits(d.nrhs)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
-template <class T> void potrs_run(Engine& e, const CallArgs& a) {
-  using P = A::potrs_r;
-  const int64_t n = a.i(P::n), nrhs = a.i(P::nrhs), lda = a.i(P::lda), ldb = a.i(P::ldb);
+template <class T> void potrs_run(Engine& e, const desc::potrs<T>& d) {
+  const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   const MgApi& mg = begin(e);
   Spread<T> dA(mg, n, n), dB(mg, n, nrhs);
-  dA.put(a.ptr<const T>(P::a), lda);  // cusolverMg reads only the lower triangle
-  dB.put(a.ptr<const T>(P::b), ldb);
+  dA.put(d.a, lda);  // cusolverMg reads only the lower triangle
+  dB.put(d.b, ldb);
   int64_t lwork = 0;
   check(mg.cusolverMgPotrs_bufferSize(mg.handle, CUBLAS_FILL_MODE_LOWER, int(n), int(nrhs), dA.parts(), 1, 1,
                                       dA.desc(), dB.parts(), 1, 1, dB.desc(), data_type<T>(), &lwork),
@@ -285,8 +269,8 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
   require_ok(e, info, "cusolverMgPotrs info");
   std::vector<T> x(size_t(n * nrhs));
   dB.get(x.data());
-  write_back(a.ptr<T>(P::b), ldb, x, n, nrhs);
-  a.set_i(P::info, 0);
+  write_back(d.b, ldb, x, n, nrhs);
+  d.info.set(0);
 }
 
 // ---- syevd / heevd ------------------------------------------------------------------------------------
@@ -295,21 +279,19 @@ template <class T> void potrs_run(Engine& e, const CallArgs& a) {
 // the call goes to one GPU, which sends it on to the CPU), a Hermitian diagonal's imaginary parts
 // ignored, work[0]/rwork[0]/iwork[0] the CPU library's answers, and with jobz = 'N' the lower
 // triangle, which LAPACK destroys, receiving what cusolverMg left there.
-template <class T> int syevd_supports(const CallArgs& a) {
-  using P = SyevdPos<T>;
-  const int s = supports_syevd<T>(a);
+template <class T> int syevd_supports(const SyevdDesc<T>& d) {
+  const int s = supports_syevd<T>(d);
   if (s != GOFL_GPU_OK) return s;
-  if (a.ch(P::uplo) != 'L' || !fits(a.i(P::n)) || !fits(a.i(P::lda))) return GOFL_GPU_UNSUPPORTED;
+  if (d.uplo != 'L' || !fits(d.n) || !fits(d.lda)) return GOFL_GPU_UNSUPPORTED;
   return GOFL_GPU_OK;
 }
-template <class T> void syevd_run(Engine& e, const CallArgs& a) {
-  using P = SyevdPos<T>;
+template <class T> void syevd_run(Engine& e, const gofl_call& c, const SyevdDesc<T>& d) {
   using R = real_t<T>;
   const MgApi& mg = begin(e);
-  const WorkOut<T> q = a.ilp64() ? query_syevd_as<T, int64_t>(a) : query_syevd_as<T, int32_t>(a);
-  const bool wantz = a.ch(P::jobz) == 'V';
-  const int64_t n = a.i(P::n), lda = a.i(P::lda);
-  T* A_ = a.ptr<T>(P::a);
+  const WorkOut<T> q = query_syevd<T>(c, d);
+  const bool wantz = d.jobz == 'V';
+  const int64_t n = d.n, lda = d.lda;
+  T* A_ = d.a;
   // The lower triangle as LAPACK reads it, screened as the one-GPU path screens it (screen()).
   std::vector<T> h(size_t(n * n), T(0));
   double amax = 0, sum = 0;
@@ -345,21 +327,33 @@ template <class T> void syevd_run(Engine& e, const CallArgs& a) {
   dA.get(h.data());
   // Everything is in host memory and checked: only now is the program's memory written.
   write_back(A_, lda, h, n, n, wantz ? 0 : 'L');
-  std::copy(w.begin(), w.end(), a.ptr<R>(P::w));
-  q.write(a);
-  a.set_i(P::info, 0);
+  std::copy(w.begin(), w.end(), d.w);
+  q.write();
+  d.info.set(0);
 }
 
 }  // namespace
 
 // ---- the table's split routines (generated/gpu_routines.h) -----------------------------------------
 
-template <class T> SplitRoutine getrf_split() { return {getrf_supports<T>, getrf_run<T>}; }
-template <class T> SplitRoutine getrs_split() { return {getrs_supports<T>, getrs_run<T>}; }
-template <class T> SplitRoutine potrf_split() { return {potrf_supports<T>, potrf_run<T>}; }
-template <class T> SplitRoutine potrs_split() { return {potrs_supports<T>, potrs_run<T>}; }
-template <class T> SplitRoutine syevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
-template <class T> SplitRoutine heevd_split() { return {syevd_supports<T>, syevd_run<T>}; }
+template <class T> SplitRoutine getrf_split() {
+  return SplitRoutine(routine<desc::getrf<T>, getrf_supports<T>, nullptr, getrf_run<T>>());
+}
+template <class T> SplitRoutine getrs_split() {
+  return SplitRoutine(routine<desc::getrs<T>, getrs_supports<T>, nullptr, getrs_run<T>>());
+}
+template <class T> SplitRoutine potrf_split() {
+  return SplitRoutine(routine<desc::potrf<T>, potrf_supports<T>, nullptr, potrf_run<T>>());
+}
+template <class T> SplitRoutine potrs_split() {
+  return SplitRoutine(routine<desc::potrs<T>, potrs_supports<T>, nullptr, potrs_run<T>>());
+}
+template <class T> SplitRoutine syevd_split() {
+  return SplitRoutine(routine<SyevdDesc<T>, syevd_supports<T>, nullptr, syevd_run<T>>());
+}
+template <class T> SplitRoutine heevd_split() {
+  return SplitRoutine(routine<SyevdDesc<T>, syevd_supports<T>, nullptr, syevd_run<T>>());
+}
 
 GOFL_INSTANTIATE_SPLIT_LAPACK
 

@@ -64,7 +64,7 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
   o.elems = s.elems;
   o.elem_size = elem_size;
   o.role = decltype(o.role)(role);
-  o.arg = -1;  // FFTW calls have no argv: nothing but measurement reads their operands
+  o.field = -1;  // FFTW calls have no descriptor: verify gives the GPU a private transform instead
 }
 
 // The slow path's description of one execute, on the arrays it was given.

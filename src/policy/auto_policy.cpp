@@ -46,7 +46,8 @@ bool gpu_attempt(const gofl_call& c) {
 
 bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_fraction,
                const std::function<bool()>& too_busy) {
-  switch (env.supports(c)) {
+  const gofl_plan plan = env.plan(c);
+  switch (plan.status) {
     case GOFL_GPU_OK: break;
     case GOFL_GPU_INVALID_ARGS: c.reason = GOFL_R_INVALID_ARGS; return false;  // the CPU library's xerbla speaks
     default: c.reason = GOFL_R_NOT_GPU_CAPABLE; return false;                   // this variant stays on the CPU
@@ -58,7 +59,7 @@ bool gpu_takes(gofl_call& c, GpuEnv& env, double reserve_bytes, double reserve_f
   uint64_t free_b = 0, total_b = 0;
   if (env.memory(&free_b, &total_b)) {
     const double reserve = gpu_memory_reserve(reserve_bytes, reserve_fraction, double(total_b));
-    if (double(free_b) < double(env.device_bytes(c)) + reserve) {
+    if (double(free_b) < double(plan.device_bytes) + reserve) {
       c.reason = GOFL_R_GPU_MEMORY;
       return false;
     }
@@ -175,7 +176,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   }
   CallBytes bytes = call_bytes(c);
   // Inputs already on the GPU cost no copy: a call too small to pay its copies may still gain.
-  const double resident = env.started() ? double(env.resident_bytes(c)) : 0.0;
+  const double resident = env.started() ? double(env.plan(c).resident_bytes) : 0.0;
   bytes.in = std::max(0.0, bytes.in - resident);
 
   std::unique_lock<std::mutex> lk(mu_);

@@ -84,18 +84,30 @@ class GpuEnv {
   // Begin the start and return before its slow part (the driver and the context) ends: true when it
   // began or is done; started() turns true once it has ended well. By default the whole start.
   virtual bool start_ahead(const gofl_call& first) { return start(first); }
-  virtual int supports(const gofl_call& c) = 0;  // gofl_gpu_status: OK, UNSUPPORTED, INVALID_ARGS
+  // The backend's plan for `c` (common/call.h: whether it runs, its device memory, the bytes kept
+  // device copies serve, the split engines): asked once and kept in c.plan. While no backend runs,
+  // GOFL_GPU_NO_DEVICE, not kept.
+  gofl_plan plan(gofl_call& c) {
+    if (c.plan.planned) return c.plan;
+    gofl_plan p{};
+    if (make_plan(c, &p)) {
+      c.plan = p;
+      return p;
+    }
+    p.status = p.split_status = GOFL_GPU_NO_DEVICE;
+    return p;
+  }
   virtual int utilization() = 0;   // GPU utilisation in percent, -1 when unknown (needs no start)
   virtual bool memory(uint64_t* free_bytes, uint64_t* total_bytes) = 0;  // false when unknown
-  virtual uint64_t device_bytes(const gofl_call& c) = 0;
-  // Bytes of the call's inputs that device copies kept from earlier calls would serve (no copy).
-  // A replay has them in the calls themselves (gofl_call.resident, counted by call_bytes()).
-  virtual uint64_t resident_bytes(const gofl_call&) { return 0; }
   virtual double now() = 0;        // seconds, monotonic
   // After the start: have the backend warm operation `op` beside the calls (cuda/warm.h), when it
   // can, for calls of about size `n` (their largest dimension; the backend picks its sizes from it).
   // Returns at once.
   virtual void warm(int /*op*/, int64_t /*n*/) {}
+
+ protected:
+  // The backend's plan for `c` into *p (planned set); false while no backend runs.
+  virtual bool make_plan(const gofl_call& c, gofl_plan* p) = 0;
 };
 
 // The GPU as a replay of recorded calls sees it (`gpu-offload estimate`, bench/replay_policy.cpp):
@@ -106,12 +118,21 @@ class ReplayGpu final : public GpuEnv {
   bool started() override { return started_; }
   bool unavailable() override { return false; }
   bool start(const gofl_call&) override { return started_ = true; }
-  int supports(const gofl_call&) override { return GOFL_GPU_OK; }
   int utilization() override { return -1; }
   bool memory(uint64_t*, uint64_t*) override { return false; }
-  uint64_t device_bytes(const gofl_call&) override { return 0; }
   double now() override { return now_; }
   void set_now(double t) { now_ = t; }
+
+ protected:
+  // Every recorded call runs; its kept copies are in the call itself (gofl_call.resident, counted by
+  // call_bytes()).
+  bool make_plan(const gofl_call&, gofl_plan* p) override {
+    *p = gofl_plan{};
+    p->planned = 1;
+    p->status = GOFL_GPU_OK;
+    p->split_status = GOFL_GPU_UNSUPPORTED;
+    return true;
+  }
 
  private:
   bool started_ = false;

@@ -33,10 +33,7 @@ class LibraryGpu final : public GpuEnv {
   bool unavailable() override { return gpu_unavailable(); }
   bool start(const gofl_call& first) override { return gpu_backend(first.op) != nullptr; }
   bool start_ahead(const gofl_call& first) override { return gpu_start_ahead(first.op); }
-  int supports(const gofl_call& c) override {
-    const gofl_backend* b = running();
-    return b ? b->supports(&c) : GOFL_GPU_NO_DEVICE;
-  }
+
   // Before the start, NVML straight from here (no CUDA library is loaded for it): the GPU the start
   // would pick by the same rule; after it, the backend's reading of the GPU it runs on.
   int utilization() override {
@@ -53,16 +50,15 @@ class LibraryGpu final : public GpuEnv {
     const gofl_backend* b = running();
     return b && b->memory(free_b, total_b) == 0;
   }
-  uint64_t device_bytes(const gofl_call& c) override {
-    const gofl_backend* b = running();
-    return b ? b->device_bytes(&c) : 0;
-  }
-  uint64_t resident_bytes(const gofl_call& c) override {
-    const gofl_backend* b = running();
-    return b ? b->resident_bytes(&c) : 0;
-  }
   double now() override { return now_s(); }
   void warm(int op, int64_t n) override { gpu_warm(uint32_t(op), n); }
+
+ protected:
+  bool make_plan(const gofl_call& c, gofl_plan* p) override {
+    const gofl_backend* b = running();
+    if (b) b->plan(&c, p);
+    return b != nullptr;
+  }
 
  private:
   static const gofl_backend* running() { return gpu_started() ? gpu_backend() : nullptr; }
@@ -116,7 +112,7 @@ AutoPolicy& policy() {
 // split engines run it, or under `auto` when the model predicts it faster than one GPU.
 void choose_split(gofl_call& c) {
   const Settings& s = settings();
-  if (s.split == SplitMode::Off || c.reason == GOFL_R_VERIFY || !gpu_split_supports(c)) return;
+  if (s.split == SplitMode::Off || c.reason == GOFL_R_VERIFY || g_env.plan(c).split_status != GOFL_GPU_OK) return;
   if (s.split == SplitMode::Auto) {
     const int gpus = gpu_split_gpus();
     if (gpus < 2) return;  // one GPU: a split cannot pay

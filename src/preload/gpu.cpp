@@ -384,8 +384,6 @@ void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds) {
 
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
 
-bool gpu_split_supports(const gofl_call& c) { return gpu_started() && g_backend->split_supports(&c) == GOFL_GPU_OK; }
-
 std::atomic<bool> g_split_started{false};
 bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed); }
 

@@ -31,9 +31,8 @@ bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
-// the start), whether the split engines run `c`, and the run itself.
+// the start), and the run itself (of a call whose plan's split_status is GOFL_GPU_OK).
 int gpu_split_gpus();
-bool gpu_split_supports(const gofl_call& c);
 int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy);
 // Whether a split call has run (its engines are started).
 bool gpu_split_started();

@@ -14,16 +14,16 @@
 #include <vector>
 
 #include "common/table.h"
-#include "generated/args.h"
+#include "generated/descs.h"
 #include "preload/gpu.h"
 
 namespace gofl {
 namespace {
 
 struct VerifyRun {
-  std::vector<void*> argv;
+  std::vector<unsigned char> desc;                // the call's descriptor, its outputs pointing below
   std::vector<std::vector<unsigned char>> bufs;  // per operand: the GPU's private output
-  int64_t iout[32] = {};                          // private integer outputs (info, m, rank)
+  int64_t iout[GOFL_MAX_INT_OUTPUTS] = {};        // private integer outputs (info, m, rank), caller's width
   int status = -1;                                // GPU status; -1: the GPU was busy
   gofl_gpu_result res{};
   gofl_fft fft{};                                 // FFTW executes: the transform on the private array
@@ -31,18 +31,22 @@ struct VerifyRun {
 
 bool is_single(const gofl_call& c) { const char p = gofl_ops[c.op].precision; return p == 's' || p == 'c'; }
 
-int64_t arg_int(const gofl_call& c, int pos) {
-  return (c.flags & GOFL_F_ILP64) ? *static_cast<const int64_t*>(c.argv[pos]) : *static_cast<const int32_t*>(c.argv[pos]);
+// Integer output i of the call's descriptor (gofl_call.int_outputs: info, m, rank in argument order).
+const desc::IntOut& int_output(const gofl_call& c, int i) {
+  return *reinterpret_cast<const desc::IntOut*>(static_cast<const char*>(c.desc) + c.int_outputs[i]);
 }
-int64_t private_int(const gofl_call& c, const VerifyRun& v, int pos) {
-  if (c.flags & GOFL_F_ILP64) return v.iout[pos];
-  int32_t x;
-  memcpy(&x, &v.iout[pos], sizeof x);
-  return x;
+// The GPU's value of integer output i.
+int64_t private_int(const gofl_call& c, const VerifyRun& v, int i) {
+  return desc::IntOut{const_cast<int64_t*>(&v.iout[i]), int_output(c, i).ilp64}.get();
 }
-char arg_char(const gofl_call& c, int pos) {
-  char ch = *static_cast<const char*>(c.argv[pos]);
-  return (ch >= 'a' && ch <= 'z') ? char(ch - 32) : ch;
+// A field of the call's descriptor D<T> (generated/descs.h), read through its precision's type.
+template <template <class> class D, class F> int64_t desc_field(const gofl_call& c, F get) {
+  switch (gofl_ops[c.op].precision) {
+    case 's': return get(*static_cast<const D<float>*>(c.desc));
+    case 'd': return get(*static_cast<const D<double>*>(c.desc));
+    case 'c': return get(*static_cast<const D<std::complex<float>>*>(c.desc));
+    default: return get(*static_cast<const D<std::complex<double>>*>(c.desc));
+  }
 }
 
 // Largest difference relative to the largest value, over `n` reals of a column-major block.
@@ -102,8 +106,8 @@ double eigenvalue_set_error(const gofl_call& c, const VerifyRun& v, int n) {
   return den > 0 ? num / den : num;
 }
 
-int64_t arg_int_at(const gofl_call& c, const void* p) {
-  return (c.flags & GOFL_F_ILP64) ? *static_cast<const int64_t*>(p) : *static_cast<const int32_t*>(p);
+int64_t info_value(const gofl_call& c) {
+  return (c.flags & GOFL_F_ILP64) ? *static_cast<const int64_t*>(c.info) : *static_cast<const int32_t*>(c.info);
 }
 
 bool same_bytes(const VerifyRun& v, const gofl_call& c, int i) {
@@ -114,7 +118,6 @@ bool same_bytes(const VerifyRun& v, const gofl_call& c, int i) {
 // The comparison of the table's verify column (README: --verify): vectors defined only up to sign
 // are skipped (their values are compared), LU factors only when the pivots agree.
 double compare(const gofl_call& c, const VerifyRun& v) {
-  const bool cplx = gofl_ops[c.op].complex;
   double err = 0;
   auto all_outputs = [&](std::initializer_list<int> skip) {
     for (int i = 0; i < c.n_operands; ++i) {
@@ -127,9 +130,8 @@ double compare(const gofl_call& c, const VerifyRun& v) {
     case GOFL_VERIFY_EIGENVALUES:
       all_outputs({0});  // a: eigenvectors (jobz V) or destroyed (jobz N)
       break;
-    case GOFL_VERIFY_EIGENVALUE_RANGE: {  // syevr, heevr
-      const int mpos = cplx ? args::heevr_c::m : args::syevr_r::m;
-      const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
+    case GOFL_VERIFY_EIGENVALUE_RANGE: {  // syevr, heevr: m is the first integer output
+      const int64_t m_cpu = int_output(c, 0).get(), m_gpu = private_int(c, v, 0);
       if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
       err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, m_cpu, 1, m_cpu);
       break;
@@ -137,9 +139,8 @@ double compare(const gofl_call& c, const VerifyRun& v) {
     case GOFL_VERIFY_GENERALIZED:
       err = std::max(operand_error(c, v, 1), operand_error(c, v, 2));  // b: the factor, w; a: vectors up to sign
       break;
-    case GOFL_VERIFY_GENERALIZED_RANGE: {  // sygvx, hegvx
-      const int mpos = cplx ? args::hegvx_c::m : args::sygvx_r::m;
-      const int64_t m_cpu = arg_int(c, mpos), m_gpu = private_int(c, v, mpos);
+    case GOFL_VERIFY_GENERALIZED_RANGE: {  // sygvx, hegvx: m is the first integer output
+      const int64_t m_cpu = int_output(c, 0).get(), m_gpu = private_int(c, v, 0);
       if (m_cpu != m_gpu) return std::numeric_limits<double>::infinity();
       err = std::max(operand_error(c, v, 1), block_error(c, v.bufs[2].data(), c.operands[2].ptr, m_cpu, 1, m_cpu));
       break;
@@ -153,14 +154,16 @@ double compare(const gofl_call& c, const VerifyRun& v) {
     case GOFL_VERIFY_LEAST_SQUARES:  // gels
     case GOFL_VERIFY_LEAST_SQUARES_SVD: {  // gelsd
       // Rank-deficient or failed: B holds partial results whose form the two algorithms need not share.
-      if (c.info && arg_int_at(c, c.info) != 0) break;
+      if (c.info && info_value(c) != 0) break;
       // The solution: the leading rows of b (n rows for trans N, m for trans T/C).
       const bool gels = gofl_ops[c.op].verify == GOFL_VERIFY_LEAST_SQUARES;
-      const int ldb_pos = gels ? args::gels_r::ldb : args::gelsd_r::ldb;
-      const int nrhs_pos = gels ? args::gels_r::nrhs : args::gelsd_r::nrhs;
-      const bool trans = gels && arg_char(c, args::gels_r::trans) != 'N';
+      const auto nrhs = [](const auto& d) { return d.nrhs; };
+      const auto ldb = [](const auto& d) { return d.ldb; };
+      const bool trans = gels && desc_field<desc::gels>(c, [](const auto& d) { return int64_t(d.trans != 'N'); });
       const int64_t rows = trans ? c.dims[0] : c.dims[1];
-      err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, rows, arg_int(c, nrhs_pos), arg_int(c, ldb_pos));
+      err = block_error(c, v.bufs[1].data(), c.operands[1].ptr, rows,
+                        gels ? desc_field<desc::gels>(c, nrhs) : desc_field<desc::gelsd>(c, nrhs),
+                        gels ? desc_field<desc::gels>(c, ldb) : desc_field<desc::gelsd>(c, ldb));
       if (!gels) err = std::max(err, operand_error(c, v, 2));  // s
       break;
     }
@@ -264,7 +267,6 @@ bool verify_gpu_first(gofl_call& c) {
   if (c.fft) {
     fft_gpu_first(c, v, shadow);
   } else {
-    v->argv.assign(c.argv, c.argv + c.argc);
     args_gpu_first(c, v, shadow);
   }
   shadow.verify = nullptr;
@@ -286,33 +288,37 @@ bool verify_gpu_first(gofl_call& c) {
 
 namespace {
 
-// BLAS and LAPACK calls: private copies of every output argument, integer outputs included.
+// BLAS and LAPACK calls: private copies of every output argument, integer outputs included, in a
+// copy of the call's descriptor whose output fields point at them.
 void args_gpu_first(gofl_call& c, VerifyRun* v, gofl_call& shadow) {
+  const char* d = static_cast<const char*>(c.desc);
+  v->desc.assign(d, d + c.desc_size);
   v->bufs.resize(size_t(c.n_operands));
   for (int i = 0; i < c.n_operands; ++i) {
     const gofl_call_operand& o = c.operands[i];
-    if (o.role == GOFL_IN || !o.ptr) continue;
+    if (o.role == GOFL_IN || !o.ptr || o.field < 0) continue;
     int64_t elems = o.elems;
     if (elems == 0 && gofl_ops[c.op].verify == GOFL_VERIFY_EIGENVALUE_RANGE && i == 2) {
       // z for range 'V': the column count is known only afterwards; n columns bound it.
-      const bool cplx = gofl_ops[c.op].complex;
-      elems = arg_int(c, cplx ? args::heevr_c::ldz : args::syevr_r::ldz) * c.dims[0];
+      const auto ldz = [](const auto& x) { return x.ldz; };
+      elems = (gofl_ops[c.op].complex ? desc_field<desc::heevr>(c, ldz) : desc_field<desc::syevr>(c, ldz)) * c.dims[0];
     }
     // Start from the program's current contents, so untouched parts compare equal.
     auto& buf = v->bufs[i];
     buf.resize(size_t(elems) * o.elem_size);
     if (o.elems) memcpy(buf.data(), o.ptr, size_t(o.elems) * o.elem_size);
-    v->argv[size_t(o.arg)] = buf.data();
+    void* const p = buf.data();
+    memcpy(v->desc.data() + o.field, &p, sizeof p);  // a T* field, or an IntArray's first member
     shadow.operands[i].ptr = buf.data();
   }
-  const uint32_t mask = (gofl_syms[c.sym].iface == GOFL_IFACE_FORTRAN) ? gofl_ops[c.op].iout_mask : 0;
-  for (int pos = 0; pos < 32 && pos < c.argc; ++pos) {
-    if (!(mask & (1u << pos))) continue;
-    memcpy(&v->iout[pos], c.argv[pos], (c.flags & GOFL_F_ILP64) ? 8 : 4);
-    v->argv[size_t(pos)] = &v->iout[pos];
-    if (c.argv[pos] == c.info) shadow.info = &v->iout[pos];
+  for (int i = 0; i < c.n_int_outputs; ++i) {
+    const desc::IntOut& out = int_output(c, i);
+    memcpy(&v->iout[i], out.p, out.ilp64 ? 8 : 4);
+    desc::IntOut mine{&v->iout[i], out.ilp64};
+    memcpy(v->desc.data() + c.int_outputs[i], &mine, sizeof mine);
+    if (out.p == c.info) shadow.info = &v->iout[i];
   }
-  shadow.argv = v->argv.data();
+  shadow.desc = v->desc.data();
 }
 
 }  // namespace
@@ -326,10 +332,8 @@ bool verify_compare(gofl_call& c) {
     g_checked.fetch_add(1, std::memory_order_relaxed);
     double err = c.fft ? fft_compare(c, *v) : compare(c, *v);
     // info must agree exactly.
-    for (int pos = 0; pos < 32 && pos < c.argc; ++pos) {
-      if (c.argv[pos] != c.info || !c.info) continue;
-      if (arg_int(c, pos) != private_int(c, *v, pos)) err = std::numeric_limits<double>::infinity();
-    }
+    for (int i = 0; c.info && !c.fft && i < c.n_int_outputs; ++i)
+      if (int_output(c, i).p == c.info && info_value(c) != private_int(c, *v, i)) err = std::numeric_limits<double>::infinity();
     c.verify_error = float(err);
     mismatch = !(err <= verify_tolerance(c));
     if (mismatch) {

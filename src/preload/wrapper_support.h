@@ -12,6 +12,7 @@
 #include "common/call.h"
 #include "common/cblas.h"
 #include "common/table.h"
+#include "generated/descs.h"  // the typed descriptor a wrapper builds for a routine with a GPU body
 #include "preload/copy_split.h"  // ?copy wrappers split large strided copies
 #include "preload/counted.h"     // calls below the threshold, counted while calls are recorded
 #include "trace/record.h"  // the flags and roles a wrapper sets
@@ -115,9 +116,21 @@ struct Call : gofl_call {
     if (gofl_syms[s].ilp64) flags |= GOFL_F_ILP64;
   }
   void set_dims(int64_t a, int64_t b, int64_t c) { dims[0] = a; dims[1] = b; dims[2] = c; }
-  void add_operand(const void* p, int64_t elems, size_t elem_size, int role, int arg) {
+  // The call's descriptor (generated/descs.h), which lives in the wrapper's frame as long as the call.
+  template <class D> void set_desc(const D& d) {
+    desc = &d;
+    desc_size = uint32_t(sizeof(D));
+  }
+  // The byte offset of a field of the descriptor set_desc() was given.
+  template <class F> int field_of(const F& field) const {
+    return int(reinterpret_cast<const char*>(&field) - static_cast<const char*>(desc));
+  }
+  void add_operand(const void* p, int64_t elems, size_t elem_size, int role, int field) {
     if (n_operands >= GOFL_MAX_OPERANDS) return;
-    operands[n_operands++] = gofl_call_operand{p, elems < 0 ? 0 : elems, uint32_t(elem_size), uint16_t(role), int16_t(arg)};
+    operands[n_operands++] = gofl_call_operand{p, elems < 0 ? 0 : elems, uint32_t(elem_size), uint16_t(role), int16_t(field)};
+  }
+  void add_int_output(int field) {
+    if (n_int_outputs < GOFL_MAX_INT_OUTPUTS) int_outputs[n_int_outputs++] = int16_t(field);
   }
 };
 

@@ -3,7 +3,7 @@
 // anything (test_library.py), so every function is left empty.
 #include "cuda/backend_abi.h"
 
-extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_v1(void) {
+extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backend_entry(void) {
   static const gofl_backend b = [] {
     gofl_backend f{};
     f.abi = GOFL_BACKEND_ABI;

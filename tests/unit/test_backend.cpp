@@ -6,13 +6,15 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <initializer_list>
+#include <complex>
+#include <cstddef>
+#include <new>
 #include <string>
-#include <vector>
 
+#include "common/cblas.h"
 #include "common/table.h"
 #include "cuda/backend_abi.h"
-#include "generated/args.h"
+#include "generated/descs.h"
 
 namespace {
 
@@ -66,114 +68,142 @@ TEST(Backend, WarmsExactlyTheTablesWarmColumn) {
   EXPECT_EQ(b->take_warmed(w, 4), 0);
 }
 
-// A small valid Fortran call of `op` (8 x 8 matrices) for the routines the split engines may run;
-// for the others a call with arguments no split routine reads.
+namespace desc = gofl::desc;
+
+// A small valid Fortran call of `op` (8 x 8 matrices) with its descriptor, as a wrapper builds it, for
+// the routines the split engines may run; for the others a zeroed descriptor no split routine reads.
 struct SmallCall {
   gofl_call call{};
-  void* argv[16] = {};
-  int32_t eight = 8, big = 1 << 16, info = 0;
-  char N = 'N', L = 'L';
-  double data[8 * 8 * 2 * 4] = {};   // every array, and beta (zero)
-  double one_d[2] = {1, 0};
-  float one_s[2] = {1, 0};           // alpha: 1 of the op's precision
+  alignas(std::max_align_t) unsigned char storage[1024] = {};
+  double data[8 * 8 * 2 * 4] = {};  // every array (zero)
   int32_t ints[8 * 8 * 4] = {};     // pivots (1 .. 8) and integer workspace
+  int32_t info = 0;
   explicit SmallCall(int op) {
     for (int i = 0; i < GOFL_N_SYMS; ++i)
       if (gofl_syms[i].op == op && gofl_syms[i].iface == GOFL_IFACE_FORTRAN && gofl_syms[i].scheme == GOFL_SCHEME_STD)
         call.sym = uint16_t(i);
     call.op = uint16_t(op);
-    for (void*& a : argv) a = &eight;  // m, n, k, nrhs and the leading dimensions
-    for (int i = 0; i < 8; ++i) ints[i] = i + 1;
-    const std::string r = gofl_ops[op].routine;
-    namespace A = gofl::args;
-    if (r == "gemm") {
-      using P = A::gemm_r;
-      const char p = gofl_ops[op].precision;
-      set({P::transa, P::transb}, &N), set({P::beta, P::a, P::b, P::c}, data);
-      set({P::alpha}, p == 's' || p == 'c' ? static_cast<void*>(one_s) : static_cast<void*>(one_d));
-    } else if (r == "getrf") {
-      using P = A::getrf_r;
-      set({P::a}, data), set({P::ipiv}, ints), set({P::info}, &info);
-    } else if (r == "getrs") {
-      using P = A::getrs_r;
-      set({P::trans}, &N), set({P::a, P::b}, data), set({P::ipiv}, ints), set({P::info}, &info);
-    } else if (r == "potrf") {
-      using P = A::potrf_r;
-      set({P::uplo}, &L), set({P::a}, data), set({P::info}, &info);
-    } else if (r == "potrs") {
-      using P = A::potrs_r;
-      set({P::uplo}, &L), set({P::a, P::b}, data), set({P::info}, &info);
-    } else if (r == "syevd") {
-      using P = A::syevd_r;
-      set({P::jobz}, &N), set({P::uplo}, &L), set({P::a, P::w, P::work}, data), set({P::iwork}, ints);
-      set({P::lwork, P::liwork}, &big), set({P::info}, &info);
-    } else if (r == "heevd") {
-      using P = A::heevd_c;
-      set({P::jobz}, &N), set({P::uplo}, &L), set({P::a, P::w, P::work, P::rwork}, data), set({P::iwork}, ints);
-      set({P::lwork, P::lrwork, P::liwork}, &big), set({P::info}, &info);
-    }
-    call.argv = argv;
-    call.argc = 16;
+    call.desc = storage;
+    call.desc_size = sizeof storage;
     call.info = &info;
+    for (int i = 0; i < 8; ++i) ints[i] = i + 1;
+    switch (gofl_ops[op].precision) {
+      case 's': fill<float>(); break;
+      case 'd': fill<double>(); break;
+      case 'c': fill<std::complex<float>>(); break;
+      default: fill<std::complex<double>>(); break;
+    }
   }
-  void set(std::initializer_list<int> positions, void* p) {
-    for (int i : positions) argv[i] = p;
+  template <class D> D& make() {
+    static_assert(sizeof(D) <= sizeof storage, "descriptor larger than the storage");
+    call.desc_size = sizeof(D);
+    return *new (storage) D();
+  }
+  template <class T> void fill() {
+    T* a = reinterpret_cast<T*>(data);
+    const desc::IntArray piv{ints, false}, iwork{ints + 64, false};
+    const desc::IntOut inf{&info, false};
+    const std::string r = gofl_ops[call.op].routine;
+    if (r == "gemm") {
+      auto& d = make<desc::gemm<T>>();
+      d.transa = d.transb = 'N';
+      d.m = d.n = d.k = d.lda = d.ldb = d.ldc = 8;
+      d.alpha = T(1);
+      d.a = d.b = a;
+      d.c = a + 64;
+    } else if (r == "getrf") {
+      auto& d = make<desc::getrf<T>>();
+      d.m = d.n = d.lda = 8, d.a = a, d.ipiv = piv, d.info = inf;
+    } else if (r == "getrs") {
+      auto& d = make<desc::getrs<T>>();
+      d.trans = 'N', d.n = d.nrhs = d.lda = d.ldb = 8, d.a = a, d.b = a + 64, d.ipiv = piv, d.info = inf;
+    } else if (r == "potrf") {
+      auto& d = make<desc::potrf<T>>();
+      d.uplo = 'L', d.n = d.lda = 8, d.a = a, d.info = inf;
+    } else if (r == "potrs") {
+      auto& d = make<desc::potrs<T>>();
+      d.uplo = 'L', d.n = d.nrhs = d.lda = d.ldb = 8, d.a = a, d.b = a + 64, d.info = inf;
+    } else if (r == "syevd") {
+      auto& d = make<desc::syevd<T>>();
+      d.jobz = 'N', d.uplo = 'L', d.n = d.lda = 8, d.a = a, d.w = reinterpret_cast<desc::R<T>*>(a + 64);
+      d.work = a + 128, d.lwork = 1 << 16, d.iwork = iwork, d.liwork = 1 << 16, d.info = inf;
+    } else if (r == "heevd") {
+      auto& d = make<desc::heevd<T>>();
+      d.jobz = 'N', d.uplo = 'L', d.n = d.lda = 8, d.a = a, d.w = reinterpret_cast<desc::R<T>*>(a + 64);
+      d.work = a + 128, d.lwork = 1 << 16, d.rwork = reinterpret_cast<desc::R<T>*>(a + 192), d.lrwork = 1 << 16;
+      d.iwork = iwork, d.liwork = 1 << 16, d.info = inf;
+    }
   }
 };
 
+gofl_plan plan_of(const gofl_call& c) {
+  gofl_plan p{};
+  backend()->plan(&c, &p);
+  return p;
+}
+
 // The split engines (cuda/split.h) take a call exactly when the table's split column names its
-// engine: split_supports needs no GPU, nor start().
+// engine: the plan says so without a GPU, before start().
 TEST(Backend, SplitsExactlyTheTablesSplitColumn) {
   const gofl_backend* b = backend();
   ASSERT_NE(b, nullptr);
-  ASSERT_NE(b->split_supports, nullptr);
+  ASSERT_NE(b->plan, nullptr);
   int split = 0;
   for (int op = 0; op < GOFL_N_OPS; ++op) {
-    if (gofl_ops[op].kind == GOFL_KIND_FFT) continue;  // no split routine reads a transform
+    if (gofl_ops[op].kind == GOFL_KIND_FFT || !gofl_ops[op].gpu_capable) continue;
     SmallCall c(op);
     const bool in_table = gofl_ops[op].split != GOFL_SPLIT_NONE;
     split += in_table;
-    EXPECT_EQ(b->split_supports(&c.call), in_table ? GOFL_GPU_OK : GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
+    const gofl_plan p = plan_of(c.call);
+    EXPECT_EQ(p.planned, 1) << gofl_ops[op].name;
+    EXPECT_EQ(p.split_status, in_table ? GOFL_GPU_OK : GOFL_GPU_UNSUPPORTED) << gofl_ops[op].name;
+    if (in_table) {
+      EXPECT_EQ(p.status, GOFL_GPU_OK) << gofl_ops[op].name;
+      EXPECT_GT(p.device_bytes, 0u) << gofl_ops[op].name;
+      EXPECT_EQ(p.resident_bytes, 0u) << gofl_ops[op].name << ": nothing is kept before start()";
+    }
   }
   EXPECT_GT(split, 0);
 }
 
-// A row-major CBLAS call is mapped to the column-major call on the other triangle or side. An
-// invalid uplo or side (an enum value CBLAS does not have) must survive that mapping as invalid,
-// so that the CPU library's own error handling (cblas_xerbla) reports it; it used to become a valid
-// 'U' or 'L' and be offered to the GPU.
-int supports_row_major(gofl_sym_id sym, int side, int uplo) {
-  const gofl_backend* b = backend();
-  const int layout = 101, trans = 111;
-  const int m = 64, n = 64, k = 64, ld = 64;
-  const double alpha = 1, beta = 0;
+// A row-major CBLAS call is mapped to the column-major call on the other triangle or side, by the
+// descriptor's to_column_major() as the wrapper does it. An invalid uplo or side (an enum value CBLAS
+// does not have) must survive that mapping as invalid, so that the CPU library's own error handling
+// (cblas_xerbla) reports it; it once became a valid 'U' or 'L' and was offered to the GPU. A layout
+// that is neither row nor column major is the CPU library's to report too.
+int plan_row_major(int routine_sym, int side, int uplo, bool layout_ok = true) {
   static double A[64 * 64], B[64 * 64], C[64 * 64];
-  const double *pa = A, *pb = B;
-  double* pc = C;
   gofl_call c{};
-  c.sym = uint16_t(sym);
-  c.op = gofl_syms[sym].op;
-  std::vector<void*> argv;
-  auto arg = [](const void* p) { return const_cast<void*>(p); };
-  if (sym == S_cblas_dsymm)  // layout, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc
-    argv = {arg(&layout), arg(&side), arg(&uplo), arg(&m), arg(&n), arg(&alpha), arg(pa), arg(&ld), arg(pb),
-            arg(&ld), arg(&beta), pc, arg(&ld)};
-  else  // cblas_dsyrk: layout, uplo, trans, n, k, alpha, A, lda, beta, C, ldc
-    argv = {arg(&layout), arg(&uplo), arg(&trans), arg(&n), arg(&k), arg(&alpha), arg(pa), arg(&ld), arg(&beta), pc,
-            arg(&ld)};
-  c.argv = argv.data();
-  c.argc = int32_t(argv.size());
-  return b->supports(&c);
+  c.sym = uint16_t(routine_sym);
+  c.op = gofl_syms[routine_sym].op;
+  desc::symm<double> sm;
+  desc::syrk<double> rk;
+  if (routine_sym == S_cblas_dsymm) {
+    sm.cblas = sm.row_major = true, sm.layout_ok = layout_ok;
+    sm.side = gofl::cblas_flag(side), sm.uplo = gofl::cblas_flag(uplo);
+    sm.m = sm.n = sm.lda = sm.ldb = sm.ldc = 64, sm.alpha = 1, sm.a = A, sm.b = B, sm.c = C;
+    desc::to_column_major(sm);
+    c.desc = &sm, c.desc_size = sizeof sm;
+  } else {  // cblas_dsyrk, trans N
+    rk.cblas = rk.row_major = true, rk.layout_ok = layout_ok;
+    rk.uplo = gofl::cblas_flag(uplo), rk.trans = 'N';
+    rk.n = rk.k = rk.lda = rk.ldc = 64, rk.alpha = 1, rk.a = A, rk.c = C;
+    desc::to_column_major(rk);
+    c.desc = &rk, c.desc_size = sizeof rk;
+  }
+  return plan_of(c).status;
 }
 
 TEST(Backend, RowMajorCallsWithAnInvalidUploOrSideStayInvalid) {
   ASSERT_NE(backend(), nullptr);
   const int left = 141, upper = 121, bogus = 999;
-  EXPECT_EQ(supports_row_major(S_cblas_dsymm, left, upper), GOFL_GPU_OK);
-  EXPECT_EQ(supports_row_major(S_cblas_dsymm, left, bogus), GOFL_GPU_INVALID_ARGS) << "uplo";
-  EXPECT_EQ(supports_row_major(S_cblas_dsymm, bogus, upper), GOFL_GPU_INVALID_ARGS) << "side";
-  EXPECT_EQ(supports_row_major(S_cblas_dsyrk, left, upper), GOFL_GPU_OK);
-  EXPECT_EQ(supports_row_major(S_cblas_dsyrk, left, bogus), GOFL_GPU_INVALID_ARGS) << "syrk uplo";
+  EXPECT_EQ(plan_row_major(S_cblas_dsymm, left, upper), GOFL_GPU_OK);
+  EXPECT_EQ(plan_row_major(S_cblas_dsymm, left, bogus), GOFL_GPU_INVALID_ARGS) << "uplo";
+  EXPECT_EQ(plan_row_major(S_cblas_dsymm, bogus, upper), GOFL_GPU_INVALID_ARGS) << "side";
+  EXPECT_EQ(plan_row_major(S_cblas_dsymm, left, upper, false), GOFL_GPU_INVALID_ARGS) << "layout";
+  EXPECT_EQ(plan_row_major(S_cblas_dsyrk, left, upper), GOFL_GPU_OK);
+  EXPECT_EQ(plan_row_major(S_cblas_dsyrk, left, bogus), GOFL_GPU_INVALID_ARGS) << "syrk uplo";
+  EXPECT_EQ(plan_row_major(S_cblas_dsyrk, left, upper, false), GOFL_GPU_INVALID_ARGS) << "syrk layout";
 }
 
 }  // namespace

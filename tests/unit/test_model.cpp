@@ -114,10 +114,6 @@ struct FakeGpu final : GpuEnv {
     is_started = true;
     return true;
   }
-  int supports(const gofl_call&) override {
-    if (!is_started) ++asked_started_gpu;
-    return support;
-  }
   int utilization() override {  // NVML: allowed before the start (it loads no CUDA library)
     ++util_reads;
     return util;
@@ -128,7 +124,6 @@ struct FakeGpu final : GpuEnv {
     *tot = total_b;
     return memory_known;
   }
-  uint64_t device_bytes(const gofl_call&) override { return need; }
   double now() override { return t; }
   std::vector<int> warmed;  // the operations warm() was asked for, in order
   std::vector<int64_t> warmed_n;  // and the size of each ask
@@ -136,6 +131,21 @@ struct FakeGpu final : GpuEnv {
     if (!is_started) ++asked_started_gpu;
     warmed.push_back(op);
     warmed_n.push_back(n);
+  }
+
+ protected:
+  // As the library's: a plan only from a running backend (asked before the start: counted as wrong).
+  bool make_plan(const gofl_call&, gofl_plan* p) override {
+    if (!is_started) {
+      ++asked_started_gpu;
+      return false;
+    }
+    *p = gofl_plan{};
+    p->planned = 1;
+    p->status = support;
+    p->split_status = GOFL_GPU_UNSUPPORTED;
+    p->device_bytes = need;
+    return true;
   }
 };
 
@@ -657,23 +667,29 @@ TEST(Decision, TheForcedPathAsksTheSameQuestionsInTheSameOrder) {
   gofl_call c = make_call("dgemm", 1e9);
   int busy_asked = 0;
   const auto busy = [&] { ++busy_asked; return true; };
+  // Each check below stands for a new call, with a plan of its own (the plan is asked once per call).
+  const auto next = [&c] { c.plan = gofl_plan{}; };
   g.support = GOFL_GPU_UNSUPPORTED;
   EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
   EXPECT_EQ(c.reason, GOFL_R_NOT_GPU_CAPABLE);
   EXPECT_EQ(busy_asked, 0);  // a variant the GPU cannot run is not worth a utilisation reading
   g.support = GOFL_GPU_INVALID_ARGS;
+  next();
   EXPECT_FALSE(gpu_takes(c, g, -1, 0.1));
   EXPECT_EQ(c.reason, GOFL_R_INVALID_ARGS);
   g.support = GOFL_GPU_OK;
+  next();
   EXPECT_FALSE(gpu_takes(c, g, -1, 0.1, busy));
   EXPECT_EQ(c.reason, GOFL_R_GPU_BUSY);
   // Memory: the reserve in bytes wins over the level's fraction of the total.
   g.total_b = 10000;
   g.free_b = 2000;
   g.need = 1000;
+  next();
   EXPECT_TRUE(gpu_takes(c, g, -1, 0.1));          // 1000 + 10% of 10000 <= 2000
   EXPECT_FALSE(gpu_takes(c, g, 1001, 0.1));       // 1000 + 1001 > 2000
   EXPECT_EQ(c.reason, GOFL_R_GPU_MEMORY);
+  EXPECT_EQ(c.plan.device_bytes, 1000u);  // asked once for this call, kept in it
   g.memory_known = false;                         // no reading: no objection
   EXPECT_TRUE(gpu_takes(c, g, 1e12, 0.1));
 }
