@@ -207,3 +207,27 @@ TEST(Backend, RowMajorCallsWithAnInvalidUploOrSideStayInvalid) {
 }
 
 }  // namespace
+
+// cuBLAS reads a host complex-double alpha or beta with a 16-byte aligned load (cuDoubleComplex is
+// double2): every scalar of a descriptor sits at its size's alignment, wherever the descriptor lives.
+template <class D> void expect_scalars_aligned(const char* name) {
+  using T = decltype(D::alpha);
+  alignas(64) unsigned char at[sizeof(D) + 64];
+  for (size_t shift = 0; shift < 64; shift += alignof(D)) {
+    const D* d = new (at + shift) D();
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(&d->alpha) % sizeof(T), 0u) << name << " alpha, shift " << shift;
+    d->~D();
+  }
+}
+TEST(Descriptor, ScalarsSitAtTheirSizesAlignment) {
+  using cd = std::complex<double>;
+  using cf = std::complex<float>;
+  expect_scalars_aligned<desc::syrk<cd>>("zsyrk");
+  expect_scalars_aligned<desc::syr2k<cd>>("zsyr2k");
+  expect_scalars_aligned<desc::gemm<cd>>("zgemm");
+  expect_scalars_aligned<desc::symm<cd>>("zsymm");
+  expect_scalars_aligned<desc::trsm<cd>>("ztrsm");
+  expect_scalars_aligned<desc::gemv<cd>>("zgemv");
+  expect_scalars_aligned<desc::gemm<cf>>("cgemm");
+  static_assert(alignof(desc::syrk<cd>) >= 16, "a descriptor with a complex double scalar is 16-byte aligned");
+}
