@@ -523,6 +523,10 @@ def group_sweep(r):
 # The machine, the commit, the ceilings
 
 def commit():
+    # GOFL_COMMIT first: the device's copy of the working tree carries a .git whose HEAD need not be the
+    # tree it ran.
+    if os.environ.get("GOFL_COMMIT"):
+        return os.environ["GOFL_COMMIT"]
     try:
         h = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=20)
         if h.returncode == 0:
@@ -531,7 +535,7 @@ def commit():
             return h.stdout.strip() + ("-dirty" if d.stdout.strip() else "")
     except (OSError, subprocess.TimeoutExpired):
         pass
-    return os.environ.get("GOFL_COMMIT") or "unknown (no git repository here: set GOFL_COMMIT)"
+    return "unknown (no git repository here: set GOFL_COMMIT)"
 
 
 def gpu_problem(a):
