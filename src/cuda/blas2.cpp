@@ -1,6 +1,6 @@
 // Level-2 BLAS on cuBLAS: gemv, symv (s/d), hemv (c/z), trsv, Fortran and CBLAS. They read each
 // matrix element once, so they are bound by memory speed: worth the GPU when the matrix is already
-// there (issue #15's residency). Each routine uploads its matrix in one place, upload_matrix().
+// there (kept device copies: resident.h). Each routine uploads its matrix in one place, upload_matrix().
 //
 // Vectors: BLAS semantics, any non-zero increment. A negative increment walks the vector backwards
 // from its last element in memory (the array's lowest address is the vector's last element). The

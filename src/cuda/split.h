@@ -1,4 +1,4 @@
-// One call over several GPUs (issue #17 part 2) through the toolkit's own multi-GPU engines, never a
+// One call over several GPUs through the toolkit's own multi-GPU engines, never a
 // tiling of ours: cuBLASXt for gemm (host memory in, host memory out: it tiles, copies and overlaps
 // by itself), cusolverMg for getrf/getrs, potrf/potrs and syevd/heevd (the matrix spread over the
 // GPUs in its 1-D column block-cyclic layout). The devices are Engine::split_devices(): any number,

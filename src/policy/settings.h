@@ -26,7 +26,7 @@ const char* split_mode_name(SplitMode m);
 
 struct Settings {
   DeviceMode device = DeviceMode::Auto;
-  int level = 5;                 // 1..10, the spec's level table
+  int level = 5;                 // 1..10, the level table (policy/level.h)
   double threshold = 1e6;        // flops below which no decision is made
   std::string trace_dir;         // empty: no trace
   bool summary = false;          // table on stderr at exit
