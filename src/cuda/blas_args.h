@@ -11,11 +11,7 @@ namespace gofl {
 namespace cuda {
 namespace blas_args {
 
-inline bool one_of(char c, const char* set) {
-  for (; *set; ++set)
-    if (c == *set) return true;
-  return false;
-}
+using desc::one_of;  // generated/descs.h: the descriptors' row-major mapping uses it too
 inline int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
 
 template <class T> bool is_zero(const T& v) { return v == T(0); }

@@ -302,11 +302,10 @@ class ThreadOnGpu {
 };
 
 // ---- types ------------------------------------------------------------------------------------------
-// Precision traits: T is float, double, std::complex<float> or std::complex<double>.
-template <class T> struct is_complex : std::false_type {};
-template <class R> struct is_complex<std::complex<R>> : std::true_type {};
-template <class T> struct real_of { using type = T; };
-template <class R> struct real_of<std::complex<R>> { using type = R; };
+// Precision traits: T is float, double, std::complex<float> or std::complex<double> (the descriptors'
+// own, generated/descs.h).
+using desc::is_complex;
+using desc::real_of;
 template <class T> using real_t = typename real_of<T>::type;
 
 template <class T> constexpr cudaDataType data_type() {

@@ -5,10 +5,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <random>
 #include <vector>
 
 #include "common/call.h"
@@ -16,6 +13,7 @@
 #include "common/table.h"
 #include "cuda/backend_abi.h"
 #include "generated/descs.h"
+#include "gpu_harness.h"
 
 namespace desc = gofl::desc;
 
@@ -68,17 +66,10 @@ template <class D> struct Call {
   }
 };
 
-std::vector<double> random_matrix(int64_t n, unsigned seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = u(g);
-  return v;
-}
+// n random values, and max |a - b| / max |b|: the GPU suite's helpers (gpu_harness.h) over one column.
+std::vector<double> random_matrix(int64_t n, uint64_t seed) { return gpu_test::random_matrix<double>(n, 1, n, seed); }
 double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < a.size(); ++i) num = std::max(num, std::fabs(a[i] - b[i])), den = std::max(den, std::fabs(b[i]));
-  return den > 0 ? num / den : num;
+  return gpu_test::rel_diff(a.data(), b.data(), int64_t(b.size()), 1, int64_t(b.size()));
 }
 
 #define REQUIRE_GPU() \
