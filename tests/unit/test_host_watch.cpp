@@ -313,15 +313,27 @@ TEST_P(HostWatchTest, AWriteRacingWithWatchNeverMatchesAStaleCopy) {
   Mapping m(2 << 20);
   std::vector<unsigned char> copy(m.bytes);
   int changed = 0, rounds = 0;
+  std::atomic<unsigned> writes{0};  // across rounds: every write stores a value the memory never held
   for (; rounds < 200; ++rounds) {
     std::atomic<bool> stop{false};
+    const unsigned before = writes.load();
     std::thread writer([&] {
-      for (unsigned i = 0; !stop.load(std::memory_order_relaxed); ++i)
+      while (!stop.load(std::memory_order_relaxed)) {
+        const unsigned i = writes.load(std::memory_order_relaxed) + 1;
         reinterpret_cast<volatile unsigned*>(m.p)[(i * 4099) % (m.bytes / 4)] = i;
+        writes.store(i);
+      }
     });
+    // The writer runs before the watch starts; in odd rounds it also writes after the copy, so that
+    // some rounds surely see a change even on a loaded machine that schedules the writer late.
+    while (writes.load() == before) std::this_thread::yield();
     WatchTicket t;
     ASSERT_TRUE(watch_.watch(m.p, m.bytes, &t));
     memcpy(copy.data(), m.p, m.bytes);
+    if (rounds % 2) {
+      const unsigned copied = writes.load();
+      while (writes.load() == copied) std::this_thread::yield();
+    }
     stop = true;
     writer.join();
     if (watch_.unchanged(t)) {
