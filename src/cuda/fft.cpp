@@ -14,6 +14,14 @@
 // before the transform succeeded; out-of-place outputs are rerunnable (FFTW overwrites them without
 // reading them), so a failed copy-out still lets FFTW run the call.
 //
+// Large transforms run in pieces, their copies overlapped with cuFFT (`Pieces` below): a batch in
+// groups of transforms, each uploaded, transformed and downloaded while the next group is copied in;
+// a single complex transform of rank 2 or 3 as slabs along its first dimension (each transformed over
+// the other dimensions as soon as it has arrived) and then blocks of the other dimensions (each
+// transformed along the first and downloaded while the next computes). Every output of a
+// multi-dimensional transform depends on every input, so the copy-out cannot start before the last
+// slab is in, but cuFFT's work then hides behind the copies instead of lying between them.
+//
 // cuFFT plans are made on the first GPU execute of an FFTW plan, kept under that plan, and freed when
 // the program destroys it (fft_forget). Their work areas come from the engine's pool for each call.
 #include <algorithm>
@@ -41,7 +49,13 @@ struct Layout {
   long long n[GOFL_FFT_MAX_RANK] = {}, inembed[GOFL_FFT_MAX_RANK] = {}, onembed[GOFL_FFT_MAX_RANK] = {};
   long long istride = 0, idist = 0, ostride = 0, odist = 0, batch = 1;
   cufftType type = CUFFT_Z2Z;
-  bool operator==(const Layout& o) const { return std::memcmp(this, &o, sizeof o) == 0; }
+  // Field by field: the padding after `rank` and `type` holds whatever the stack held.
+  bool operator==(const Layout& o) const {
+    for (int k = 0; k < GOFL_FFT_MAX_RANK; ++k)
+      if (n[k] != o.n[k] || inembed[k] != o.inembed[k] || onembed[k] != o.onembed[k]) return false;
+    return rank == o.rank && istride == o.istride && idist == o.idist && ostride == o.ostride && odist == o.odist &&
+           batch == o.batch && type == o.type;
+  }
 };
 
 cufftType type_of(const gofl_fft& f) {
@@ -154,11 +168,99 @@ int64_t logical_elems(const gofl_fft& f, const Layout& l, bool input) {
 uint64_t in_bytes(const gofl_fft& f) { return uint64_t(f.in_elems) * f.in_elem; }
 uint64_t out_bytes(const gofl_fft& f) { return uint64_t(f.out_elems) * f.out_elem; }
 
+// ---- pieces ----------------------------------------------------------------------------------------
+
+// How a transform is split so that its copies overlap cuFFT's work. Batch: groups of `per` transforms
+// (the last group the rest), each a contiguous range of both arrays. Slabs: a batch of one complex
+// transform, dense and row-major, of rank 2 or 3: slabs of `per` planes along the first dimension,
+// then blocks of `width` elements of the other dimensions (flattened), each transformed along the first.
+struct Pieces {
+  enum Mode { kWhole, kBatch, kSlabs } mode = kWhole;
+  int64_t count = 1, per = 0;         // pieces of the batch or slabs, and the transforms or planes in each
+  int64_t blocks = 0, width = 0;      // slabs: the blocks and their width in elements
+  int64_t in_step = 0, out_step = 0;  // batch: bytes from one transform to the next
+  bool operator==(const Pieces& o) const {
+    return mode == o.mode && count == o.count && per == o.per && blocks == o.blocks && width == o.width &&
+           in_step == o.in_step && out_step == o.out_step;
+  }
+};
+
+// Bytes a piece should move at least (GPU_OFFLOAD_FFT_PIECE_KB, default 32 MiB: about 0.6 ms of one
+// way of the link, against a few microseconds to enqueue a piece) and the most pieces
+// (GPU_OFFLOAD_FFT_PIECES, default 16; 1: every transform whole).
+int64_t piece_count(uint64_t bytes) {
+  static const long min_kb = std::max(1L, setting_long(SettingId::FFT_PIECE_KB, 32768));
+  static const long most = std::clamp(setting_long(SettingId::FFT_PIECES, 16), 1L, 256L);
+  return std::clamp<int64_t>(int64_t(bytes / (uint64_t(min_kb) << 10)), 1, most);
+}
+
+Pieces pieces_of(const gofl_fft& f, const Layout& l) {
+  Pieces p;
+  const int64_t want = piece_count(std::max(in_bytes(f), out_bytes(f)));
+  if (want < 2) return p;
+  // Every output element written by the transform, so that pieces never need the program's output first.
+  if (logical_elems(f, l, false) != f.out_elems) return p;
+  if (l.batch > 1) {
+    // Each transform a contiguous range: the distance is one transform's span (of a padded in-place
+    // real transform: the same bytes on both sides).
+    const int64_t in_step = l.idist * int64_t(f.in_elem), out_step = l.odist * int64_t(f.out_elem);
+    const int64_t in_span = dist_of(f, l.inembed, l.istride, true) * int64_t(f.in_elem);
+    const int64_t out_span = dist_of(f, l.onembed, l.ostride, false) * int64_t(f.out_elem);
+    if (in_span > in_step || out_span != out_step) return p;
+    if (in_place(f) && in_step != out_step) return p;
+    if (uint64_t(in_step) * uint64_t(l.batch) < in_bytes(f) || uint64_t(out_step) * uint64_t(l.batch) != out_bytes(f))
+      return p;
+    p.mode = Pieces::kBatch;
+    p.per = (l.batch + std::min<int64_t>(want, l.batch) - 1) / std::min<int64_t>(want, l.batch);
+    p.count = (l.batch + p.per - 1) / p.per;
+    p.in_step = in_step;
+    p.out_step = out_step;
+    return p.count > 1 ? p : Pieces{};
+  }
+  if (l.rank < 2 || (l.type != CUFFT_Z2Z && l.type != CUFFT_C2C) || l.istride != 1 || l.ostride != 1) return p;
+  for (int k = 1; k < l.rank; ++k)
+    if (l.inembed[k] != l.n[k] || l.onembed[k] != l.n[k]) return p;
+  if (logical_elems(f, l, true) != f.in_elems) return p;
+  const int64_t n0 = l.n[0], inner = logical_elems(f, l, true) / n0;
+  p.mode = Pieces::kSlabs;
+  p.per = (n0 + std::min(want, n0) - 1) / std::min(want, n0);
+  p.count = (n0 + p.per - 1) / p.per;
+  // Blocks of whole 64-element groups where the dimensions allow (coalesced copies and loads).
+  const int64_t w = (inner + want - 1) / want;
+  p.width = inner >= 64 * want ? (w + 63) / 64 * 64 : w;
+  p.blocks = (inner + p.width - 1) / p.width;
+  return p.count > 1 && p.blocks > 1 ? p : Pieces{};
+}
+
 // ---- cuFFT plans, by FFTW plan ----------------------------------------------------------------------
 
+// A cuFFT plan of this layout (throws on failure; GOFL_GPU_UNSUPPORTED where cuFFT refuses the layout).
+cufftHandle make_plan(const Layout& l, size_t* work) {
+  cufftHandle h = 0;
+  check_fft(cufftCreate(&h), "cufftCreate");
+  Layout m = l;  // cufftMakePlanMany64 takes non-const arrays
+  cufftResult r = cufftSetAutoAllocation(h, 0);
+  if (r == CUFFT_SUCCESS)
+    r = cufftMakePlanMany64(h, m.rank, m.n, m.inembed, m.istride, m.idist, m.onembed, m.ostride, m.odist, m.type,
+                            m.batch, work);
+  if (r != CUFFT_SUCCESS) {
+    (void)cufftDestroy(h);
+    // cuFFT does not take this layout (an in-place transform whose two sides differ, a size too large):
+    // FFTW runs it.
+    fail(r == CUFFT_INVALID_SIZE || r == CUFFT_INVALID_VALUE || r == CUFFT_NOT_SUPPORTED ? GOFL_GPU_UNSUPPORTED
+                                                                                         : GOFL_GPU_CUFFT_ERROR,
+         "cufftMakePlanMany64", int(r));
+  }
+  return h;
+}
+
+// The cuFFT plans of one FFTW plan: the whole transform, or its pieces'. Batch: [0] a group of `per`
+// transforms, [1] the last group when smaller. Slabs: [0] a slab, [1] the last slab when thinner,
+// [2] a block, [3] the last block when narrower. One work area serves them all (one stream runs them).
 struct CachedPlan {
   Layout layout;
-  cufftHandle handle = 0;
+  Pieces pieces;
+  cufftHandle handle[4] = {};
   size_t work_bytes = 0;
 };
 
@@ -172,42 +274,94 @@ std::vector<cufftHandle>& retired() {
   return *v;
 }
 
+void retire_locked(const CachedPlan& c) {
+  for (cufftHandle h : c.handle)
+    if (h) retired().push_back(h);
+}
+
 void destroy_retired_locked() {
   for (cufftHandle h : retired()) (void)cufftDestroy(h);
   retired().clear();
 }
 
-// The cuFFT plan for `plan` with this layout: the cached one, or a new one (throws on failure).
-CachedPlan plan_for(const void* plan, const Layout& l) {
+// The layouts of a piecewise transform's plans (see CachedPlan); rank 0 where a plan is not needed.
+void piece_layouts(const Layout& l, const Pieces& p, Layout out[4]) {
+  for (int i = 0; i < 4; ++i) out[i].rank = 0;
+  if (p.mode == Pieces::kBatch) {
+    out[0] = l;
+    out[0].batch = p.per;
+    const int64_t last = l.batch - (p.count - 1) * p.per;
+    if (last != p.per) out[1] = l, out[1].batch = last;
+    return;
+  }
+  // Slabs: over the dimensions after the first, dense, `per` planes a slab.
+  Layout s;
+  s.type = l.type;
+  s.rank = l.rank - 1;
+  int64_t inner = 1;
+  for (int k = 1; k < l.rank; ++k) {
+    s.n[k - 1] = s.inembed[k - 1] = s.onembed[k - 1] = l.n[k];
+    inner *= l.n[k];
+  }
+  s.istride = s.ostride = 1;
+  s.idist = s.odist = inner;
+  out[0] = s;
+  out[0].batch = p.per;
+  const int64_t last_slab = l.n[0] - (p.count - 1) * p.per;
+  if (last_slab != p.per) out[1] = s, out[1].batch = last_slab;
+  // Blocks: along the first dimension, from the slabs' array (stride `inner`) into a packed block
+  // (element j of transform b at b + j * width).
+  Layout b;
+  b.type = l.type;
+  b.rank = 1;
+  b.n[0] = b.inembed[0] = b.onembed[0] = l.n[0];
+  b.istride = inner;
+  b.idist = b.odist = 1;
+  b.ostride = p.width;
+  b.batch = p.width;
+  out[2] = b;
+  const int64_t last_block = inner - (p.blocks - 1) * p.width;
+  if (last_block != p.width) out[3] = b, out[3].ostride = last_block, out[3].batch = last_block;
+}
+
+// The cuFFT plans for `plan` with this layout: the cached ones, or new ones (throws on failure).
+CachedPlan plan_for(const void* plan, const gofl_fft& f, const Layout& l) {
+  const Pieces pieces = pieces_of(f, l);
   {
     std::lock_guard<std::mutex> lk(g_plans_mu);
     destroy_retired_locked();
     auto it = plans().find(plan);
     if (it != plans().end()) {
-      if (it->second.layout == l) return it->second;
-      retired().push_back(it->second.handle);  // an address FFTW reused for a plan we were not told of
+      if (it->second.layout == l && it->second.pieces == pieces) return it->second;
+      retire_locked(it->second);  // an address FFTW reused for a plan we were not told of
       plans().erase(it);
       destroy_retired_locked();
     }
   }
   CachedPlan c;
   c.layout = l;
+  c.pieces = pieces;
   // cuFFT itself is loaded at the first plan (cuda_libraries.h): a cost of its own in the trace.
   Engine::get().load_library(CudaLibrary::Cufft);
   const auto t0 = std::chrono::steady_clock::now();
-  check_fft(cufftCreate(&c.handle), "cufftCreate");
-  Layout m = l;  // cufftMakePlanMany64 takes non-const arrays
-  cufftResult r = cufftSetAutoAllocation(c.handle, 0);
-  if (r == CUFFT_SUCCESS)
-    r = cufftMakePlanMany64(c.handle, m.rank, m.n, m.inembed, m.istride, m.idist, m.onembed, m.ostride, m.odist,
-                            m.type, m.batch, &c.work_bytes);
-  if (r != CUFFT_SUCCESS) {
-    (void)cufftDestroy(c.handle);
-    // cuFFT does not take this layout (an in-place transform whose two sides differ, a size too large):
-    // FFTW runs it.
-    fail(r == CUFFT_INVALID_SIZE || r == CUFFT_INVALID_VALUE || r == CUFFT_NOT_SUPPORTED ? GOFL_GPU_UNSUPPORTED
-                                                                                         : GOFL_GPU_CUFFT_ERROR,
-         "cufftMakePlanMany64", int(r));
+  Layout want[4];
+  if (pieces.mode == Pieces::kWhole) {
+    want[0] = l;
+    for (int i = 1; i < 4; ++i) want[i].rank = 0;
+  } else {
+    piece_layouts(l, pieces, want);
+  }
+  try {
+    for (int i = 0; i < 4; ++i) {
+      if (want[i].rank == 0) continue;
+      size_t work = 0;
+      c.handle[i] = make_plan(want[i], &work);
+      c.work_bytes = std::max(c.work_bytes, work);
+    }
+  } catch (...) {
+    for (cufftHandle h : c.handle)
+      if (h) (void)cufftDestroy(h);
+    throw;
   }
   // A one-time cost of each FFTW plan (the first cuFFT plan also loads cuFFT's own state).
   Engine::get().note_setup(GOFL_SP_CUFFT_PLAN,
@@ -217,30 +371,30 @@ CachedPlan plan_for(const void* plan, const Layout& l) {
   return c;
 }
 
-void execute(const CachedPlan& p, const gofl_fft& f, void* din, void* dout) {
-  switch (p.layout.type) {
+void execute(cufftHandle h, cufftType type, const gofl_fft& f, void* din, void* dout) {
+  switch (type) {
     case CUFFT_Z2Z:
-      check_fft(cufftExecZ2Z(p.handle, static_cast<cufftDoubleComplex*>(din), static_cast<cufftDoubleComplex*>(dout),
+      check_fft(cufftExecZ2Z(h, static_cast<cufftDoubleComplex*>(din), static_cast<cufftDoubleComplex*>(dout),
                              f.sign),
                 "cufftExecZ2Z");
       break;
     case CUFFT_C2C:
-      check_fft(cufftExecC2C(p.handle, static_cast<cufftComplex*>(din), static_cast<cufftComplex*>(dout), f.sign),
+      check_fft(cufftExecC2C(h, static_cast<cufftComplex*>(din), static_cast<cufftComplex*>(dout), f.sign),
                 "cufftExecC2C");
       break;
     case CUFFT_D2Z:
-      check_fft(cufftExecD2Z(p.handle, static_cast<cufftDoubleReal*>(din), static_cast<cufftDoubleComplex*>(dout)),
+      check_fft(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(din), static_cast<cufftDoubleComplex*>(dout)),
                 "cufftExecD2Z");
       break;
     case CUFFT_R2C:
-      check_fft(cufftExecR2C(p.handle, static_cast<cufftReal*>(din), static_cast<cufftComplex*>(dout)), "cufftExecR2C");
+      check_fft(cufftExecR2C(h, static_cast<cufftReal*>(din), static_cast<cufftComplex*>(dout)), "cufftExecR2C");
       break;
     case CUFFT_Z2D:
-      check_fft(cufftExecZ2D(p.handle, static_cast<cufftDoubleComplex*>(din), static_cast<cufftDoubleReal*>(dout)),
+      check_fft(cufftExecZ2D(h, static_cast<cufftDoubleComplex*>(din), static_cast<cufftDoubleReal*>(dout)),
                 "cufftExecZ2D");
       break;
     case CUFFT_C2R:
-      check_fft(cufftExecC2R(p.handle, static_cast<cufftComplex*>(din), static_cast<cufftReal*>(dout)), "cufftExecC2R");
+      check_fft(cufftExecC2R(h, static_cast<cufftComplex*>(din), static_cast<cufftReal*>(dout)), "cufftExecC2R");
       break;
     default:
       fail(GOFL_GPU_UNSUPPORTED, "cuFFT type");
@@ -258,12 +412,15 @@ int fft_supports(const gofl_call& c) {
   return GOFL_GPU_OK;
 }
 
+// Device bytes: the arrays (in place, one buffer, but the slabs' blocks need an output of their own),
+// and the work area, before the plan exists to say: cuFFT's is at most about one array's size.
 uint64_t fft_bytes(const gofl_call& c) {
   const gofl_fft* f = c.fft;
   if (!f) return 0;
   const uint64_t in = in_bytes(*f), out = out_bytes(*f);
-  const uint64_t data = in_place(*f) ? std::max(in, out) : in + out;
-  // The work area, before the plan exists to say: cuFFT's is at most about one array's size.
+  Layout l;
+  const bool slabs = layout_of(*f, &l) && pieces_of(*f, l).mode == Pieces::kSlabs;
+  const uint64_t data = in_place(*f) && !slabs ? std::max(in, out) : in + out;
   {
     std::lock_guard<std::mutex> lk(g_plans_mu);
     auto it = plans().find(f->plan);
@@ -272,19 +429,22 @@ uint64_t fft_bytes(const gofl_call& c) {
   return data + std::max(in, out);
 }
 
-void fft_run(Engine& e, const gofl_call& c) {
-  const gofl_fft& f = *c.fft;
-  Layout l;
-  if (!layout_of(f, &l)) fail(GOFL_GPU_UNSUPPORTED, "layout");
-  const CachedPlan p = plan_for(f.plan, l);  // before any copy: a layout cuFFT refuses costs nothing
-  check_fft(cufftSetStream(p.handle, e.stream()), "cufftSetStream");
+void set_plans(const CachedPlan& p, Engine& e, const DevMem& work) {
+  for (cufftHandle h : p.handle) {
+    if (!h) continue;
+    check_fft(cufftSetStream(h, e.stream()), "cufftSetStream");
+    if (p.work_bytes) check_fft(cufftSetWorkArea(h, work.get()), "cufftSetWorkArea");
+  }
+}
 
+// As reals, so that the test switch "corrupt" (verify mode) reaches FFT results too.
+size_t real_size(const gofl_fft& f) { return f.single ? sizeof(float) : sizeof(double); }
+
+void run_whole(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& p) {
   const bool inplace = in_place(f);
   const uint64_t ib = in_bytes(f), ob = out_bytes(f);
   DevMem din = e.alloc(inplace ? std::max(ib, ob) : ib);
   DevMem dout = inplace ? DevMem() : e.alloc(ob);
-  DevMem work = p.work_bytes ? e.alloc(p.work_bytes) : DevMem();
-  if (p.work_bytes) check_fft(cufftSetWorkArea(p.handle, work.get()), "cufftSetWorkArea");
   void* d_out = inplace ? din.get() : dout.get();
 
   // In place, the buffer holds whichever view is larger; its bytes beyond the input come from the program.
@@ -292,14 +452,135 @@ void fft_run(Engine& e, const gofl_call& c) {
   // Outputs with gaps keep the program's values there: the device copy starts as the program's array.
   if (!inplace && logical_elems(f, l, false) < f.out_elems) e.upload_vec(d_out, f.out, ob);
   e.begin_compute();
-  execute(p, f, din.get(), d_out);
+  execute(p.handle[0], l.type, f, din.get(), d_out);
   e.finish_compute();
 
   if (!inplace) e.set_rerunnable();  // FFTW overwrites an out-of-place output without reading it
-  // As reals, so that the test switch "corrupt" (verify mode) reaches FFT results too.
-  const size_t real = f.single ? sizeof(float) : sizeof(double);
+  const size_t real = real_size(f);
   const uint64_t bytes = inplace ? std::max(ib, ob) : ob;
   e.download(f.out, d_out, int64_t(bytes / real), 1, int64_t(bytes / real), real);
+}
+
+// A piece's kernels on the compute stream, timed: `in` recorded on the upload stream after its data.
+struct Step {
+  Event in, start, end;
+  Step() : in(false), start(true), end(true) {}
+};
+
+double elapsed_s(Step& s) {
+  check(cudaEventSynchronize(s.end.get()), "cudaEventSynchronize (fft piece)");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, s.start.get(), s.end.get()), "cudaEventElapsedTime");
+  return double(ms) * 1e-3;
+}
+
+// The pieces' outputs back to the program. In place, the program's array is also the input, which a
+// rerun on FFTW would need: nothing is written before every piece has computed. Out of place, the
+// first piece must have computed (a failure before leaves the output untouched); a later failure still
+// lets FFTW overwrite the output.
+void download_pieces(Engine& e, const gofl_fft& f, std::vector<Step>& compute, size_t first_out,
+                     const std::vector<Engine::OutPart>& outs) {
+  const bool inplace = in_place(f);
+  if (inplace) {
+    for (Step& s : compute) e.add_compute(elapsed_s(s));
+    e.end_pipeline();
+  } else {
+    check(cudaEventSynchronize(compute[first_out].end.get()), "cudaEventSynchronize (fft piece)");
+    e.set_rerunnable();
+  }
+  if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
+  if (inplace) return e.download_parts(outs, e.copy_stream(1), nullptr);
+  for (size_t i = 0; i < first_out; ++i) e.add_compute(elapsed_s(compute[i]));
+  e.download_parts(outs, e.copy_stream(1), [&](size_t i) {
+    e.add_compute(elapsed_s(compute[first_out + i]));  // its kernels are done: its part is in host memory
+    if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
+  });
+  e.end_pipeline();
+}
+
+// Groups of transforms: each uploaded on the copy stream, transformed, and downloaded after its kernel.
+void run_batch(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& p) {
+  const Pieces& q = p.pieces;
+  const bool inplace = in_place(f);
+  const uint64_t ib = in_bytes(f), ob = out_bytes(f);
+  DevMem din = e.alloc(inplace ? std::max(ib, ob) : ib);
+  DevMem dout = inplace ? DevMem() : e.alloc(ob);
+  char* d_in = din.get<char>();
+  char* d_out = inplace ? d_in : dout.get<char>();
+  const uint64_t total_in = inplace ? std::max(ib, ob) : ib;
+  cudaStream_t up = e.copy_stream(0), s = e.stream();
+  std::vector<Step> steps(static_cast<size_t>(q.count));
+  std::vector<Engine::OutPart> outs;
+  const size_t real = real_size(f);
+  for (int64_t i = 0; i < q.count; ++i) {
+    Step& st = steps[size_t(i)];
+    const int64_t t0 = i * q.per, t1 = std::min<int64_t>(l.batch, t0 + q.per);
+    // Test point: a failure while the earlier pieces' kernels are queued.
+    if (i == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
+    const uint64_t a = uint64_t(t0) * uint64_t(q.in_step);
+    const uint64_t b = std::min(total_in, uint64_t(t1) * uint64_t(q.in_step));
+    e.upload(d_in + a, static_cast<const char*>(f.in) + a, int64_t(b - a), 1, int64_t(b - a), 1, up);
+    check(cudaEventRecord(st.in.get(), up), "cudaEventRecord (fft piece in)");
+    check(cudaStreamWaitEvent(s, st.in.get(), 0), "cudaStreamWaitEvent (fft piece in)");
+    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft piece start)");
+    const uint64_t o = uint64_t(t0) * uint64_t(q.out_step);
+    execute(p.handle[t1 - t0 == q.per ? 0 : 1], l.type, f, d_in + a, d_out + o);
+    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft piece end)");
+    const uint64_t ob_i = (uint64_t(t1) - uint64_t(t0)) * uint64_t(q.out_step);
+    outs.push_back({static_cast<char*>(f.out) + o, d_out + o, int64_t(ob_i / real), 1, int64_t(ob_i / real), real,
+                    st.end.get()});
+  }
+  download_pieces(e, f, steps, 0, outs);
+}
+
+// One complex transform of rank 2 or 3: slabs along the first dimension, then blocks of the others.
+void run_slabs(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& p) {
+  const Pieces& q = p.pieces;
+  const size_t elem = f.in_elem;  // complex, both sides
+  const int64_t n0 = l.n[0], inner = logical_elems(f, l, true) / n0;
+  DevMem din = e.alloc(in_bytes(f));   // the input, then the slabs' transforms in place
+  DevMem dout = e.alloc(out_bytes(f));  // the blocks' transforms, each packed
+  cudaStream_t up = e.copy_stream(0), s = e.stream();
+  std::vector<Step> steps(static_cast<size_t>(q.count + q.blocks));  // the slabs', then the blocks'
+  for (int64_t i = 0; i < q.count; ++i) {
+    Step& st = steps[size_t(i)];
+    const int64_t r0 = i * q.per, r1 = std::min(n0, r0 + q.per);
+    if (i == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
+    char* d = din.get<char>() + uint64_t(r0) * uint64_t(inner) * elem;
+    const uint64_t bytes = uint64_t(r1 - r0) * uint64_t(inner) * elem;
+    e.upload(d, static_cast<const char*>(f.in) + (d - din.get<char>()), int64_t(bytes), 1, int64_t(bytes), 1, up);
+    check(cudaEventRecord(st.in.get(), up), "cudaEventRecord (fft slab in)");
+    check(cudaStreamWaitEvent(s, st.in.get(), 0), "cudaStreamWaitEvent (fft slab in)");
+    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft slab start)");
+    execute(p.handle[r1 - r0 == q.per ? 0 : 1], l.type, f, d, d);
+    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft slab end)");
+  }
+  std::vector<Engine::OutPart> outs;
+  for (int64_t j = 0; j < q.blocks; ++j) {
+    Step& st = steps[size_t(q.count + j)];
+    const int64_t c0 = j * q.width, w = std::min(inner, c0 + q.width) - c0;
+    char* d = dout.get<char>() + uint64_t(c0) * uint64_t(n0) * elem;
+    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft block start)");
+    execute(p.handle[w == q.width ? 2 : 3], l.type, f, din.get<char>() + uint64_t(c0) * elem, d);
+    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft block end)");
+    // Block j: elements [c0, c0 + w) of every plane, packed w x n0 on the device.
+    outs.push_back({static_cast<char*>(f.out) + uint64_t(c0) * elem, d, w, n0, inner, elem, st.end.get()});
+  }
+  download_pieces(e, f, steps, size_t(q.count), outs);
+}
+
+void fft_run(Engine& e, const gofl_call& c) {
+  const gofl_fft& f = *c.fft;
+  Layout l;
+  if (!layout_of(f, &l)) fail(GOFL_GPU_UNSUPPORTED, "layout");
+  const CachedPlan p = plan_for(f.plan, f, l);  // before any copy: a layout cuFFT refuses costs nothing
+  DevMem work = p.work_bytes ? e.alloc(p.work_bytes) : DevMem();
+  set_plans(p, e, work);
+  switch (p.pieces.mode) {
+    case Pieces::kBatch: return run_batch(e, f, l, p);
+    case Pieces::kSlabs: return run_slabs(e, f, l, p);
+    default: return run_whole(e, f, l, p);
+  }
 }
 
 }  // namespace
@@ -315,7 +596,7 @@ void fft_forget(const void* plan, bool inside_run_lock) {
   std::lock_guard<std::mutex> lk(g_plans_mu);
   auto it = plans().find(plan);
   if (it != plans().end()) {
-    retired().push_back(it->second.handle);
+    retire_locked(it->second);
     plans().erase(it);
   }
   if (inside_run_lock) destroy_retired_locked();

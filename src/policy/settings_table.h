@@ -82,6 +82,10 @@
     "make the cuBLAS and cuSOLVER handles on a helper thread; 0: on the call's thread at first use") \
   X(GEMM_K_PIECES, "", Tuning, Int, "", 1, 1L << 40, "8", "a whole number >= 1", \
     "the most pieces over k a gemm with B kept on the GPU is split into (at most 64); 1: no split") \
+  X(FFT_PIECES, "", Tuning, Int, "", 1, 1L << 40, "16", "a whole number >= 1", \
+    "the most pieces a large FFT is split into to overlap its copies with cuFFT (at most 256); 1: whole") \
+  X(FFT_PIECE_KB, "", Tuning, Int, "", 1, 1L << 40, "32768", "a whole number of KiB >= 1", \
+    "the smallest piece of a split FFT, in KiB") \
   X(GETRS_SWAPS, "", Tuning, Enum, "host|gpu", 0, 0, "host", "host or gpu", \
     "where getrs applies LAPACK's row interchanges: while the host copies B in, or cuSOLVER's own") \
   X(CALIBRATE_PASS_MS, "", Tuning, Int, "", 1, 1L << 40, "180000 (quick: 60000)", "a whole number of milliseconds >= 1", \
@@ -90,6 +94,6 @@
     "cuBLASXt's tile size for calls split over several GPUs") \
   X(BACKEND, "", Test, Path, "", 0, 0, "libgpuoffload-cuda.so next to the library", "a file", \
     "the CUDA backend to load") \
-  X(FAULT, "", Test, Text, "", 0, 0, "none", "alloc, h2d, compute, d2h-before, corrupt or qr64, comma-separated", \
+  X(FAULT, "", Test, Text, "", 0, 0, "none", "alloc, h2d, piece, compute, panel, d2h-before, corrupt or qr64, comma-separated", \
     "make a GPU step fail or corrupt its result, to test the fallbacks")
 // clang-format on

@@ -468,6 +468,49 @@ TEST(Fft, FaultsFallBackToFftw) {
   check_case<double>(Case{Kind::R2C, {77, 20}, 1}, 12);
 }
 
+// A large transform runs in pieces, its copies overlapped with cuFFT (src/cuda/fft.cpp): a single 3D
+// complex transform as slabs and blocks, a batch in groups, in and out of place. Each is FFTW's result
+// within the tolerance; a failure while pieces are queued ("piece"), after the last ("compute") or
+// between parts of the copy-out ("panel", out of place) gives FFTW's result bit for bit, with the input
+// untouched. "piece" exists only on the piecewise path: a call that ran whole would end on the GPU, so
+// the first fault also shows that the pieces ran. The sizes (96-128 MB) make 3-4 pieces at the default
+// piece of 32 MiB; the ctest entry gpu_fft_pieces runs every Fft test with 16 KiB pieces.
+TEST(Fft, LargeTransformsRunInPiecesAndFallBackWhole) {
+  uint64_t seed = 500;
+  for (const Case& c : {Case{Kind::C2C, {96, 256, 256}, 1}, Case{Kind::C2C, {96, 256, 256}, 1, 1, 1, 0, 0, true},
+                        Case{Kind::C2C, {4096}, 2048}, Case{Kind::C2C, {4096}, 2048, 1, 1, 0, 0, true, FFTW_BACKWARD},
+                        Case{Kind::R2C, {8192}, 1024, 1, 1, 0, 0, true}}) {
+    check_case<double>(c, seed++);
+    for (const char* fault : {"piece", "compute", "panel"}) {
+      if (c.inplace && std::string(fault) == "panel") continue;  // in place, nothing is written before the end
+      SCOPED_TRACE(c.name() + ", fault " + fault);
+      const Side si = side_of(c, true), so = side_of(c, false);
+      const int64_t in_reals = si.elems * (si.complex ? 2 : 1), out_reals = so.elems * (so.complex ? 2 : 1);
+      const std::vector<double> in0 = random_reals<double>(c.inplace ? std::max(in_reals, out_reals) : in_reals, seed);
+      std::vector<double> ref_in = in0, ref_out(size_t(c.inplace ? 0 : out_reals)), in = in0, out = ref_out;
+      void* pr = Fftw<double>::make(c, ref_in.data(), c.inplace ? ref_in.data() : ref_out.data(), false);
+      ASSERT_NE(pr, nullptr);
+      Fftw<double>::real<Fftw<double>::exec>("execute")(pr);
+      Fftw<double>::real<Fftw<double>::destroy>("destroy_plan")(pr);
+      void* p = Fftw<double>::make(c, in.data(), c.inplace ? in.data() : out.data(), true);
+      ASSERT_NE(p, nullptr);
+      gpu_test::set_fault(fault);
+      fftw_execute(static_cast<fftw_plan>(p));
+      const auto lc = last_call();
+      gpu_test::set_fault(nullptr);
+      fftw_destroy_plan(static_cast<fftw_plan>(p));
+      EXPECT_EQ(lc.device, 0) << "the fault did not stop the GPU: the transform did not run in pieces";
+      EXPECT_NE(lc.gpu_status, 0);
+      if (c.inplace) {
+        EXPECT_EQ(std::memcmp(in.data(), ref_in.data(), in.size() * sizeof(double)), 0) << "not FFTW's result";
+      } else {
+        EXPECT_EQ(std::memcmp(out.data(), ref_out.data(), out.size() * sizeof(double)), 0) << "not FFTW's result";
+        EXPECT_EQ(std::memcmp(in.data(), in0.data(), in.size() * sizeof(double)), 0) << "the input was changed";
+      }
+    }
+  }
+}
+
 // A layout cuFFT cannot express (a rank-4 transform) stays on FFTW, with FFTW's result.
 TEST(Fft, RankFourStaysOnFftw) {
   const int n[4] = {6, 5, 4, 3};
