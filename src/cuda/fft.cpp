@@ -16,8 +16,8 @@
 //
 // Large transforms run in pieces, their copies overlapped with cuFFT (`Pieces` below): a batch in
 // groups of transforms, each uploaded, transformed and downloaded while the next group is copied in;
-// a single complex transform of rank 2 or 3 as slabs along its first dimension (each transformed over
-// the other dimensions as soon as it has arrived) and then blocks of the other dimensions (each
+// a single complex 3D transform as slabs along its first dimension (each transformed over the other
+// dimensions as soon as it has arrived) and then blocks of the other dimensions (each
 // transformed along the first and downloaded while the next computes). Every output of a
 // multi-dimensional transform depends on every input, so the copy-out cannot start before the last
 // slab is in, but cuFFT's work then hides behind the copies instead of lying between them.
@@ -172,7 +172,7 @@ uint64_t out_bytes(const gofl_fft& f) { return uint64_t(f.out_elems) * f.out_ele
 
 // How a transform is split so that its copies overlap cuFFT's work. Batch: groups of `per` transforms
 // (the last group the rest), each a contiguous range of both arrays. Slabs: a batch of one complex
-// transform, dense and row-major, of rank 2 or 3: slabs of `per` planes along the first dimension,
+// transform, dense and row-major, of rank 3: slabs of `per` planes along the first dimension,
 // then blocks of `width` elements of the other dimensions (flattened), each transformed along the first.
 struct Pieces {
   enum Mode { kWhole, kBatch, kSlabs } mode = kWhole;
@@ -217,7 +217,10 @@ Pieces pieces_of(const gofl_fft& f, const Layout& l) {
     p.out_step = out_step;
     return p.count > 1 ? p : Pieces{};
   }
-  if (l.rank < 2 || (l.type != CUFFT_Z2Z && l.type != CUFFT_C2C) || l.istride != 1 || l.ostride != 1) return p;
+  // Rank 3 only: on an H100 host a 2D c2c of 8192^2 took 56.1 ms in pieces against 52.3 ms whole (4096^2:
+  // 14.2 against 13.1; bench/probes/fft_pieces_ab.sh): its columns' strided 1D transforms cost cuFFT more
+  // than the copies' overlap saves. 3D 512^3: 94.2 against 98.8 ms, 256^3: 12.4 against 13.1.
+  if (l.rank < 3 || (l.type != CUFFT_Z2Z && l.type != CUFFT_C2C) || l.istride != 1 || l.ostride != 1) return p;
   for (int k = 1; k < l.rank; ++k)
     if (l.inembed[k] != l.n[k] || l.onembed[k] != l.n[k]) return p;
   if (logical_elems(f, l, true) != f.in_elems) return p;
@@ -533,7 +536,7 @@ void run_batch(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& 
   download_pieces(e, f, steps, 0, outs);
 }
 
-// One complex transform of rank 2 or 3: slabs along the first dimension, then blocks of the others.
+// One complex 3D transform: slabs along the first dimension, then blocks of the other two.
 void run_slabs(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& p) {
   const Pieces& q = p.pieces;
   const size_t elem = f.in_elem;  // complex, both sides
