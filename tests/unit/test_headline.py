@@ -15,7 +15,7 @@ from conftest import BUILD, ROOT, base_env  # noqa: E402
 
 HEADLINE = ROOT / "bench" / "headline.py"
 # The groups that have a CPU side, and the cases each gives.
-CPU_CASES = {"matmul": 2, "dgemm": 2, "solve": 1, "scipy": 5, "residency": 3, "fft": 1, "small": 1}
+CPU_CASES = {"matmul": 2, "dgemm": 2, "solve": 1, "scipy": 5, "residency": 6, "fft": 1, "small": 1}
 GPU_ONLY = {"startup": 4, "sweep": 3}
 
 
@@ -153,7 +153,8 @@ def test_the_gpu_paths_parse_with_a_fake_gpu(tmp_path):
     assert d["machine"]["gpu"] == "Fake GPU" and not d["device_less"]
     cases = {c["id"]: c for c in d["cases"]}
     for cid in ("matmul-float32", "matmul-float64", "dgemm-256", "dgemm-512", "numpy-solve", "fft-c2c-3d",
-                "residency-axi", "residency-lu-solve", "residency-gemv"):
+                "residency-axi", "residency-lu-solve", "residency-gemv", "residency-axi-auto",
+                "residency-lu-solve-auto", "residency-gemv-auto"):
         assert len(cases[cid]["gpu"]["samples"]) == (2 if not cid.startswith("residency") else
                                                      len(cases[cid]["cpu"]["samples"])), cases[cid]
         assert "samples" in cases[cid]["cpu"], cases[cid]
