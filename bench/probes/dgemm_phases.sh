@@ -12,14 +12,6 @@ for dev in gpu auto; do
   echo "== n=$n, $reps timed calls after a warm-up, --device $dev"
   "$B/bin/gpu-offload" run --device "$dev" --trace "$w/t-$dev" -- "$w/dgemm" "$n" "$reps" | head -1
   "$B/bin/gpu-offload" dump --csv "$w/t-$dev" > "$w/$dev.csv"
-  python3 - "$w/$dev.csv" <<'PY'
-import csv, sys
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["aggregated"] != "1"]
-print("%4s %6s %9s %8s %8s %8s %8s %10s" % ("call", "device", "total ms", "copy in", "compute", "copy out", "other", "avoided MB"))
-for i, r in enumerate(rows):
-    t = int(r["duration_ns"]) / 1e6
-    ph = [float(r[k] or 0) * 1e3 for k in ("copy_in_s", "compute_s", "copy_out_s")]
-    print("%4d %6s %9.1f %8.1f %8.1f %8.1f %8.1f %10.0f" % (i, r["device"], t, *ph, t - sum(ph), int(r["avoided_bytes"] or 0) / 1e6))
-PY
+  python3 "$(dirname "$0")/phases.py" "$w/$dev.csv"
 done
 rm -rf "$w"
