@@ -96,11 +96,10 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   const int64_t w = (g.n + panels - 1) / panels;
   struct Panel {
     int64_t j0 = 0, cols = 0;
-    Event in, start, end;
-    Panel() : in(false), start(true), end(true) {}
+    PipelineStep step;
   };
   std::vector<Panel> ps(static_cast<size_t>(panels));
-  std::vector<Panel> qs(static_cast<size_t>(n_pieces - 1));
+  std::vector<PipelineStep> qs(static_cast<size_t>(n_pieces - 1));  // the pieces of the sum over k
   // op(B)'s element (k0, j0) in a B that is on the device whole.
   auto b_at = [&](int64_t k0, int64_t j0) {
     const Engine::Input& src = same ? inA : inB;
@@ -108,19 +107,17 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   };
   const T one(1);
   for (int64_t q = 0; q + 1 < n_pieces; ++q) {
-    Panel& Q = qs[size_t(q)];
+    PipelineStep& Q = qs[size_t(q)];
     const int64_t k0 = q * kw;
     // Test point: a failure while the earlier pieces' kernels are queued.
     if (q == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
     e.upload(dA.get<T>() + k0 * g.m, g.a + k0 * g.lda, g.m, kw, g.lda, sizeof(T), up);
-    check(cudaEventRecord(Q.in.get(), up), "cudaEventRecord (piece in)");
-    check(cudaStreamWaitEvent(s, Q.in.get(), 0), "cudaStreamWaitEvent (piece in)");
-    check(cudaEventRecord(Q.start.get(), s), "cudaEventRecord (piece start)");
+    Q.begin(up, s);
     check(x_gemm<T>(e.blas(), op_of(g.transa), op_of(g.transb), g.m, g.n, kw, cu(&g.alpha),
                     cu(dA.get<T>() + k0 * g.m), g.m, cu(b_at(k0, 0)), inB.ld, cu(q == 0 ? &g.beta : &one),
                     cu(dC.get<T>()), g.m),
           "cublasXgemm (piece)");
-    check(cudaEventRecord(Q.end.get(), s), "cudaEventRecord (piece end)");
+    Q.end(s);
   }
   if (n_pieces > 1)
     e.upload(dA.get<T>() + k_last * g.m, g.a + k_last * g.lda, g.m, g.k - k_last, g.lda, sizeof(T), up);
@@ -144,23 +141,15 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     }
     T* dCp = dC.get<T>() + P.j0 * g.m;
     if (!out_only) e.upload(dCp, g.c + P.j0 * g.ldc, g.m, P.cols, g.ldc, sizeof(T), up);
-    check(cudaEventRecord(P.in.get(), up), "cudaEventRecord (panel in)");
-    check(cudaStreamWaitEvent(s, P.in.get(), 0), "cudaStreamWaitEvent (panel in)");
-    check(cudaEventRecord(P.start.get(), s), "cudaEventRecord (panel start)");
+    P.step.begin(up, s);
     // The last piece of the sum (all of it when k is not split), added to what the others left in C.
     check(x_gemm<T>(e.blas(), op_of(g.transa), op_of(g.transb), g.m, P.cols, g.k - k_last, cu(&g.alpha),
                     cu(inA.get<T>() + k_last * inA.ld), inA.ld, cu(dBp), ldb, cu(n_pieces > 1 ? &one : &g.beta), cu(dCp),
                     g.m),
           "cublasXgemm");
-    check(cudaEventRecord(P.end.get(), s), "cudaEventRecord (panel end)");
+    P.step.end(s);
   }
-  auto elapsed = [&](Panel& P) {
-    check(cudaEventSynchronize(P.end.get()), "cudaEventSynchronize (panel)");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, P.start.get(), P.end.get()), "cudaEventElapsedTime");
-    e.add_compute(double(ms) * 1e-3);
-  };
-  for (Panel& Q : qs) elapsed(Q);  // they precede every panel on the compute stream
+  for (const PipelineStep& Q : qs) e.add_compute(Q.seconds());  // they precede every panel on the compute stream
   if (out_only) {
     // Only when C shares no byte with A or B (BLAS forbids it, but a C or Fortran caller may do it
     // anyway): otherwise the panels written would change the inputs a CPU rerun reads. The call's
@@ -178,9 +167,9 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     if (!overlaps_c(0) && !overlaps_c(1)) e.set_rerunnable();
     // The first panel must have computed before anything is written (a failure there leaves the
     // program's C untouched).
-    check(cudaEventSynchronize(ps[0].end.get()), "cudaEventSynchronize (panel)");
+    ps[0].step.wait();
   } else {
-    for (Panel& P : ps) elapsed(P);
+    for (const Panel& P : ps) e.add_compute(P.step.seconds());
     e.end_pipeline();  // every panel succeeded before C is written
   }
   // Nothing of the program's C is written yet on either path.
@@ -193,9 +182,9 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
   // running while the host copies out the previous one.
   std::vector<Engine::OutPart> outs;
   for (const Panel& P : ps)
-    outs.push_back({g.c + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.end.get()});
+    outs.push_back({g.c + P.j0 * g.ldc, dC.get<T>() + P.j0 * g.m, g.m, P.cols, g.ldc, sizeof(T), P.step.done()});
   e.download_parts(outs, down, [&](size_t i) {
-    elapsed(ps[i]);  // its kernel is done: its columns are in host memory
+    e.add_compute(ps[i].step.seconds());  // its kernel is done: its columns are in host memory
     if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
   });
   e.end_pipeline();

@@ -72,6 +72,22 @@ class Event {
   bool timing_ = false;
 };
 
+// One step of a pipeline (engine_phases.cpp): kernels queued on the compute stream once the step's
+// uploads on a copy stream have arrived, and timed with events. begin() after the uploads are queued
+// (copy: their stream; nullptr when the step uploads nothing), then the kernels, then end().
+class PipelineStep {
+ public:
+  PipelineStep() : in_(false), start_(true), end_(true) {}
+  void begin(cudaStream_t copy, cudaStream_t compute);
+  void end(cudaStream_t compute);
+  cudaEvent_t done() const { return end_.get(); }  // recorded after the step's kernels
+  void wait() const;                               // until they are done (throws on a failure)
+  double seconds() const;                          // their time, after wait()ing for them
+
+ private:
+  Event in_, start_, end_;
+};
+
 // GPU_OFFLOAD_* settings are read through the registry (policy/registry.h: setting_long, ...).
 
 struct HostView;  // the host side of a transfer (engine_state.h)

@@ -102,6 +102,25 @@ void Engine::keep_event(cudaEvent_t e, bool timing) {
   if (cudaEventDestroy(e) != cudaSuccess) (void)cudaGetLastError();
 }
 
+void PipelineStep::begin(cudaStream_t copy, cudaStream_t compute) {
+  if (copy) {
+    check(cudaEventRecord(in_.get(), copy), "cudaEventRecord (step in)");
+    check(cudaStreamWaitEvent(compute, in_.get(), 0), "cudaStreamWaitEvent (step in)");
+  }
+  check(cudaEventRecord(start_.get(), compute), "cudaEventRecord (step start)");
+}
+
+void PipelineStep::end(cudaStream_t compute) { check(cudaEventRecord(end_.get(), compute), "cudaEventRecord (step end)"); }
+
+void PipelineStep::wait() const { check(cudaEventSynchronize(end_.get()), "cudaEventSynchronize (step)"); }
+
+double PipelineStep::seconds() const {
+  wait();
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start_.get(), end_.get()), "cudaEventElapsedTime (step)");
+  return double(ms) * 1e-3;
+}
+
 cudaStream_t Engine::copy_stream(int i) const { return side_[i & 1]; }
 
 void Engine::add_compute(double seconds) {

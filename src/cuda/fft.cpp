@@ -210,12 +210,13 @@ Pieces pieces_of(const gofl_fft& f, const Layout& l) {
     if (in_place(f) && in_step != out_step) return p;
     if (uint64_t(in_step) * uint64_t(l.batch) < in_bytes(f) || uint64_t(out_step) * uint64_t(l.batch) != out_bytes(f))
       return p;
+    const int64_t groups = std::min<int64_t>(want, l.batch);
     p.mode = Pieces::kBatch;
-    p.per = (l.batch + std::min<int64_t>(want, l.batch) - 1) / std::min<int64_t>(want, l.batch);
-    p.count = (l.batch + p.per - 1) / p.per;
+    p.per = (l.batch + groups - 1) / groups;
+    p.count = (l.batch + p.per - 1) / p.per;  // > 1: want and the batch are
     p.in_step = in_step;
     p.out_step = out_step;
-    return p.count > 1 ? p : Pieces{};
+    return p;
   }
   // Rank 3 only: on an H100 host a 2D c2c of 8192^2 took 56.1 ms in pieces against 52.3 ms whole (4096^2:
   // 14.2 against 13.1; bench/probes/fft_pieces_ab.sh): its columns' strided 1D transforms cost cuFFT more
@@ -225,8 +226,9 @@ Pieces pieces_of(const gofl_fft& f, const Layout& l) {
     if (l.inembed[k] != l.n[k] || l.onembed[k] != l.n[k]) return p;
   if (logical_elems(f, l, true) != f.in_elems) return p;
   const int64_t n0 = l.n[0], inner = logical_elems(f, l, true) / n0;
+  const int64_t slabs = std::min(want, n0);
   p.mode = Pieces::kSlabs;
-  p.per = (n0 + std::min(want, n0) - 1) / std::min(want, n0);
+  p.per = (n0 + slabs - 1) / slabs;
   p.count = (n0 + p.per - 1) / p.per;
   // Blocks of whole 64-element groups where the dimensions allow (coalesced copies and loads).
   const int64_t w = (inner + want - 1) / want;
@@ -287,9 +289,13 @@ void destroy_retired_locked() {
   retired().clear();
 }
 
-// The layouts of a piecewise transform's plans (see CachedPlan); rank 0 where a plan is not needed.
-void piece_layouts(const Layout& l, const Pieces& p, Layout out[4]) {
+// The layouts of a transform's plans (see CachedPlan); rank 0 where a plan is not needed.
+void plan_layouts(const Layout& l, const Pieces& p, Layout out[4]) {
   for (int i = 0; i < 4; ++i) out[i].rank = 0;
+  if (p.mode == Pieces::kWhole) {
+    out[0] = l;
+    return;
+  }
   if (p.mode == Pieces::kBatch) {
     out[0] = l;
     out[0].batch = p.per;
@@ -348,12 +354,7 @@ CachedPlan plan_for(const void* plan, const gofl_fft& f, const Layout& l) {
   Engine::get().load_library(CudaLibrary::Cufft);
   const auto t0 = std::chrono::steady_clock::now();
   Layout want[4];
-  if (pieces.mode == Pieces::kWhole) {
-    want[0] = l;
-    for (int i = 1; i < 4; ++i) want[i].rank = 0;
-  } else {
-    piece_layouts(l, pieces, want);
-  }
+  plan_layouts(l, pieces, want);
   try {
     for (int i = 0; i < 4; ++i) {
       if (want[i].rank == 0) continue;
@@ -464,38 +465,25 @@ void run_whole(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& 
   e.download(f.out, d_out, int64_t(bytes / real), 1, int64_t(bytes / real), real);
 }
 
-// A piece's kernels on the compute stream, timed: `in` recorded on the upload stream after its data.
-struct Step {
-  Event in, start, end;
-  Step() : in(false), start(true), end(true) {}
-};
-
-double elapsed_s(Step& s) {
-  check(cudaEventSynchronize(s.end.get()), "cudaEventSynchronize (fft piece)");
-  float ms = 0;
-  check(cudaEventElapsedTime(&ms, s.start.get(), s.end.get()), "cudaEventElapsedTime");
-  return double(ms) * 1e-3;
-}
-
 // The pieces' outputs back to the program. In place, the program's array is also the input, which a
 // rerun on FFTW would need: nothing is written before every piece has computed. Out of place, the
 // first piece must have computed (a failure before leaves the output untouched); a later failure still
 // lets FFTW overwrite the output.
-void download_pieces(Engine& e, const gofl_fft& f, std::vector<Step>& compute, size_t first_out,
+void download_pieces(Engine& e, const gofl_fft& f, const std::vector<PipelineStep>& compute, size_t first_out,
                      const std::vector<Engine::OutPart>& outs) {
   const bool inplace = in_place(f);
   if (inplace) {
-    for (Step& s : compute) e.add_compute(elapsed_s(s));
+    for (const PipelineStep& s : compute) e.add_compute(s.seconds());
     e.end_pipeline();
   } else {
-    check(cudaEventSynchronize(compute[first_out].end.get()), "cudaEventSynchronize (fft piece)");
+    compute[first_out].wait();
     e.set_rerunnable();
   }
   if (e.fault("compute")) fail(GOFL_GPU_INJECTED, "compute (injected)");
   if (inplace) return e.download_parts(outs, e.copy_stream(1), nullptr);
-  for (size_t i = 0; i < first_out; ++i) e.add_compute(elapsed_s(compute[i]));
+  for (size_t i = 0; i < first_out; ++i) e.add_compute(compute[i].seconds());
   e.download_parts(outs, e.copy_stream(1), [&](size_t i) {
-    e.add_compute(elapsed_s(compute[first_out + i]));  // its kernels are done: its part is in host memory
+    e.add_compute(compute[first_out + i].seconds());  // its kernels are done: its part is in host memory
     if (e.fault("panel")) fail(GOFL_GPU_INJECTED, "panel (injected)");
   });
   e.end_pipeline();
@@ -512,26 +500,24 @@ void run_batch(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& 
   char* d_out = inplace ? d_in : dout.get<char>();
   const uint64_t total_in = inplace ? std::max(ib, ob) : ib;
   cudaStream_t up = e.copy_stream(0), s = e.stream();
-  std::vector<Step> steps(static_cast<size_t>(q.count));
+  std::vector<PipelineStep> steps(static_cast<size_t>(q.count));
   std::vector<Engine::OutPart> outs;
   const size_t real = real_size(f);
   for (int64_t i = 0; i < q.count; ++i) {
-    Step& st = steps[size_t(i)];
+    PipelineStep& st = steps[size_t(i)];
     const int64_t t0 = i * q.per, t1 = std::min<int64_t>(l.batch, t0 + q.per);
     // Test point: a failure while the earlier pieces' kernels are queued.
     if (i == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
     const uint64_t a = uint64_t(t0) * uint64_t(q.in_step);
     const uint64_t b = std::min(total_in, uint64_t(t1) * uint64_t(q.in_step));
     e.upload(d_in + a, static_cast<const char*>(f.in) + a, int64_t(b - a), 1, int64_t(b - a), 1, up);
-    check(cudaEventRecord(st.in.get(), up), "cudaEventRecord (fft piece in)");
-    check(cudaStreamWaitEvent(s, st.in.get(), 0), "cudaStreamWaitEvent (fft piece in)");
-    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft piece start)");
+    st.begin(up, s);
     const uint64_t o = uint64_t(t0) * uint64_t(q.out_step);
     execute(p.handle[t1 - t0 == q.per ? 0 : 1], l.type, f, d_in + a, d_out + o);
-    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft piece end)");
+    st.end(s);
     const uint64_t ob_i = (uint64_t(t1) - uint64_t(t0)) * uint64_t(q.out_step);
     outs.push_back({static_cast<char*>(f.out) + o, d_out + o, int64_t(ob_i / real), 1, int64_t(ob_i / real), real,
-                    st.end.get()});
+                    st.done()});
   }
   download_pieces(e, f, steps, 0, outs);
 }
@@ -544,30 +530,28 @@ void run_slabs(Engine& e, const gofl_fft& f, const Layout& l, const CachedPlan& 
   DevMem din = e.alloc(in_bytes(f));   // the input, then the slabs' transforms in place
   DevMem dout = e.alloc(out_bytes(f));  // the blocks' transforms, each packed
   cudaStream_t up = e.copy_stream(0), s = e.stream();
-  std::vector<Step> steps(static_cast<size_t>(q.count + q.blocks));  // the slabs', then the blocks'
+  std::vector<PipelineStep> steps(static_cast<size_t>(q.count + q.blocks));  // the slabs', then the blocks'
   for (int64_t i = 0; i < q.count; ++i) {
-    Step& st = steps[size_t(i)];
+    PipelineStep& st = steps[size_t(i)];
     const int64_t r0 = i * q.per, r1 = std::min(n0, r0 + q.per);
     if (i == 1 && e.fault("piece")) fail(GOFL_GPU_INJECTED, "piece (injected)");
     char* d = din.get<char>() + uint64_t(r0) * uint64_t(inner) * elem;
     const uint64_t bytes = uint64_t(r1 - r0) * uint64_t(inner) * elem;
     e.upload(d, static_cast<const char*>(f.in) + (d - din.get<char>()), int64_t(bytes), 1, int64_t(bytes), 1, up);
-    check(cudaEventRecord(st.in.get(), up), "cudaEventRecord (fft slab in)");
-    check(cudaStreamWaitEvent(s, st.in.get(), 0), "cudaStreamWaitEvent (fft slab in)");
-    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft slab start)");
+    st.begin(up, s);
     execute(p.handle[r1 - r0 == q.per ? 0 : 1], l.type, f, d, d);
-    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft slab end)");
+    st.end(s);
   }
   std::vector<Engine::OutPart> outs;
   for (int64_t j = 0; j < q.blocks; ++j) {
-    Step& st = steps[size_t(q.count + j)];
+    PipelineStep& st = steps[size_t(q.count + j)];
     const int64_t c0 = j * q.width, w = std::min(inner, c0 + q.width) - c0;
     char* d = dout.get<char>() + uint64_t(c0) * uint64_t(n0) * elem;
-    check(cudaEventRecord(st.start.get(), s), "cudaEventRecord (fft block start)");
+    st.begin(nullptr, s);
     execute(p.handle[w == q.width ? 2 : 3], l.type, f, din.get<char>() + uint64_t(c0) * elem, d);
-    check(cudaEventRecord(st.end.get(), s), "cudaEventRecord (fft block end)");
+    st.end(s);
     // Block j: elements [c0, c0 + w) of every plane, packed w x n0 on the device.
-    outs.push_back({static_cast<char*>(f.out) + uint64_t(c0) * elem, d, w, n0, inner, elem, st.end.get()});
+    outs.push_back({static_cast<char*>(f.out) + uint64_t(c0) * elem, d, w, n0, inner, elem, st.done()});
   }
   download_pieces(e, f, steps, size_t(q.count), outs);
 }
