@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 13
+#define GOFL_BACKEND_ABI 14
 // The entry point's name carries no version: the table it returns does (abi).
 #define GOFL_BACKEND_ENTRY "gofl_backend_entry"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"

@@ -76,7 +76,8 @@ struct OutputPrefault::Impl {
 };
 
 OutputPrefault::OutputPrefault(const gofl_call& c) {
-  if (max_threads() == 0) return;
+  // Other threads' CPU calls hold the cores (gofl_call.cpu_calls_beside): the copy-out faults its pages itself.
+  if (max_threads() == 0 || c.cpu_calls_beside > 0) return;
   const uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
   std::vector<std::pair<uintptr_t, size_t>> pieces;
   std::vector<std::pair<uintptr_t, uintptr_t>> ranges;  // each output's pages

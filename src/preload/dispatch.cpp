@@ -46,6 +46,16 @@ bool g_spare_core = true;  // GPU_OFFLOAD_SPARE_CORE (spare_core.h)
 // What the top-level call running on this thread changed of its library's threads (spare_core.h).
 __thread SparedCore t_spared __attribute__((tls_model("initial-exec")));
 
+// Top-level CPU calls of at least kHoldsACoreFlops running now, on any thread: a GPU call made beside
+// them copies on its own thread (gofl_call.cpu_calls_beside). Its copy threads would only take turns
+// with the program's: in PySCF's OpenMP loops (16 threads, each a single-threaded dsymm with a 956^2
+// matrix, on a 16-core host) the GPU calls' copy-in ran at 1.7 GB/s, a worker preempted in the middle
+// of its part holding up each chunk. Calls below the threshold never reach this (the fast path), and
+// the counter is touched only by calls large enough to hold a core for about 0.1 ms or more.
+constexpr double kHoldsACoreFlops = 2e7;
+std::atomic<uint32_t> g_cpu_calls_running{0};
+__thread bool t_cpu_call_counted __attribute__((tls_model("initial-exec")));
+
 int tid() {
   if (!t_tid) t_tid = int(syscall(SYS_gettid));
   return t_tid;
@@ -134,6 +144,8 @@ void run_on_gpu(gofl_call& c) {
   }
   gofl_gpu_result r{};
   bool busy = false;
+  c.cpu_calls_beside = g_cpu_calls_running.load(std::memory_order_relaxed);
+  if (c.cpu_calls_beside > 0) c.flags |= GOFL_F_CORES_HELD;
   if (c.flags & GOFL_F_SPLIT) {
     // Over several GPUs; any failure left the program's memory as it was: one GPU runs it instead.
     const int split = gpu_run_split(c, &r, &busy);
@@ -206,6 +218,7 @@ bool enter_cpu_must_run(gofl_call& c) {
   c.t0_ns = clock_ns();
   if (c.device == GOFL_DEV_GPU) {
     run_on_gpu(c);
+    if (c.device != GOFL_DEV_GPU) c.flags &= ~uint32_t(GOFL_F_CORES_HELD);  // the CPU ran it after all
   } else if (c.depth == 0 && g_spare_core) {
     if (!(c.flags & GOFL_F_QUERY) && gpu_working_beside()) {
       t_spared = spare_core_for(c);  // given back by leave()
@@ -213,6 +226,11 @@ bool enter_cpu_must_run(gofl_call& c) {
     } else {
       spare_core_check();
     }
+  }
+  if (c.device == GOFL_DEV_CPU && c.depth == 0 && c.flops >= kHoldsACoreFlops && !(c.flags & GOFL_F_QUERY) &&
+      !t_cpu_call_counted) {
+    g_cpu_calls_running.fetch_add(1, std::memory_order_relaxed);
+    t_cpu_call_counted = true;  // until leave()
   }
   return c.device == GOFL_DEV_CPU || c.reason == GOFL_R_VERIFY;  // verify: the CPU runs it after the GPU
 }
@@ -224,6 +242,10 @@ void leave(gofl_call& c) {
   if (c.depth == 0 && t_spared.lib >= 0) {
     give_core_back(t_spared);
     t_spared = SparedCore{};
+  }
+  if (c.depth == 0 && t_cpu_call_counted) {
+    g_cpu_calls_running.fetch_sub(1, std::memory_order_relaxed);
+    t_cpu_call_counted = false;
   }
   if (c.verify) verify_compare(c);
   const int64_t info = (c.flags & GOFL_F_QUERY) ? 0 : read_info(c);

@@ -676,6 +676,54 @@ TEST(Blas3Threads, EightThreadsAtOnce) {
   EXPECT_EQ(on_gpu.load(), 32);
 }
 
+// A GPU call made while another thread of the program is inside a CPU call (a measured-only dsytrd,
+// n = 1536, on OpenBLAS's threads) knows the cores are held: its host copies ran on the calling thread
+// alone (several staging chunks each way), and its result is right. Once that thread's calls have
+// returned, a GPU call sees none beside it again.
+TEST(Blas3Threads, AGpuCallBesideTheProgramsCpuCallsCopiesAlone) {
+  using SytrdF = void (*)(const char*, const int*, double*, const int*, double*, double*, double*, double*,
+                          const int*, int*, size_t);
+  using BesideF = unsigned (*)();
+  const auto beside = reinterpret_cast<BesideF>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_cpu_beside"));
+  ASSERT_NE(beside, nullptr) << "libgpuoffload.so is not preloaded";
+  const DgemmShape big{1500, 1400, 1300, 1500, 1300, 1500, 1.0, 0.5};  // A, B, C 14-17 MB: 2-3 chunks each
+  EXPECT_GPU(dgemm_pair(6000, big).lc);
+  EXPECT_EQ(beside(), 0u);
+  std::atomic<bool> stop{false}, started{false};
+  std::atomic<int> cpu_calls{0}, not_cpu{0};
+  std::thread cpu([&] {
+    const int n = 1536, lwork = 64 * n;
+    std::vector<double> d(n), e(n), tau(n), work(static_cast<size_t>(lwork));
+    while (!stop.load()) {
+      auto a = gpu_test::random_matrix<double>(n, n, n, 6001);
+      int info = 0;
+      started = true;
+      gpu_test::intercepted<SytrdF>("dsytrd_")("L", &n, a.data(), &n, d.data(), e.data(), tau.data(), work.data(),
+                                              &lwork, &info, 1);
+      if (gpu_test::last_call().device != 0) ++not_cpu;
+      ++cpu_calls;
+    }
+  });
+  while (!started.load()) std::this_thread::yield();
+  unsigned seen = 0;
+  double worst = 0;
+  for (int r = 0; r < 40 && seen == 0; ++r) {  // the dsytrd thread is between calls only for microseconds
+    const Pair p = dgemm_pair(uint64_t(6002 + r), big);
+    EXPECT_GPU(p.lc);
+    seen = beside();
+    worst = std::max(worst, gpu_test::rel_diff(p.gpu.data(), p.cpu.data(), big.m, big.n, big.ldc));
+  }
+  stop = true;
+  cpu.join();
+  EXPECT_GE(seen, 1u) << "no GPU call saw the dsytrd thread inside its call (" << cpu_calls.load() << " calls made)";
+  EXPECT_LE(worst, tolerance<double>());
+  EXPECT_EQ(not_cpu.load(), 0) << "dsytrd is measured only: the CPU runs it";
+  const Pair after = dgemm_pair(6100, big);
+  EXPECT_GPU(after.lc);
+  EXPECT_EQ(beside(), 0u);
+  EXPECT_LE(gpu_test::rel_diff(after.gpu.data(), after.cpu.data(), big.m, big.n, big.ldc), tolerance<double>());
+}
+
 // Names no CPU library here defines: listed once, so a skipped ILP64 interface is visible.
 class ReportSkipped : public ::testing::Environment {
  public:
