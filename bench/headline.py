@@ -488,7 +488,7 @@ def group_sweep(r):
             c["gpu"] = side(na="no GPU: auto would keep every call on the CPU")
             r.add(c)
         return
-    s = os.path.join(r.a.out or r.tmp, "sweep")  # kept with --out, for bench/probes/slow_calls.py
+    s = os.path.join(r.tmp, "sweep")
     sweep = [sys.executable, os.path.join(HERE, "auto_sweep.py"), "--build", r.a.build, "--max-n", str(top)]
     other_cache = dict(r.env, XDG_CACHE_HOME=os.path.join(s, "cache-cpu-gpu"))
     rc, out, err = r.sh(sweep + ["--modes", "cpu", "--save", f"{s}/cpu"], env=other_cache)
@@ -524,6 +524,8 @@ def group_sweep(r):
     for c, which in ((first, "first"), (second, "second")):
         if autos[which]:
             c["note"] = "auto: " + ", ".join(fmt_s(x) for x in autos[which])
+    if r.a.out and os.path.isdir(s):  # the saved runs, one file, for bench/probes/slow_calls.py
+        shutil.make_archive(os.path.join(r.a.out, "sweep-runs"), "gztar", s)
     for c in rows:
         r.add(c)
 
@@ -719,7 +721,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 2)[2])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--out", default=None, help="folder for headline.json, headline.md, headline-bench.log and the sweep's saved runs")
+    ap.add_argument("--out", default=None, help="folder for headline.json, headline.md, headline-bench.log and the sweep's saved runs (sweep-runs.tar.gz)")
     ap.add_argument("--stage", choices=("a", "b", "all"), default="all")
     ap.add_argument("--repeats", type=int, default=None, help="runs of each case (default 5; 2 with --quick)")
     ap.add_argument("--only", default="", help="groups to run, of " + ", ".join(GROUPS["a"] + GROUPS["b"]))
