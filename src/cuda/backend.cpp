@@ -209,7 +209,7 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
     e.note_call_done(*call, std::chrono::duration<double>(std::chrono::steady_clock::now() - t_call).count());
   e.fill_result(r);
   report(r, o);
-  e.trim();  // keep at most the cache limit for reuse
+  e.trim(call->plan.device_bytes);  // room kept for a repeat of this call
   return o.status;
 }
 

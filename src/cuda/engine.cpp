@@ -220,6 +220,7 @@ int Engine::start(const char* gpus, unsigned libraries, char* msg, size_t len) {
     std::snprintf(prop.name, sizeof prop.name, "CUDA device %d", device_);
   }
   std::snprintf(gpu_.name, sizeof gpu_.name, "%.*s", int(sizeof gpu_.name - 1), prop.name);
+  im->device_total = uint64_t(prop.totalGlobalMem);
   std::snprintf(description_, sizeof description_,
                 "GPU %d of %d: %.48s (cc %d.%d, %.1f GiB), CUDA runtime %d.%d, driver %d.%d, staging up to %dx%zu MB, %d copy threads",
                 device_, count, prop.name, prop.major, prop.minor, double(prop.totalGlobalMem) / double(1ull << 30), rt / 1000,

@@ -250,7 +250,9 @@ class Engine {
   const std::vector<int>& split_devices() const { return split_devices_; }
   void* context() const { return ctx_; }  // its context (CUcontext), null if unknown
   void device_info(gofl_gpu_device* out) const;
-  void trim();  // release pooled device memory beyond the cache limit
+  // Releases pooled device memory beyond the cache limit (engine_memory.cpp), which keeps room for a
+  // repeat of a call that needed `call_bytes` (0: only the floor).
+  void trim(uint64_t call_bytes = 0);
   void set_fault(const char* spec);
   bool started() const { return impl_ != nullptr; }
   // After a failed call: wait for queued work, clear the CUDA error state; marks the context lost

@@ -11,8 +11,13 @@ namespace gofl {
 namespace cuda {
 
 namespace {
-// Device memory kept for reuse past a call; beyond this the largest blocks are freed.
-constexpr uint64_t kCacheLimit = 1ull << 30;
+// Device memory kept for reuse past a call: at least kCacheFloor, and room for a repeat of the call
+// just made up to kCacheShare of the device; beyond that the largest blocks are freed. Freeing a
+// large call's blocks after it and allocating them again at its repeat costs a cudaFree and a
+// cudaMalloc of each (a 512^3 complex FFT: three blocks of up to 2 GiB) inside every call. The
+// decision counts the cache as free (b_memory), and a call short of memory frees it first (alloc).
+constexpr uint64_t kCacheFloor = 1ull << 30;
+constexpr uint64_t kCacheShare = 8;  // 1/8 of the device: 10 GiB of an 80 GB card
 }  // namespace
 
 // ---- DevMem -------------------------------------------------------------------------------------------
@@ -124,7 +129,10 @@ void Engine::release_cached(uint64_t keep) {
     if (cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
 }
 
-void Engine::trim() { release_cached(kCacheLimit); }
+void Engine::trim(uint64_t call_bytes) {
+  const uint64_t ceiling = impl_ ? impl_->device_total / kCacheShare : 0;
+  release_cached(std::max(kCacheFloor, std::min(call_bytes, ceiling)));
+}
 
 int* Engine::dev_info() {
   if (!impl_) fail(GOFL_GPU_NO_DEVICE, "dev_info before start");

@@ -38,6 +38,7 @@ struct Engine::Impl {
   std::multimap<size_t, void*> free_blocks;
   std::unordered_map<void*, size_t> capacity;
   uint64_t cached = 0;
+  uint64_t device_total = 0;  // the device's memory (the cache's ceiling is a share of it)
 
   // Pinned staging ring: chunk i of any transfer uses buffer (ring + i) % nbuf; ev[b] marks the
   // end of the last DMA that read or wrote buffer b.
