@@ -82,6 +82,8 @@ void at_fork_child() {
   copy_split_fork_child();
   spare_core_fork_child();
   counted_fork_child();
+  // Only the forking thread lives on in the child: the other threads' CPU calls are not running there.
+  g_cpu_calls_running.store(t_cpu_call_counted ? 1 : 0, std::memory_order_relaxed);
 }
 
 void init_once() {
