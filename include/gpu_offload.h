@@ -22,7 +22,8 @@ int gpu_offload_last_call_split(void);
 
 /* For this thread's last intercepted call, if it ran on the GPU: how many of the program's other
  * threads were inside CPU calls of some size (2e7 flops or more) when it started. Those hold the
- * cores, so its host copies ran on the calling thread alone. 0 for a call that ran on the CPU. */
+ * cores, so its host copies ran on the calling thread alone while they did. 0 for a call that ran on
+ * the CPU. */
 unsigned gpu_offload_last_call_cpu_beside(void);
 
 /* Why the GPU attempt of this thread's last intercepted call failed, when its reason is "GPU

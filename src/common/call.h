@@ -63,9 +63,11 @@ typedef struct gofl_call {
   uint16_t gpu_status;         // gofl_gpu_status of a failed GPU attempt (0 otherwise)
   uint16_t gpu_detail;         // the library's error number
   uint32_t resident;           // gofl_residency of each operand's device copy (GOFL_RESIDENCY_OF)
-  // A GPU call: the program's other threads inside top-level CPU calls of some size when it started.
-  // Those hold the cores, so the backend copies on the calling thread alone (engine_copies.cpp).
+  // A GPU call: the program's other threads inside top-level CPU calls of some size when it started,
+  // and that count as it goes on (read with __atomic_load_n; NULL: none kept). While it is not 0 those
+  // threads hold the cores, and the backend copies on the calling thread alone (engine_copies.cpp).
   uint32_t cpu_calls_beside;
+  const uint32_t* cpu_calls_now;
   uint32_t fp_in[GOFL_MAX_OPERANDS];
   void* verify;                // verify mode: the GPU's private results until leave()
 } gofl_call;

@@ -19,9 +19,10 @@ constexpr size_t kParallelCopyMin = 1u << 20;
 
 void Engine::Impl::host_copy(const HostView& v, char* stage, size_t b, size_t e, bool to_host) {
   const size_t n = e - b;
-  // Where the program's other threads hold the cores with CPU calls (gofl_call.cpu_calls_beside), the
-  // calling thread copies alone: a pool worker would wait for a core and hold up the chunk.
-  const bool cores_held = call && call->cpu_calls_beside > 0;
+  // While the program's other threads hold the cores with CPU calls (gofl_call.cpu_calls_now), the
+  // calling thread copies alone: a pool worker would wait for a core and hold up the chunk. Asked
+  // for each chunk: a large call's copies use the pool again once those calls have returned.
+  const bool cores_held = call && call->cpu_calls_now && __atomic_load_n(call->cpu_calls_now, __ATOMIC_RELAXED) > 0;
   if (n < kParallelCopyMin || pool.threads() == 1 || cores_held) {
     v.copy(stage, b, b, e, to_host);
     return;

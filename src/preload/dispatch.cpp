@@ -52,8 +52,9 @@ __thread SparedCore t_spared __attribute__((tls_model("initial-exec")));
 // matrix, on a 16-core host) the GPU calls' copy-in ran at 1.7 GB/s, a worker preempted in the middle
 // of its part holding up each chunk. Calls below the threshold never reach this (the fast path), and
 // the counter is touched only by calls large enough to hold a core for about 0.1 ms or more.
+// A plain integer changed with __atomic builtins: the backend reads it through gofl_call.cpu_calls_now.
 constexpr double kHoldsACoreFlops = 2e7;
-std::atomic<uint32_t> g_cpu_calls_running{0};
+uint32_t g_cpu_calls_running = 0;
 __thread bool t_cpu_call_counted __attribute__((tls_model("initial-exec")));
 
 int tid() {
@@ -83,7 +84,7 @@ void at_fork_child() {
   spare_core_fork_child();
   counted_fork_child();
   // Only the forking thread lives on in the child: the other threads' CPU calls are not running there.
-  g_cpu_calls_running.store(t_cpu_call_counted ? 1 : 0, std::memory_order_relaxed);
+  __atomic_store_n(&g_cpu_calls_running, t_cpu_call_counted ? 1u : 0u, __ATOMIC_RELAXED);
 }
 
 void init_once() {
@@ -146,7 +147,8 @@ void run_on_gpu(gofl_call& c) {
   }
   gofl_gpu_result r{};
   bool busy = false;
-  c.cpu_calls_beside = g_cpu_calls_running.load(std::memory_order_relaxed);
+  c.cpu_calls_now = &g_cpu_calls_running;
+  c.cpu_calls_beside = __atomic_load_n(&g_cpu_calls_running, __ATOMIC_RELAXED);
   if (c.cpu_calls_beside > 0) c.flags |= GOFL_F_CORES_HELD;
   if (c.flags & GOFL_F_SPLIT) {
     // Over several GPUs; any failure left the program's memory as it was: one GPU runs it instead.
@@ -231,7 +233,7 @@ bool enter_cpu_must_run(gofl_call& c) {
   }
   if (c.device == GOFL_DEV_CPU && c.depth == 0 && c.flops >= kHoldsACoreFlops && !(c.flags & GOFL_F_QUERY) &&
       !t_cpu_call_counted) {
-    g_cpu_calls_running.fetch_add(1, std::memory_order_relaxed);
+    __atomic_fetch_add(&g_cpu_calls_running, 1u, __ATOMIC_RELAXED);
     t_cpu_call_counted = true;  // until leave()
   }
   return c.device == GOFL_DEV_CPU || c.reason == GOFL_R_VERIFY;  // verify: the CPU runs it after the GPU
@@ -246,7 +248,7 @@ void leave(gofl_call& c) {
     t_spared = SparedCore{};
   }
   if (c.depth == 0 && t_cpu_call_counted) {
-    g_cpu_calls_running.fetch_sub(1, std::memory_order_relaxed);
+    __atomic_fetch_sub(&g_cpu_calls_running, 1u, __ATOMIC_RELAXED);
     t_cpu_call_counted = false;
   }
   if (c.verify) verify_compare(c);

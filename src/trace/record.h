@@ -41,7 +41,7 @@ enum gofl_flag {
   GOFL_F_AFTER_COUNTED = 1u << 9,  // counted calls (GOFL_REC_COUNTED) came on this thread since its previous record:
                                    // the time since that record's end is not the time outside any call
   GOFL_F_CORES_HELD = 1u << 10,    // a GPU call made while other threads' CPU calls held the cores: its host copies
-                                   // ran on the calling thread alone (gofl_call.cpu_calls_beside)
+                                   // ran on the calling thread alone while they did (gofl_call.cpu_calls_now)
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };
