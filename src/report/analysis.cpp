@@ -154,11 +154,17 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
     s.copy_out_s += c.copy_out_s;
     s.gpu_wall_s += c.reason == GOFL_R_VERIFY ? double(c.copy_in_s) + c.compute_s + c.copy_out_s : secs;
     // Bytes only where the copy was timed, so bytes / seconds is a rate.
+    double in = 0;
     for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
       if (c.operands[i].fp_in && c.copy_in_s > 0 && GOFL_RESIDENCY_OF(resident, i) == GOFL_RES_COPIED)
-        s.bytes_in += double(c.operands[i].bytes);  // a kept device copy served it: not copied
+        in += double(c.operands[i].bytes);  // a kept device copy served it: not copied
       if (c.operands[i].fp_out && c.copy_out_s > 0) s.bytes_out += double(c.operands[i].bytes);
     }
+    s.bytes_in += in;
+    Analysis::CopyIn& ci = a.copy_in_by_cores[(c.flags & GOFL_F_CORES_HELD) ? 1 : 0];
+    ++ci.calls;
+    ci.bytes += in;
+    ci.seconds += c.copy_in_s;
   }
   if (c.reason == GOFL_R_GPU_FAILED || c.gpu_status) {
     FailureStats& f = a.failures[{c.gpu_status, c.gpu_detail}];

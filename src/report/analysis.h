@@ -176,6 +176,12 @@ struct Analysis {
   ProfileVerdict profile_verdict;     // set by use_profile
   PointSample work_points{2500};      // x = flops, y = seconds: top-level calls with work
   Conversions conversions;            // converting operands around the LAPACK calls
+  // Timed GPU calls by whether other threads' CPU calls held the cores when they began
+  // (GOFL_F_CORES_HELD: their copies ran on the calling thread alone), [0] not, [1] held.
+  struct CopyIn {
+    uint64_t calls = 0;
+    double bytes = 0, seconds = 0;  // copied inputs and their copy-in time
+  } copy_in_by_cores[2];
 
   // Copy rate the avoidable time is priced at: measured by the traced GPU calls, else the profile's
   // host-to-GPU bandwidth (use_profile), else assumed.

@@ -560,6 +560,15 @@ std::vector<std::string> report_summary(const Analysis& a) {
                   (t.copy_out_s > 0 ? ", copying out " + format_seconds(t.copy_out_s) : std::string()) +
                   "; copies are " + format_percent(copies, t.gpu_wall_s) + " of the GPU calls' time.");
   }
+  if (const Analysis::CopyIn& held = a.copy_in_by_cores[1]; held.calls) {
+    const Analysis::CopyIn& free = a.copy_in_by_cores[0];
+    auto rate = [](const Analysis::CopyIn& x) {
+      return x.seconds > 0 && x.bytes > 0 ? format_ratio(x.bytes / x.seconds * 1e-9) + " GB/s" : std::string("no timed copy-in");
+    };
+    out.push_back(plural(held.calls, "GPU call") + " began while the program's other threads were inside CPU calls, " +
+                  "which held the cores: they copied on their own thread (copy-in " + rate(held) + "; the other " +
+                  plural(free.calls, "GPU call") + ": " + rate(free) + ").");
+  }
   if (t.gpu_avoided_bytes > 0)
     out.push_back("Keeping unchanged data on the GPU (residency) avoided copying " + format_bytes(t.gpu_avoided_bytes) +
                   " of the " + format_bytes(t.gpu_in_bytes) + " the GPU calls read.");

@@ -7,6 +7,7 @@
 //   make_trace DIR mixed [ARGS...]      known answers for the GPU columns, failures, verify, the model
 //   make_trace DIR demo [ARGS...]       a realistic offloaded run, to look at
 //   make_trace DIR resident             known answers for the copies residency avoided
+//   make_trace DIR cores_held           a GPU call that began beside other threads' CPU calls, and one not
 //   make_trace DIR conversions          known answers for the conversions around a LAPACK call (the
 //                                       copies are NumPy's when this binary runs from a numpy/ folder)
 //   make_trace DIR own_work             LAPACK calls after long stretches of the caller's own work
@@ -129,6 +130,16 @@ void resident() {
   Call three = gemm(20 * MS, G, GOFL_R_OFFLOADED, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {E, MB8, 0, 55}}, 0.0f);
   three.resident = GOFL_RES_KEPT | (GOFL_RES_KEPT << 2);
   emit(three);
+}
+
+// Two GPU products reading 16 MB each: the first began while other threads' CPU calls held the cores
+// (GOFL_F_CORES_HELD) and copied in at 2 GB/s, the second at 8 GB/s.
+void cores_held() {
+  const uint8_t G = GOFL_DEV_GPU;
+  Call held = gemm(1 * MS, G, GOFL_R_OFFLOADED, {{A, MB8, 11, 0}, {B, MB8, 22, 0}, {C, MB8, 0, 33}}, 0.008f);
+  held.flags = GOFL_F_CORES_HELD;
+  emit(held);
+  emit(gemm(10 * MS, G, GOFL_R_OFFLOADED, {{D, MB8, 44, 0}, {E, MB8, 55, 0}, {F, MB8, 0, 66}}, 0.002f));
 }
 
 void avoidable() {
@@ -494,7 +505,7 @@ void starts() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions|own_work|starts|resident [ARGS...]\n");
+    fprintf(stderr, "usage: make_trace DIR avoidable|mixed|demo|conversions|own_work|starts|resident|cores_held [ARGS...]\n");
     return 2;
   }
   const std::string what = argv[2];
@@ -505,6 +516,7 @@ int main(int argc, char** argv) {
                                         is_demo ? "built-in" : "test <profile> & \"synthetic\""});
   if (what == "avoidable") avoidable();
   else if (what == "resident") resident();
+  else if (what == "cores_held") cores_held();
   else if (what == "mixed") mixed();
   else if (is_demo) demo();
   else if (what == "conversions") conversions();

@@ -146,6 +146,20 @@ def test_dump_csv_gives_the_bytes_residency_avoided_per_call(tmp_path):
     assert other and {r["avoided_bytes"] for r in other} == {"0"}
 
 
+def test_gpu_calls_beside_the_programs_cpu_calls_are_told_apart(tmp_path):
+    """make_trace.cpp's `cores_held` scenario: one GPU call began while other threads' CPU calls held the
+    cores (it copied on its own thread, 16 MB in 8 ms), one did not (16 MB in 2 ms). The report gives each
+    group's copy-in rate, and `dump --csv` marks the first."""
+    tdir = make_trace(tmp_path, "cores_held")
+    flat = " ".join(cli("report", tdir).stdout.split())
+    assert ("1 GPU call began while the program's other threads were inside CPU calls, which held the cores: "
+            "they copied on their own thread (copy-in 2.00 GB/s; the other 1 GPU call: 8.00 GB/s).") in flat
+    rows = list(csv.DictReader(io.StringIO(cli("dump", "--csv", tdir).stdout)))
+    assert [r["cores_held"] for r in rows] == ["1", "0"]
+    # No such call: no such line.
+    assert "held the cores" not in " ".join(cli("report", make_trace(tmp_path, "resident")).stdout.split())
+
+
 def test_avoidable_copy_is_per_process_and_in_time_order(tmp_path):
     """The parent's file alone: 4 GPU calls, 68 MB, 32 MB avoidable. Its third call was written before its
     second (threads finish out of order): in file order A's newer content would be held first and only
