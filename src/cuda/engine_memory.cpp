@@ -1,6 +1,7 @@
 // The device memory pool: blocks kept for reuse past a call (DevMem returns them), freed largest
 // first beyond a limit, and the device int behind dev_info().
 #include "cuda/engine_state.h"
+#include "policy/reserve.h"
 
 #include <algorithm>
 #include <iterator>
@@ -15,7 +16,9 @@ namespace {
 // just made up to kCacheShare of the device; beyond that the largest blocks are freed. Freeing a
 // large call's blocks after it and allocating them again at its repeat costs a cudaFree and a
 // cudaMalloc of each (a 512^3 complex FFT: three blocks of up to 2 GiB) inside every call. The
-// decision counts the cache as free (b_memory), and a call short of memory frees it first (alloc).
+// decision counts the cache as free (b_memory), a call short of memory frees it first (alloc), and
+// beyond the floor the cache gives way to the memory reserve (GPU_OFFLOAD_MEMORY_RESERVE): it never
+// keeps the device's free memory below what the library leaves to other processes.
 constexpr uint64_t kCacheFloor = 1ull << 30;
 constexpr uint64_t kCacheShare = 8;  // 1/8 of the device: 10 GiB of an 80 GB card
 }  // namespace
@@ -130,8 +133,21 @@ void Engine::release_cached(uint64_t keep) {
 }
 
 void Engine::trim(uint64_t call_bytes) {
-  const uint64_t ceiling = impl_ ? impl_->device_total / kCacheShare : 0;
-  release_cached(std::max(kCacheFloor, std::min(call_bytes, ceiling)));
+  if (!impl_) return;
+  uint64_t keep = std::max(kCacheFloor, std::min(call_bytes, impl_->device_total / kCacheShare));
+  size_t free_b = 0, total = 0;
+  if (keep > kCacheFloor) {
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+      (void)cudaGetLastError();
+      keep = kCacheFloor;
+    } else if (const uint64_t reserve = uint64_t(
+                   gpu_memory_reserve(double(impl_->reserve_bytes), impl_->reserve_fraction, double(total)));
+               free_b < reserve) {
+      const uint64_t short_by = reserve - free_b, cached = cached_bytes();
+      keep = std::max(kCacheFloor, cached > short_by ? std::min(keep, cached - short_by) : 0);
+    }
+  }
+  release_cached(keep);
 }
 
 int* Engine::dev_info() {
