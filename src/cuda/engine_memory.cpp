@@ -1,7 +1,6 @@
 // The device memory pool: blocks kept for reuse past a call (DevMem returns them), freed largest
 // first beyond a limit, and the device int behind dev_info().
 #include "cuda/engine_state.h"
-#include "policy/reserve.h"
 
 #include <algorithm>
 #include <iterator>
@@ -140,9 +139,7 @@ void Engine::trim(uint64_t call_bytes) {
     if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
       (void)cudaGetLastError();
       keep = kCacheFloor;
-    } else if (const uint64_t reserve = uint64_t(
-                   gpu_memory_reserve(double(impl_->reserve_bytes), impl_->reserve_fraction, double(total)));
-               free_b < reserve) {
+    } else if (const uint64_t reserve = impl_->reserve(total); free_b < reserve) {
       const uint64_t short_by = reserve - free_b, cached = cached_bytes();
       keep = std::max(kCacheFloor, cached > short_by ? std::min(keep, cached - short_by) : 0);
     }

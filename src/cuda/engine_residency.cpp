@@ -1,7 +1,6 @@
 // Residency in the engine (cuda/resident.h keeps the copies): inputs served by kept device copies,
 // results kept for later calls, the settings, and making room when device memory runs short.
 #include "cuda/engine_state.h"
-#include "policy/reserve.h"
 
 #include <cstdlib>
 
@@ -90,8 +89,7 @@ void Engine::make_room(uint64_t need) {
     (void)cudaGetLastError();
     return;
   }
-  const uint64_t reserve =
-      uint64_t(gpu_memory_reserve(double(impl_->reserve_bytes), impl_->reserve_fraction, double(total)));
+  const uint64_t reserve = impl_->reserve(total);
   const uint64_t have = uint64_t(free_b) + cached_bytes();
   if (have >= reserve + need) return;
   // Another process (or this call) needs the memory: kept copies go, least recently used first.

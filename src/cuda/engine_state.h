@@ -9,6 +9,7 @@
 #include "cuda/host_view.h"
 #include "cuda/pieces.h"
 #include "cuda/resident.h"
+#include "policy/reserve.h"
 
 #include <algorithm>
 #include <atomic>
@@ -89,6 +90,10 @@ struct Engine::Impl {
   ResidentCache* resident = nullptr;
   int64_t reserve_bytes = -1;
   double reserve_fraction = 0.3;
+  // The memory left free for other processes on a device of `total` bytes (policy/reserve.h).
+  uint64_t reserve(size_t total) const {
+    return uint64_t(gpu_memory_reserve(double(reserve_bytes), reserve_fraction, double(total)));
+  }
   const gofl_call* call = nullptr;
   uint32_t resident_bits = 0;
   uint64_t bytes_resident = 0;
