@@ -8,18 +8,16 @@
 //   upload_probe [GIB] [REPS] [THREADS]     (defaults 2, 5, 3/4 of the cores up to 12)
 //
 // Prints per way the median, min and max GB/s over REPS uploads of GIB GiB, each checked on the
-// device against the source (a sum of a sample). Not installed; CMake target upload_probe.
+// device against the source (64 samples of 4 KiB compared). Not installed; CMake target upload_probe.
 #include <cuda_runtime.h>
 
+#include "cuda/copy_threads.h"  // the engine's copy threads
+
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,59 +33,6 @@ void ck(cudaError_t e, const char* what) {
 
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-// Threads that run fn(t) for t in [0, n) together and return when all are done (one job at a time).
-class Team {
- public:
-  explicit Team(int n) : n_(n) {
-    for (int t = 1; t < n; ++t)
-      threads_.emplace_back([this, t] {
-        ck(cudaSetDevice(0), "cudaSetDevice");
-        for (uint64_t seen = 0;;) {
-          std::unique_lock<std::mutex> lk(m_);
-          cv_.wait(lk, [&] { return stop_ || gen_ != seen; });
-          if (stop_) return;
-          seen = gen_;
-          const auto* fn = fn_;
-          lk.unlock();
-          (*fn)(t);
-          lk.lock();
-          if (--running_ == 0) done_.notify_all();
-        }
-      });
-  }
-  ~Team() {
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  void run(const std::function<void(int)>& fn) {
-    {
-      std::lock_guard<std::mutex> lk(m_);
-      fn_ = &fn;
-      running_ = n_ - 1;
-      ++gen_;
-    }
-    cv_.notify_all();
-    fn(0);
-    std::unique_lock<std::mutex> lk(m_);
-    done_.wait(lk, [&] { return running_ == 0; });
-  }
-  int size() const { return n_; }
-
- private:
-  int n_;
-  std::vector<std::thread> threads_;
-  std::mutex m_;
-  std::condition_variable cv_, done_;
-  const std::function<void(int)>* fn_ = nullptr;
-  uint64_t gen_ = 0;
-  int running_ = 0;
-  bool stop_ = false;
-};
-
 struct Setup {
   size_t bytes;
   char* host;  // pageable, touched
@@ -97,20 +42,17 @@ struct Setup {
 
 // The engine's way: per chunk, wait for the DMA that last used its buffer, copy it with every thread
 // (parts of 1/(4 x threads)), queue its DMA.
-double joined(const Setup& s, Team& team, size_t chunk, int nbuf, char* ring, std::vector<cudaEvent_t>& ev) {
+double joined(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf, char* ring, std::vector<cudaEvent_t>& ev) {
   const double t0 = now();
   for (size_t off = 0, i = 0; off < s.bytes; off += chunk, ++i) {
     const size_t n = std::min(chunk, s.bytes - off), b = i % size_t(nbuf);
     char* stage = ring + b * chunk;
     ck(cudaEventSynchronize(ev[b]), "cudaEventSynchronize");
-    const int parts = team.size() * 4;
+    const int parts = team.threads() * 4;
     const size_t step = (n + size_t(parts) - 1) / size_t(parts);
-    std::atomic<int> next{0};
-    team.run([&](int) {
-      for (int p; (p = next.fetch_add(1)) < parts;) {
-        const size_t a = size_t(p) * step, e = std::min(n, a + step);
-        if (a < e) std::memcpy(stage + a, s.host + off + a, e - a);
-      }
+    team.run(parts, [&](int p) {
+      const size_t a = size_t(p) * step, e = std::min(n, a + step);
+      if (a < e) std::memcpy(stage + a, s.host + off + a, e - a);
     });
     ck(cudaMemcpyAsync(s.dev + off, stage, n, cudaMemcpyHostToDevice, s.stream), "cudaMemcpyAsync");
     ck(cudaEventRecord(ev[b], s.stream), "cudaEventRecord");
@@ -121,12 +63,12 @@ double joined(const Setup& s, Team& team, size_t chunk, int nbuf, char* ring, st
 
 // Each thread owns chunks t, t + T, ... and buffers t, t + T, ... (nbuf a multiple of T): it waits only
 // for its own buffer's last DMA, copies the chunk alone and queues its DMA (on its own stream).
-double owned(const Setup& s, Team& team, size_t chunk, int nbuf, char* ring, std::vector<cudaEvent_t>& ev,
+double owned(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf, char* ring, std::vector<cudaEvent_t>& ev,
              std::vector<cudaStream_t>& streams) {
-  const int T = team.size();
+  const int T = team.threads();
   const size_t chunks = (s.bytes + chunk - 1) / chunk;
   const double t0 = now();
-  team.run([&](int t) {
+  team.run(T, [&](int t) {  // part t: chunks t, t + T, ... on whichever thread takes it
     for (size_t i = size_t(t), k = 0; i < chunks; i += size_t(T), ++k) {
       const size_t off = i * chunk, n = std::min(chunk, s.bytes - off);
       const size_t b = (size_t(t) + k * size_t(T)) % size_t(nbuf);
@@ -205,7 +147,8 @@ int main(int argc, char** argv) {
   }
   report("cudaMemcpy from pageable", t, s.bytes, check(s));
 
-  Team team(threads);
+  gofl::cuda::CopyPool team;  // as the engine starts it: idle threads spin 200 us
+  team.start(threads, 200, [] { ck(cudaSetDevice(0), "cudaSetDevice"); });
   struct Way {
     const char* kind;
     size_t mb;
