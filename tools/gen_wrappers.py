@@ -216,21 +216,31 @@ def query_condition(o, kinds):
     return " || ".join(f"{a} == -1" for a in o.query if a in kinds)
 
 
+def counted_condition(opname, split):
+    """When a call is counted rather than described: below the threshold, and not a ?copy to split."""
+    cond = "gofl_flops < gofl::g_count_limit"
+    if split:
+        cond += f" && !gofl::split_copy_candidate(n, sizeof({ELEM[opname[0]]}))"
+    return cond
+
+
+def counted_key(opname, o, name, kinds, row_major_aware):
+    """The count key of a call (src/preload/counted.h)."""
+    query = query_condition(o, kinds) or "false"
+    row_major = "gofl_row_major" if row_major_aware else "false"
+    return (f"gofl::count_key(OP_{opname}, {ident(name)}, gofl_size_class(gofl_flops, {o.dims[0]}), "
+            f"{query}, {row_major})")
+
+
 def gen_counted(name, opname, o, iface, row_major_aware, kinds, call_args, split, fn_t):
     """While calls are recorded, a call below the threshold is counted instead of described
     (src/preload/counted.h): its real function runs between count_begin and count_end. A large
     ?copy that would be split is described (it is not small)."""
     d = o.dims
-    query = query_condition(o, kinds) or "false"
-    row_major = "gofl_row_major" if row_major_aware else "false"
-    cond = "gofl_flops < gofl::g_count_limit"
-    if split:
-        cond += f" && !gofl::split_copy_candidate(n, sizeof({ELEM[opname[0]]}))"
     return [
-        f"  if ({cond}) {{\n",
+        f"  if ({counted_condition(opname, split)}) {{\n",
         "    const void* const gofl_site = gofl::t_site;\n",
-        f"    const uint64_t gofl_key = gofl::count_key(OP_{opname}, {ident(name)}, gofl_size_class(gofl_flops, {d[0]}), "
-        f"{query}, {row_major});\n",
+        f"    const uint64_t gofl_key = {counted_key(opname, o, name, kinds, row_major_aware)};\n",
         f"    if (gofl::CountEntry* const gofl_count = gofl::count_entry(gofl_site, gofl_key, {d[0]}, {d[1]}, {d[2]})) {{\n",
         f"      const {fn_t} gofl_real = reinterpret_cast<{fn_t}>(gofl::real_fn({ident(name)}, gofl_site));\n",
         "      const uint64_t gofl_t0 = gofl::count_begin(*gofl_count, gofl_flops);\n",
@@ -359,6 +369,19 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
         L.append(f"    if (__builtin_expect(gofl::split_copy_candidate(n, sizeof({elem})), 0)) "
                  f"return large_{name}({', '.join(call_args)}, gofl_fn);\n")
     L.append(f"    return reinterpret_cast<{fn_t}>(gofl_fn)({', '.join(call_args)});\n  }}\n")
+    if o.kind.startswith("blas"):
+        # While calls are recorded: a BLAS routine calls no other intercepted routine, so a counted
+        # call that is not one of the timed sample needs nothing after it (no depth to restore) and
+        # is counted here, before the same jump. The others go on to slow_, which finds or makes the
+        # key's entry and times the sample.
+        L.append(f"  if ({counted_condition(opname, split)}) {{\n")
+        L.append("    const void* const gofl_site = __builtin_return_address(0);\n")
+        L.append(f"    uint64_t gofl_key = {counted_key(opname, o, name, kinds, row_major_aware)};\n")
+        L.append("    gofl::CountEntry* const gofl_count = gofl::count_entry_found(gofl_site, gofl_key);\n")
+        L.append(f"    void* const gofl_real = gofl::cached_real({ident(name)}, gofl_site);\n")
+        L.append("    if (__builtin_expect(gofl_count != nullptr && gofl_real != nullptr, 1) && "
+                 "gofl::count_untimed_leaf(*gofl_count, gofl_flops))\n")
+        L.append(f"      return reinterpret_cast<{fn_t}>(gofl_real)({', '.join(call_args)});\n  }}\n")
     # Same arguments as ours, so both branches are jumps; the call site travels in a thread-local.
     # The slow path also resolves the real function on first use.
     L.append("  gofl::t_site = __builtin_return_address(0);\n")

@@ -4,7 +4,7 @@
 # table under --device gpu (2D 8192^2, 3D 512^3 c2c and r2c, batched 1D 65536 x 1024), each execute
 # after the first (which makes the cuFFT plans) timed by the program. Per variant and transform, over
 # all rounds: the median, min and max in ms. FFTW itself plans for FFT_PLAN_S seconds (default 2 here:
-# its times are not the point).
+# its times are not the point). VARIANTS: other name:VAR=value,VAR=value settings to take turns.
 # Usage: bench/probes/fft_pieces_ab.sh BUILD_DIR [ROUNDS] [REPS]   (on the GPU machine)
 set -euo pipefail
 B=${1:?build dir}; rounds=${2:-2}; reps=${3:-5}
@@ -12,8 +12,8 @@ bin=$(mktemp -d)/fft_bench
 cc -O2 "$(dirname "$0")/../fft_bench.c" -o "$bin" -lfftw3 -ldl -lm
 log=$(mktemp)
 for r in $(seq "$rounds"); do
-  for v in "whole:GPU_OFFLOAD_FFT_PIECES=1" "pieces:GPU_OFFLOAD_FFT_PIECES=16"; do
-    env "${v#*:}" FFT_PLAN_S=${FFT_PLAN_S:-2} "$B/bin/gpu-offload" run --device gpu -- "$bin" --threads "$(nproc)" \
+  for v in ${VARIANTS:-whole:GPU_OFFLOAD_FFT_PIECES=1 pieces:GPU_OFFLOAD_FFT_PIECES=16}; do
+    env $(tr , ' ' <<< "${v#*:}") FFT_PLAN_S=${FFT_PLAN_S:-2} "$B/bin/gpu-offload" run --device gpu -- "$bin" --threads "$(nproc)" \
       --reps "$reps" --times | sed "s/^/${v%%:*}|/" >> "$log"
   done
 done

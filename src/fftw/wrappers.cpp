@@ -87,19 +87,11 @@ void add_operand(gofl_call& c, const void* base, Span s, uint32_t elem_size, int
   }
 }
 
-// One execute: unknown plans and small transforms go straight to FFTW (counted while calls are
-// recorded: preload/counted.h), the rest through the dispatcher like a generated BLAS wrapper, which
-// may run it on the GPU (c.fft) instead of calling FFTW. `in`/`out` nullptr: the plan's own arrays
-// (fftw_execute).
+// An execute that is described and dispatched, or counted and timed: out of line, so that the
+// calls execute() passes straight to FFTW pay no frame for the gofl_call.
 template <class... A>
-void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
-             const void* out, A... args) {
-  auto real = reinterpret_cast<void (*)(A...)>(real_fn_in(slot, name, caller));
-  const PlanInfo* p = plan_lookup(plan);
-  if (__builtin_expect(p == nullptr || p->flops < g_fast_limit, 1)) {
-    real(args...);
-    return;
-  }
+[[gnu::noinline]] void execute_recorded(void (*real)(A...), const PlanInfo* p, const void* caller, Plan plan,
+                                        const void* in, const void* out, A... args) {
   if (p->flops < g_count_limit) {
     const uint64_t key = count_key(p->op, GOFL_SYM_FFTW, gofl_size_class(p->flops, p->n), false, false);
     if (CountEntry* const e = count_entry(caller, key, p->n, p->howmany, p->rank)) {
@@ -118,6 +110,25 @@ void execute(Slot& slot, const char* name, const void* caller, Plan plan, const 
   c.fft = &transform;
   if (enter_cpu_must_run(c)) real(args...);
   leave(c);
+}
+
+// One execute: unknown plans and small transforms go straight to FFTW (counted while calls are
+// recorded: preload/counted.h), the rest through the dispatcher like a generated BLAS wrapper, which
+// may run it on the GPU (c.fft) instead of calling FFTW. `in`/`out` nullptr: the plan's own arrays
+// (fftw_execute).
+template <class... A>
+void execute(Slot& slot, const char* name, const void* caller, Plan plan, const void* in,
+             const void* out, A... args) {
+  auto real = reinterpret_cast<void (*)(A...)>(real_fn_in(slot, name, caller));
+  const PlanInfo* p = plan_lookup(plan);
+  if (__builtin_expect(p == nullptr || p->flops < g_fast_limit, 1)) return real(args...);
+  if (p->flops < g_count_limit) {
+    // FFTW calls no intercepted routine: a call counted but not timed needs nothing after it.
+    uint64_t key = count_key(p->op, GOFL_SYM_FFTW, gofl_size_class(p->flops, p->n), false, false);
+    CountEntry* const found = count_entry_found(caller, key);
+    if (__builtin_expect(found != nullptr, 1) && count_untimed_leaf(*found, p->flops)) return real(args...);
+  }
+  return execute_recorded(real, p, caller, plan, in, out, args...);
 }
 
 void destroy(Slot& slot, const char* name, const void* caller, Plan plan) {

@@ -73,8 +73,9 @@ inline uint32_t count_slot_of(uint64_t site, uint64_t key) {
 // Out of line: the table's first use, a key found further along or new, a key still described.
 CountEntry* count_entry_slow(const void* site, uint64_t key, int64_t d0, int64_t d1, int64_t d2);
 
-// The entry counting this call, or null: describe it (a key's first calls, a full table).
-[[gnu::always_inline]] inline CountEntry* count_entry(const void* site, uint64_t key, int64_t d0, int64_t d1, int64_t d2) {
+// The entry counting this call when it is in its home slot and past its described calls, else null
+// (count_entry then looks further). Makes no call.
+[[gnu::always_inline]] inline CountEntry* count_entry_found(const void* site, uint64_t& key) {
   if (t_call_depth > 0) key |= kCountNested << 40;
   CountTable* const t = t_counts;
   if (__builtin_expect(t != nullptr, 1)) {
@@ -84,25 +85,48 @@ CountEntry* count_entry_slow(const void* site, uint64_t key, int64_t d0, int64_t
                              e.described >= kDescribedPerKey, 1))
       return &e;
   }
+  return nullptr;
+}
+
+// The entry counting this call, or null: describe it (a key's first calls, a full table).
+[[gnu::always_inline]] inline CountEntry* count_entry(const void* site, uint64_t key, int64_t d0, int64_t d1, int64_t d2) {
+  if (CountEntry* const e = count_entry_found(site, key)) return e;
   return count_entry_slow(site, key, d0, d1, d2);
 }
 
 void count_timed(CountEntry& e, uint64_t t0);
 
+// Whether the call numbered n (from 0) of its key is one of the timed sample.
+[[gnu::always_inline]] inline bool count_sampled(uint64_t n) {
+  return (n & (n < kCountEarlyCalls ? kCountSampleEarly : kCountSampleLate)) == 0;
+}
+// The count and the work of one more call of `e`.
+[[gnu::always_inline]] inline void count_add(CountEntry& e, uint64_t n, double flops) {
+  if (t_call_depth == 0) t_counted_last = true;
+  e.calls.store(n + 1, std::memory_order_relaxed);
+  if (flops != 0) e.flops.store(e.flops.load(std::memory_order_relaxed) + flops, std::memory_order_relaxed);
+}
+
 // Around the real call: the depth (calls made inside it count as nested), the count, the work, and
 // the clock for a sample. Returns the start time of a timed call, else 0.
 [[gnu::always_inline]] inline uint64_t count_begin(CountEntry& e, double flops) {
-  if (t_call_depth == 0) t_counted_last = true;
-  ++t_call_depth;
   const uint64_t n = e.calls.load(std::memory_order_relaxed);
-  e.calls.store(n + 1, std::memory_order_relaxed);
-  if (flops != 0) e.flops.store(e.flops.load(std::memory_order_relaxed) + flops, std::memory_order_relaxed);
-  const uint64_t mask = n < kCountEarlyCalls ? kCountSampleEarly : kCountSampleLate;
-  return __builtin_expect((n & mask) == 0, 0) ? clock_ns() : 0;
+  count_add(e, n, flops);
+  ++t_call_depth;
+  return __builtin_expect(count_sampled(n), 0) ? clock_ns() : 0;
 }
 [[gnu::always_inline]] inline void count_end(CountEntry& e, uint64_t t0) {
   --t_call_depth;
   if (__builtin_expect(t0 != 0, 0)) count_timed(e, t0);
+}
+// For a routine that calls no intercepted routine (BLAS): counts the call and returns true when it is
+// not one of the timed sample. Nothing is then left to do after the call (no depth to restore), so
+// the wrapper jumps to the real function; else count_begin/count_end time it.
+[[gnu::always_inline]] inline bool count_untimed_leaf(CountEntry& e, double flops) {
+  const uint64_t n = e.calls.load(std::memory_order_relaxed);
+  if (__builtin_expect(count_sampled(n), 0)) return false;
+  count_add(e, n, flops);
+  return true;
 }
 
 // Every key's counts, summed over the threads (those that ended included), as trace records;
