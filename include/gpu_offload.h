@@ -26,6 +26,11 @@ int gpu_offload_last_call_split(void);
  * the CPU. */
 unsigned gpu_offload_last_call_cpu_beside(void);
 
+/* 1 when this thread's last intercepted call ran on the GPU staged: its own thread copied its
+ * operands into pinned memory before it took the GPU and wrote its results after it gave it back
+ * (small BLAS calls made while other threads' calls hold the GPU or the cores); 0 otherwise. */
+int gpu_offload_last_call_staged(void);
+
 /* Why the GPU attempt of this thread's last intercepted call failed, when its reason is "GPU
  * failed": the failure and the step, as "CUDA error 700 at cusolverDnXgeqrf"; "" otherwise. */
 const char* gpu_offload_last_call_failure(void);

@@ -23,7 +23,7 @@ const char* const kCsvHeader =
     "file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,reason,"
     "m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
     "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared,avoided_bytes,"
-    "aggregated,calls,timed_calls,cores_held\n";
+    "aggregated,calls,timed_calls,cores_held,staged\n";
 
 std::string operands_field(const gofl_call_record& c) {
   std::string out;
@@ -53,7 +53,7 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, uint32_t res
   }
   fprintf(out,
           "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%u,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,%d,%" PRIu32
-          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d,%" PRIu64 ",0,1,1,%d\n",
+          ",%" PRIu64 ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,%s,%.6g,%.6g,%.6g,%u,%.6g,%d,%.6g,%.6g,%s,%s,%d,%d,%d,%" PRIu64 ",0,1,1,%d,%d\n",
           csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(c),
           iface_name(c), scheme_name(c), flag(GOFL_F_ILP64), c.depth, flag(GOFL_F_NESTED), flag(GOFL_F_QUERY),
           flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(), c.dims[0],
@@ -62,7 +62,7 @@ void csv_line(FILE* out, TraceReader& r, const gofl_call_record& c, uint32_t res
           double(c.copy_in_s), double(c.compute_s), double(c.copy_out_s), unsigned(c.gpu_status), double(c.verify_error),
           flag(GOFL_F_VERIFY_MISMATCH), double(c.pred_cpu_s), double(c.pred_gpu_s), on_gpu ? std::to_string(gpu.index).c_str() : "",
           on_gpu ? csv_field(trace_text(gpu.bus_id, sizeof gpu.bus_id)).c_str() : "", flag(GOFL_F_COPY_SPLIT), flag(GOFL_F_SPLIT),
-          flag(GOFL_F_CORE_SPARED), resident_input_bytes(c, resident), flag(GOFL_F_CORES_HELD));
+          flag(GOFL_F_CORE_SPARED), resident_input_bytes(c, resident), flag(GOFL_F_CORES_HELD), flag(GOFL_F_STAGED));
 }
 
 // The calls a COUNTED record stands for, as one line: aggregated 1 and their count; the first call's
@@ -87,7 +87,7 @@ void counted_csv_line(FILE* out, TraceReader& r, const gofl_counted_record& c) {
   }();
   fprintf(out,
           "%s,%d,%d,%s,%s,%c,%s,%s,%s,%d,%d,%d,%d,%d,%s,%s,%" PRId64 ",%" PRId64 ",%" PRId64 ",%.17g,0,,%" PRIu64
-          ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,,0,0,0,0,0,0,0,0,,,0,0,0,0,1,%" PRIu64 ",%" PRIu64 ",0\n",
+          ",%" PRIu64 ",0x%" PRIx64 ",%s,%s,,0,0,0,0,0,0,0,0,,,0,0,0,0,1,%" PRIu64 ",%" PRIu64 ",0,0\n",
           csv_field(r.path()).c_str(), h.pid, h.ppid, op.name, op.routine, op.precision, symbol_name(like),
           iface_name(like), scheme_name(like), flag(GOFL_F_ILP64), flag(GOFL_F_NESTED), flag(GOFL_F_NESTED),
           flag(GOFL_F_QUERY), flag(GOFL_F_ROW_MAJOR), device_name(c.device), csv_field(gofl_reason_name(c.reason)).c_str(),

@@ -139,6 +139,8 @@ CSV columns, in this order:
   timed_calls  of those, how many were timed (the estimate rests on them; 1 unless aggregated)
   cores_held   1 for a GPU call made while other threads' CPU calls held the cores: its host
                copies ran on the calling thread alone while they did
+  staged       1 for a GPU call whose thread copied its operands into its own pinned buffer
+               before taking the GPU and wrote its results after (contended small BLAS calls)
 
 Exit status: 0; 1 if a file is missing, no file is a trace of this gpu-offload version, or a
 record is damaged. A file that is not a readable trace (empty, cut short in its header, another

@@ -19,6 +19,7 @@
 #include "cuda/prefault.h"
 #include "cuda/resident.h"
 #include "cuda/split.h"
+#include "cuda/thread_stage.h"
 #include "cuda/warm.h"
 #include "generated/gpu_routines.h"
 
@@ -213,6 +214,32 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
   return o.status;
 }
 
+// ---- staged calls (thread_stage.h) -----------------------------------------------------------------
+
+int b_stage(const gofl_call* call, int contended, double* seconds) {
+  if (seconds) *seconds = 0;
+  // GPU_OFFLOAD_THREAD_STAGING: auto (contended calls), on (every call that fits: tests), off.
+  static const int mode = setting_choice(SettingId::THREAD_STAGING, 0);
+  if (!call || mode == 2 || (mode == 0 && !contended) || call->op >= GOFL_N_OPS) return 0;
+  // BLAS routines only: each writes its outputs through download() and never reads them back.
+  const gofl_kind kind = gofl_ops[call->op].kind;
+  if ((kind != GOFL_KIND_BLAS3 && kind != GOFL_KIND_BLAS2) || !planned_ok(*call, false)) return 0;
+  if (call->plan.resident_bytes > 0) return 0;  // kept copies serve its inputs: nothing to stage
+  Engine& e = Engine::get();
+  if (!e.started() || e.lost()) return 0;
+  static const size_t cap = size_t(setting_long(SettingId::THREAD_STAGING_MB, 64)) << 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  const ThreadOnGpu on(e);  // pinned memory is the engine's context's
+  const bool staged = ThreadStage::mine().stage(*call, cap);
+  if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return staged ? 1 : 0;
+}
+
+void b_finish(const gofl_call* call, int ok, double* seconds) {
+  const double s = ThreadStage::mine().finish(call, ok != 0);
+  if (seconds) *seconds = s;
+}
+
 // ---- one call over several GPUs (split.h) -------------------------------------------------------------
 
 const SplitRoutine* split_routine_of(const gofl_call* c) {
@@ -369,7 +396,7 @@ extern "C" __attribute__((visibility("default"))) const gofl_backend* gofl_backe
       GOFL_BACKEND_ABI, GOFL_OPS_HASH, sizeof(gofl_call), sizeof(gofl_gpu_result), sizeof(gofl_fft),
       b_start, b_device, b_memory, b_has_routine, b_plan, b_run, b_utilization,
       b_configure, b_residency_info, b_set_fault, b_split_gpus, b_split_run,
-      b_fft_forget, b_take_setup, b_warm, b_take_warmed, b_warming,
+      b_fft_forget, b_take_setup, b_warm, b_take_warmed, b_warming, b_stage, b_finish,
   };
   return &b;
 }

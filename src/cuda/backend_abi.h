@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 14
+#define GOFL_BACKEND_ABI 15
 // The entry point's name carries no version: the table it returns does (abi).
 #define GOFL_BACKEND_ENTRY "gofl_backend_entry"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
@@ -121,6 +121,15 @@ typedef struct gofl_backend {
   int (*take_warmed)(gofl_warmed* out, int max);
   // 1 while a warm-up runs or is queued, else 0 (an atomic read: cheap enough for every CPU call).
   int (*warming)(void);
+  // A small BLAS call about to wait for the GPU, or made while the program's other threads hold the
+  // cores (`contended`: 1): copy its inputs into the calling thread's own pinned buffer now, before it
+  // takes the GPU (cuda/thread_stage.h). run() then copies from there at the link's rate and leaves
+  // the outputs there; finish() writes them into the program's memory (ok: run() returned
+  // GOFL_GPU_OK) or drops them, and must follow every stage() that returned 1, on the same thread,
+  // whether run() was called or not. Neither takes the GPU. `seconds` (may be null): the time each
+  // spent copying. stage() returns 1 when it staged the call, else 0 (then finish() does nothing).
+  int (*stage)(const gofl_call* call, int contended, double* seconds);
+  void (*finish)(const gofl_call* call, int ok, double* seconds);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -79,6 +79,51 @@ void Engine::Impl::download(cudaStream_t stream, const std::vector<Part>& parts,
   ring = int((first + chunks.size()) % size_t(nbuf));
 }
 
+bool Engine::Impl::staged_upload(const HostView& v, char* dev, cudaStream_t stream) {
+  if (!stage) return false;
+  const size_t span = host_span(v);
+  // The routine reads back what it wrote this call: the host must hold it first.
+  if (stage->pending(v.base, span) && stage->flush()) written = true;
+  const char* src = v.rows_from || v.tri ? nullptr : stage->input(v.base, span);
+  if (!src) return false;
+  if (v.cols == 1)
+    check(cudaMemcpyAsync(dev, src, v.total(), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (h2d, staged)");
+  else
+    check(cudaMemcpy2DAsync(dev, v.col_bytes(), src, size_t(v.ld) * v.elem, v.col_bytes(), size_t(v.cols),
+                            cudaMemcpyHostToDevice, stream),
+          "cudaMemcpy2DAsync (h2d, staged)");
+  return true;
+}
+
+bool Engine::Impl::staged_download(cudaStream_t stream, const std::vector<Part>& parts,
+                                   const std::function<void(const Part&, char*)>& done) {
+  if (!stage) return false;
+  std::vector<char*> to(parts.size());
+  bool all = true;
+  for (size_t i = 0; i < parts.size() && all; ++i) {
+    to[i] = stage->output(parts[i].v.base, host_span(parts[i].v), parts[i].v.total());
+    for (size_t j = 0; j < i && to[i]; ++j)  // two parts of one download never share pinned bytes
+      if (to[i] < to[j] + parts[j].v.total() && to[j] < to[i] + parts[i].v.total()) to[i] = nullptr;
+    all = to[i] != nullptr;
+  }
+  if (!all) {
+    // This download goes the usual way: what was deferred so far reaches the host before it.
+    if (stage->flush()) written = true;
+    return false;
+  }
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (parts[i].ready) check(cudaStreamWaitEvent(stream, parts[i].ready, 0), "cudaStreamWaitEvent (part)");
+    check(cudaMemcpyAsync(to[i], parts[i].dev, parts[i].v.total(), cudaMemcpyDeviceToHost, stream),
+          "cudaMemcpyAsync (d2h, staged)");
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize (d2h, staged)");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    stage->defer(parts[i].v, to[i]);
+    done(parts[i], to[i]);
+  }
+  return true;
+}
+
 void Engine::upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
   if (rows <= 0 || cols <= 0 || elem == 0) return upload_view(dev, nullptr, on);
   const HostView v = HostView::matrix(static_cast<char*>(const_cast<void*>(host)), rows, cols, ld, elem);
@@ -99,6 +144,11 @@ void Engine::upload_view(void* dev, const HostView* view, cudaStream_t on) {
   const HostView& v = *view;
   const auto t0 = Clock::now();
   Impl& im = *impl_;
+  if (im.staged_upload(v, static_cast<char*>(dev), on ? on : stream_)) {
+    im.copy_in += seconds_since(t0);
+    im.uploading = true;
+    return;
+  }
   const size_t total = v.total();
   if (!im.pinned) fit_staging(total);  // no transfer in flight yet: the ring may be made now
   char* d = static_cast<char*>(dev);
@@ -180,18 +230,21 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
   // Bytes are counted part by part, so that a call that failed after some parts were written still
   // reports them; so is the time (less the waits for the parts' kernels), on success or failure.
   double waited = 0;
-  auto part_done = [&](const Impl::Part& part) {
+  // A staged call's outputs wait in its pinned buffer (thread_stage.h); `first` is where the part's
+  // element (0,0) is now: there the test switch corrupts it.
+  auto part_done = [&](const Impl::Part& part, char* first) {
     // Once per call (corrupt_done is reset by begin_call()). download_vec (elem 1) carries no
     // numbers of the call's precision: never corrupted. (0,0) is in both triangles.
     if (corrupt_result() && !impl_->corrupt_done && part.v.elem > 1) {
       impl_->corrupt_done = true;
-      corrupt_first(part.v.base, part.v.elem, impl_->precision);
+      corrupt_first(first, part.v.elem, impl_->precision);
     }
     if (done) done(part.index);
   };
   auto account = [&] { impl_->copy_out += std::max(0.0, seconds_since(t0) - waited); };
   try {
-    impl_->download(on ? on : stream_, ps, part_done, waited);
+    if (!impl_->staged_download(on ? on : stream_, ps, part_done))
+      impl_->download(on ? on : stream_, ps, [&](const Impl::Part& part) { part_done(part, part.v.base); }, waited);
   } catch (...) {
     account();
     throw;

@@ -51,6 +51,7 @@ void Engine::begin_call(const gofl_call& c) {
   if (!impl_) return;
   impl_->precision = c.op < GOFL_N_OPS ? gofl_ops[c.op].precision : 0;
   impl_->call = &c;
+  impl_->stage = ThreadStage::for_call(&c);
   impl_->resident_bits = 0;
   impl_->bytes_resident = 0;
   impl_->corrupt_done = false;

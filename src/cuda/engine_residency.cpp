@@ -41,6 +41,11 @@ bool Engine::input_if_resident(const void* host, int64_t rows, int64_t cols, int
   if (kept(host, rows, cols, ld, elem, in)) return true;
   const HostMatrix m{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem};
   DevMem d = alloc(m.packed());
+  // A staged input was read before watching could begin: it serves this call only.
+  if (impl_->stage && impl_->stage->input(reinterpret_cast<const char*>(host), m.extent())) {
+    *spare = std::move(d);
+    return false;
+  }
   // Kept or not, the bytes are read only after watching began (resident.h).
   ResidentCache::Entry* k = fault("corrupt") ? nullptr : impl_->resident->keep_upload(m, std::move(d));
   if (!k) {
@@ -69,6 +74,9 @@ Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_
 void Engine::keep_output(DevMem&& dev, void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
   // The test switch that corrupts a result leaves the host unlike the device: nothing is kept then.
   if (!impl_ || rows <= 0 || cols <= 0 || corrupt_result()) return;
+  // A staged call's outputs reach the host only after the call (thread_stage.h): the host does not
+  // hold them yet.
+  if (impl_->stage) return;
   impl_->resident->keep_output(HostMatrix{reinterpret_cast<uintptr_t>(host), rows, cols, std::max(ld, rows), elem},
                                std::move(dev));
 }
@@ -101,6 +109,7 @@ void Engine::end_call(bool ok) {
   if (!impl_) return;
   impl_->resident->end_call(ok);
   impl_->call = nullptr;
+  impl_->stage = nullptr;
 }
 
 }  // namespace cuda

@@ -9,6 +9,7 @@
 #include "cuda/host_view.h"
 #include "cuda/pieces.h"
 #include "cuda/resident.h"
+#include "cuda/thread_stage.h"
 #include "policy/reserve.h"
 
 #include <algorithm>
@@ -95,6 +96,7 @@ struct Engine::Impl {
     return uint64_t(gpu_memory_reserve(double(reserve_bytes), reserve_fraction, double(total)));
   }
   const gofl_call* call = nullptr;
+  ThreadStage* stage = nullptr;  // the calling thread's pinned copy of this call's operands, if staged
   uint32_t resident_bits = 0;
   uint64_t bytes_resident = 0;
 
@@ -121,6 +123,14 @@ struct Engine::Impl {
   // (engine_copies.cpp)
   void download(cudaStream_t stream, const std::vector<Part>& parts, const std::function<void(const Part&)>& done,
                 double& waited);
+  // A staged call's copies (thread_stage.h; engine_copies.cpp). staged_upload: the DMA of view v
+  // from the stage's pinned copy, when a staged input holds its whole span. staged_download: every
+  // part's DMA into the stage's pinned buffer, written to the host after the call, when staged
+  // outputs hold them all; done(part, where its element (0,0) now is) as each is in. False: not
+  // staged (what was deferred so far is written first), the caller copies the usual way.
+  bool staged_upload(const HostView& v, char* dev, cudaStream_t stream);
+  bool staged_download(cudaStream_t stream, const std::vector<Part>& parts,
+                       const std::function<void(const Part&, char*)>& done);
 };
 
 }  // namespace cuda

@@ -164,7 +164,9 @@ void run_on_gpu(gofl_call& c) {
     r = gofl_gpu_result{};
     busy = false;
   }
-  const int st = gpu_run(c, &r, &busy);
+  bool staged = false;
+  const int st = gpu_run(c, &r, &busy, &staged);
+  if (staged) c.flags |= GOFL_F_STAGED;
   if (busy) {
     c.device = GOFL_DEV_CPU;
     c.reason = GOFL_R_IN_BACKEND;
@@ -222,7 +224,7 @@ bool enter_cpu_must_run(gofl_call& c) {
   c.t0_ns = clock_ns();
   if (c.device == GOFL_DEV_GPU) {
     run_on_gpu(c);
-    if (c.device != GOFL_DEV_GPU) c.flags &= ~uint32_t(GOFL_F_CORES_HELD);  // the CPU ran it after all
+    if (c.device != GOFL_DEV_GPU) c.flags &= ~uint32_t(GOFL_F_CORES_HELD | GOFL_F_STAGED);  // the CPU ran it after all
   } else if (c.depth == 0 && g_spare_core) {
     if (!(c.flags & GOFL_F_QUERY) && gpu_working_beside()) {
       t_spared = spare_core_for(c);  // given back by leave()

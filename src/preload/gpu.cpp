@@ -310,16 +310,31 @@ void give_gpu_back(const gofl_call& c) {
 }
 }  // namespace
 
-int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
+int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out) {
   *busy = false;
+  if (staged_out) *staged_out = false;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
-  if (!take_gpu(c)) {
+  // A call that would wait for another thread's GPU call, or copy on its own thread beside the
+  // program's CPU calls, copies its operands into pinned memory before it takes the GPU
+  // (cuda/thread_stage.h): the GPU is then held only for the DMAs and the computation.
+  const bool have = !(c.flags & GOFL_F_CORES_HELD) && pthread_mutex_trylock(&g_run_mu) == 0;
+  double staged_s = 0;
+  const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
+  if (!have && !take_gpu(c)) {
+    if (staged) b->finish(&c, 0, nullptr);
     *busy = true;
     return GOFL_GPU_OK;
   }
   const int st = b->run(&c, r);
   give_gpu_back(c);
+  if (staged) {
+    if (staged_out) *staged_out = true;
+    double written_s = 0;
+    b->finish(&c, st == GOFL_GPU_OK, &written_s);
+    r->copy_in_s += float(staged_s);
+    r->copy_out_s += float(written_s);
+  }
   gpu_note_warmed();
   return st;
 }

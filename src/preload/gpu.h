@@ -29,7 +29,8 @@ const char* gpu_unavailable_reason();
 // True in a child of a process that had started the GPU: its CUDA context did not survive fork().
 bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
-int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy);
+// *staged (may be null): its operands went through the thread's own pinned buffer (cuda/thread_stage.h).
+int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged = nullptr);
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
 // the start), and the run itself (of a call whose plan's split_status is GOFL_GPU_OK).
 int gpu_split_gpus();

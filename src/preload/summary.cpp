@@ -48,6 +48,7 @@ std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operat
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
 std::atomic<uint64_t> g_split_calls{0}, g_split_ns{0};       // top-level calls split over several GPUs
 std::atomic<uint64_t> g_cores_held_calls{0}, g_cores_held_ns{0};  // GPU calls made beside other threads' CPU calls
+std::atomic<uint64_t> g_staged_calls{0}, g_staged_ns{0};  // GPU calls staged in their thread's pinned buffer
 
 // GPU attempts that failed, by operation: how many, and the first one's failure (rare: a mutex is fine).
 // Constant-initialised (std::mutex's constructor is constexpr, its destructor trivial): nothing runs at
@@ -298,6 +299,10 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
     g_cores_held_calls.fetch_add(1, std::memory_order_relaxed);
     g_cores_held_ns.fetch_add(duration_ns, std::memory_order_relaxed);
   }
+  if (d == 1 && (c.flags & GOFL_F_STAGED)) {
+    g_staged_calls.fetch_add(1, std::memory_order_relaxed);
+    g_staged_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+  }
   if (d == 1 && (c.flags & GOFL_F_SPLIT)) {
     g_split_calls.fetch_add(1, std::memory_order_relaxed);
     g_split_ns.fetch_add(duration_ns, std::memory_order_relaxed);
@@ -349,6 +354,7 @@ void summary_reset() {
   g_split_calls = 0;
   g_split_ns = 0;
   g_cores_held_calls = g_cores_held_ns = 0;
+  g_staged_calls = g_staged_ns = 0;
   g_verify_due = 0;
   verify_reset();
   g_kept_operands = g_kept_bytes = 0;
@@ -424,6 +430,13 @@ void summary_print(int fd) {
              "  beside the program's own CPU calls on other threads: %llu GPU calls (%.3f s) copied on their own thread, "
              "the cores being taken\n",
              (unsigned long long)g_cores_held_calls.load(), double(g_cores_held_ns.load()) * 1e-9);
+    out += line;
+  }
+  if (g_staged_calls) {
+    snprintf(line, sizeof line,
+             "  staged: %llu GPU calls (%.3f s) copied their operands into their thread's pinned buffer before taking the "
+             "GPU, while other threads' calls held it or the cores\n",
+             (unsigned long long)g_staged_calls.load(), double(g_staged_ns.load()) * 1e-9);
     out += line;
   }
   out += conversions_line();

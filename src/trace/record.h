@@ -42,6 +42,8 @@ enum gofl_flag {
                                    // the time since that record's end is not the time outside any call
   GOFL_F_CORES_HELD = 1u << 10,    // a GPU call made while other threads' CPU calls held the cores: its host copies
                                    // ran on the calling thread alone while they did (gofl_call.cpu_calls_now)
+  GOFL_F_STAGED = 1u << 11,        // a GPU call whose operands its own thread copied into pinned memory before it took the
+                                   // GPU, and whose outputs it wrote after (cuda/thread_stage.h); its copy times include that
 };
 
 enum gofl_role { GOFL_IN = 1, GOFL_INOUT = 2, GOFL_OUT = 3 };

@@ -23,7 +23,7 @@ from conftest import (  # noqa: E402
 COLUMNS = ("file,pid,ppid,op,routine,precision,symbol,iface,scheme,ilp64,depth,nested,query,row_major,device,"
            "reason,m,n,k,flops,info,tid,t_start_ns,duration_ns,site,site_module,site_offset,operands,"
            "copy_in_s,compute_s,copy_out_s,gpu_status,verify_error,verify_mismatch,pred_cpu_s,pred_gpu_s,gpu,pci_bus_id,copy_split,gpu_split,core_spared,avoided_bytes,"
-           "aggregated,calls,timed_calls,cores_held").split(",")
+           "aggregated,calls,timed_calls,cores_held,staged").split(",")
 
 HEADER_SIZE = 512
 RECORD_SIZE = 232
