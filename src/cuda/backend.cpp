@@ -218,8 +218,10 @@ int b_run(const gofl_call* call, gofl_gpu_result* result) {
 
 int b_stage(const gofl_call* call, int contended, double* seconds) {
   if (seconds) *seconds = 0;
-  // GPU_OFFLOAD_THREAD_STAGING: auto (contended calls), on (every call that fits: tests), off.
-  static const int mode = setting_choice(SettingId::THREAD_STAGING, 0);
+  // GPU_OFFLOAD_THREAD_STAGING: auto (contended calls), on (every call that fits: tests), off (the
+  // default: in PySCF C16H34 on an H100 host, auto put 23,687 calls on the GPU against 16,725, yet
+  // the run took 67.8 s (63.6-69.4) against 65.3 s (63.5-65.6) without; bench/results, 2026-12-06).
+  static const int mode = setting_choice(SettingId::THREAD_STAGING, 2);
   if (!call || mode == 2 || (mode == 0 && !contended) || call->op >= GOFL_N_OPS) return 0;
   // BLAS routines only: each writes its outputs through download() and never reads them back.
   const gofl_kind kind = gofl_ops[call->op].kind;

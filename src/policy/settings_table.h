@@ -72,7 +72,7 @@
     "pinned staging buffers (2 to 64)") \
   X(STAGING_MB, "", Tuning, Int, "", 1, 1L << 40, "8", "a whole number of MiB >= 1", \
     "the largest pinned staging buffer, in MiB (at most 1024)") \
-  X(THREAD_STAGING, "", Tuning, Enum, "auto|on|off", 0, 0, "auto", "auto, on or off", \
+  X(THREAD_STAGING, "", Tuning, Enum, "auto|on|off", 0, 0, "off", "auto, on or off", \
     "copy a small BLAS call's operands into the calling thread's own pinned buffer before it takes the GPU: when contended, always, or never") \
   X(THREAD_STAGING_MB, "", Tuning, Int, "", 1, 1L << 40, "64", "a whole number of MiB >= 1", \
     "the largest call, its inputs and outputs together, that thread staging takes, in MiB") \
