@@ -81,7 +81,7 @@ void Engine::Impl::download(cudaStream_t stream, const std::vector<Part>& parts,
 
 bool Engine::Impl::staged_upload(const HostView& v, char* dev, cudaStream_t stream) {
   if (!stage) return false;
-  const size_t span = host_span(v);
+  const size_t span = v.span();
   // The routine reads back what it wrote this call: the host must hold it first.
   if (stage->pending(v.base, span) && stage->flush()) written = true;
   const char* src = v.rows_from || v.tri ? nullptr : stage->input(v.base, span);
@@ -101,7 +101,7 @@ bool Engine::Impl::staged_download(cudaStream_t stream, const std::vector<Part>&
   std::vector<char*> to(parts.size());
   bool all = true;
   for (size_t i = 0; i < parts.size() && all; ++i) {
-    to[i] = stage->output(parts[i].v.base, host_span(parts[i].v), parts[i].v.total());
+    to[i] = stage->output(parts[i].v.base, parts[i].v.span(), parts[i].v.total());
     for (size_t j = 0; j < i && to[i]; ++j)  // two parts of one download never share pinned bytes
       if (to[i] < to[j] + parts[j].v.total() && to[j] < to[i] + parts[i].v.total()) to[i] = nullptr;
     all = to[i] != nullptr;

@@ -36,6 +36,8 @@ struct HostView {
 
   size_t col_bytes() const { return size_t(rows) * elem; }
   size_t total() const { return col_bytes() * size_t(cols); }
+  // The host bytes the view lies in: from its first element to the end of its last column.
+  size_t span() const { return rows <= 0 || cols <= 0 ? 0 : (size_t(cols - 1) * size_t(ld) + size_t(rows)) * elem; }
 
   // Copies the packed byte range [b, e) between host and `stage` (stage holds packed bytes from
   // packed offset `origin`). to_host: stage -> host, else host -> stage.

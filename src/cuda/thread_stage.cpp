@@ -126,7 +126,7 @@ void ThreadStage::defer(const HostView& v, const char* pinned) { writes_.push_ba
 
 bool ThreadStage::pending(const char* host, size_t bytes) const {
   for (const Write& w : writes_)
-    if (overlaps(host, bytes, w.v.base, host_span(w.v))) return true;
+    if (overlaps(host, bytes, w.v.base, w.v.span())) return true;
   return false;
 }
 

@@ -45,7 +45,6 @@ class ThreadStage {
   char* output(const char* host, size_t span, size_t packed) const;
   // The packed bytes at `pinned` go into host view v at finish().
   void defer(const HostView& v, const char* pinned);
-  bool deferred() const { return !writes_.empty(); }
   // Whether a deferred write touches host bytes [host, host + bytes).
   bool pending(const char* host, size_t bytes) const;
   // Writes the deferred outputs now, in order (before a write that does not go through the stage);
@@ -75,12 +74,6 @@ class ThreadStage {
   char* buf_ = nullptr;  // pinned
   size_t cap_ = 0;
 };
-
-// The span of host bytes a view touches: from its first element to the end of its last column.
-inline size_t host_span(const HostView& v) {
-  if (v.rows <= 0 || v.cols <= 0) return 0;
-  return (size_t(v.cols - 1) * size_t(v.ld) + size_t(v.rows)) * v.elem;
-}
 
 }  // namespace cuda
 }  // namespace gofl

@@ -46,9 +46,26 @@ std::atomic<uint64_t> g_reasons[GOFL_R_COUNT];
 std::atomic<uint64_t> g_verify_mismatches{0};
 std::atomic<uint64_t> g_verify_due{0};  // top-level calls of GPU-capable operations under --verify
 std::atomic<uint64_t> g_kept_operands{0}, g_kept_bytes{0};  // inputs a kept device copy served
-std::atomic<uint64_t> g_split_calls{0}, g_split_ns{0};       // top-level calls split over several GPUs
-std::atomic<uint64_t> g_cores_held_calls{0}, g_cores_held_ns{0};  // GPU calls made beside other threads' CPU calls
-std::atomic<uint64_t> g_staged_calls{0}, g_staged_ns{0};  // GPU calls staged in their thread's pinned buffer
+// GPU calls of one kind: how many, and their time.
+struct GpuCallTally {
+  std::atomic<uint64_t> calls{0}, ns{0};
+  void add(uint64_t duration_ns) {
+    calls.fetch_add(1, std::memory_order_relaxed);
+    ns.fetch_add(duration_ns, std::memory_order_relaxed);
+  }
+  void reset() { calls = ns = 0; }
+  // "  HEAD: N GPU calls (S s) TAIL" and a newline, or "" when there were none.
+  std::string line(const char* head, const char* tail) const {
+    if (!calls) return "";
+    char text[320];
+    snprintf(text, sizeof text, "  %s: %llu GPU calls (%.3f s) %s\n", head, (unsigned long long)calls.load(),
+             double(ns.load()) * 1e-9, tail);
+    return text;
+  }
+};
+GpuCallTally g_split;       // top-level calls split over several GPUs (GOFL_F_SPLIT)
+GpuCallTally g_cores_held;  // GPU calls made beside other threads' CPU calls (GOFL_F_CORES_HELD)
+GpuCallTally g_staged;      // GPU calls staged in their thread's pinned buffer (GOFL_F_STAGED)
 
 // GPU attempts that failed, by operation: how many, and the first one's failure (rare: a mutex is fine).
 // Constant-initialised (std::mutex's constructor is constexpr, its destructor trivial): nothing runs at
@@ -296,16 +313,13 @@ void summary_add(const gofl_call& c, uint64_t duration_ns) {
     g_kept_bytes.fetch_add(uint64_t(c.operands[i].elems) * c.operands[i].elem_size, std::memory_order_relaxed);
   }
   if (d == 1 && (c.flags & GOFL_F_CORES_HELD)) {
-    g_cores_held_calls.fetch_add(1, std::memory_order_relaxed);
-    g_cores_held_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    g_cores_held.add(duration_ns);
   }
   if (d == 1 && (c.flags & GOFL_F_STAGED)) {
-    g_staged_calls.fetch_add(1, std::memory_order_relaxed);
-    g_staged_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    g_staged.add(duration_ns);
   }
   if (d == 1 && (c.flags & GOFL_F_SPLIT)) {
-    g_split_calls.fetch_add(1, std::memory_order_relaxed);
-    g_split_ns.fetch_add(duration_ns, std::memory_order_relaxed);
+    g_split.add(duration_ns);
   }
   s.calls[d].fetch_add(1, std::memory_order_relaxed);
   s.time_ns[d].fetch_add(duration_ns, std::memory_order_relaxed);
@@ -351,10 +365,9 @@ void summary_reset() {
   }
   for (auto& r : g_reasons) r = 0;
   g_verify_mismatches = 0;
-  g_split_calls = 0;
-  g_split_ns = 0;
-  g_cores_held_calls = g_cores_held_ns = 0;
-  g_staged_calls = g_staged_ns = 0;
+  g_split.reset();
+  g_cores_held.reset();
+  g_staged.reset();
   g_verify_due = 0;
   verify_reset();
   g_kept_operands = g_kept_bytes = 0;
@@ -417,28 +430,18 @@ void summary_print(int fd) {
              g->chosen_by);
     out += line;
   }
-  if (g_split_calls) {
+  if (g_split.calls) {
     snprintf(line, sizeof line, "  split over %d GPUs in one call (--split %s): %llu calls, %.3f s\n", gpu_split_gpus(),
-             split_mode_name(st.split), (unsigned long long)g_split_calls.load(), double(g_split_ns.load()) * 1e-9);
+             split_mode_name(st.split), (unsigned long long)g_split.calls.load(), double(g_split.ns.load()) * 1e-9);
     out += line;
   }
   out += policy_lines();  // GPU start-up paid or avoided, predicted time saved
   out += warm_line();
   out += spare_line();
-  if (g_cores_held_calls) {
-    snprintf(line, sizeof line,
-             "  beside the program's own CPU calls on other threads: %llu GPU calls (%.3f s) copied on their own thread, "
-             "the cores being taken\n",
-             (unsigned long long)g_cores_held_calls.load(), double(g_cores_held_ns.load()) * 1e-9);
-    out += line;
-  }
-  if (g_staged_calls) {
-    snprintf(line, sizeof line,
-             "  staged: %llu GPU calls (%.3f s) copied their operands into their thread's pinned buffer before taking the "
-             "GPU, while other threads' calls held it or the cores\n",
-             (unsigned long long)g_staged_calls.load(), double(g_staged_ns.load()) * 1e-9);
-    out += line;
-  }
+  out += g_cores_held.line("beside the program's own CPU calls on other threads",
+                           "copied on their own thread, the cores being taken");
+  out += g_staged.line("staged", "copied their operands into their thread's pinned buffer before taking the GPU, "
+                                 "while other threads' calls held it or the cores");
   out += conversions_line();
   if (gpu_started()) {
     char info[256] = "";
