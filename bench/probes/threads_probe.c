@@ -1,11 +1,12 @@
 // Many threads calling BLAS at once, as PySCF's OpenMP loops do: T threads, each making K calls of
-// dsymm (side L, upper, n x n times n x n, beta 0: 3 n^2 doubles moved, 2 n^3 flops) on its own
-// arrays, with one element of A changed before each call (the program fills A anew each time, so
+// dsymm (side L, upper, n x n times n x r, beta 0: n^2 + 2 n r doubles moved, 2 n^2 r flops) on its
+// own arrays, with one element of A changed before each call (the program fills A anew each time, so
 // nothing kept on the GPU may serve it). Prints the calls per second of all threads together, the
 // median and largest time of one call, and a checksum of every C (the same under every device).
 // Under one GPU that serves one call at a time, T threads' rate is 1 / (the time the GPU is held
 // for a call); with one thread it is 1 / (the whole call).
-//   threads_probe [N [T [K]]]      defaults 956 16 20 (PySCF C16H34's dsymm, its 16 threads)
+//   threads_probe [N [R [T [K]]]]      defaults 956 135 16 20 (PySCF C16H34's dsymm: 956 functions,
+//                                     about 8.4 MB read a call; its 16 threads)
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 void dsymm_(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
             const double*, const int*, const double*, double*, const int*);
 
-static int n = 956, nthreads = 16, calls = 20;
+static int n = 956, r = 135, nthreads = 16, calls = 20;
 static double* times;  // [thread][call]
 static double* sums;   // [thread]
 
@@ -33,20 +34,18 @@ static pthread_barrier_t start;
 
 static void* worker(void* arg) {
   const int t = (int)(long)arg;
-  const size_t nn = (size_t)n * n;
-  double *a = malloc(nn * 8), *b = malloc(nn * 8), *c = malloc(nn * 8), one = 1, zero = 0, s = 0;
+  const size_t nn = (size_t)n * n, nr = (size_t)n * r;
+  double *a = malloc(nn * 8), *b = malloc(nr * 8), *c = malloc(nr * 8), one = 1, zero = 0, s = 0;
   if (!a || !b || !c) { fprintf(stderr, "out of memory\n"); exit(1); }
-  for (size_t i = 0; i < nn; ++i) {
-    a[i] = (double)((i + t) % 97) / 97 - 0.5;
-    b[i] = (double)((i * 7 + t) % 89) / 89 - 0.5;
-  }
+  for (size_t i = 0; i < nn; ++i) a[i] = (double)((i + t) % 97) / 97 - 0.5;
+  for (size_t i = 0; i < nr; ++i) b[i] = (double)((i * 7 + t) % 89) / 89 - 0.5;
   pthread_barrier_wait(&start);
   for (int k = 0; k < calls; ++k) {
     a[(size_t)k % nn] += 0.25;
     const double t0 = now();
-    dsymm_("L", "U", &n, &n, &one, a, &n, b, &n, &zero, c, &n);
+    dsymm_("L", "U", &n, &r, &one, a, &n, b, &n, &zero, c, &n);
     times[(size_t)t * calls + k] = now() - t0;
-    for (size_t i = 0; i < nn; i += 4099) s += c[i];
+    for (size_t i = 0; i < nr; i += 4099) s += c[i];
   }
   sums[t] = s;
   free(a); free(b); free(c);
@@ -55,9 +54,10 @@ static void* worker(void* arg) {
 
 int main(int argc, char** argv) {
   if (argc > 1) n = atoi(argv[1]);
-  if (argc > 2) nthreads = atoi(argv[2]);
-  if (argc > 3) calls = atoi(argv[3]);
-  if (n <= 0 || nthreads <= 0 || calls <= 0) { fprintf(stderr, "usage: threads_probe [N [T [K]]]\n"); return 2; }
+  if (argc > 2) r = atoi(argv[2]);
+  if (argc > 3) nthreads = atoi(argv[3]);
+  if (argc > 4) calls = atoi(argv[4]);
+  if (n <= 0 || r <= 0 || nthreads <= 0 || calls <= 0) { fprintf(stderr, "usage: threads_probe [N [R [T [K]]]]\n"); return 2; }
   times = calloc((size_t)nthreads * calls, sizeof(double));
   sums = calloc((size_t)nthreads, sizeof(double));
   pthread_t* th = malloc(sizeof(pthread_t) * (size_t)nthreads);
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   double sum = 0;
   for (int t = 0; t < nthreads; ++t) sum += sums[t];
   qsort(times, m, sizeof(double), cmp);
-  printf("n %d threads %d calls %zu: %.3f s, %.1f calls/s, a call median %.2f ms, max %.2f ms, checksum %.10e\n",
-         n, nthreads, m, wall, (double)m / wall, times[m / 2] * 1e3, times[m - 1] * 1e3, sum);
+  printf("n %d r %d threads %d calls %zu: %.3f s, %.1f calls/s, a call median %.2f ms, max %.2f ms, checksum %.10e\n",
+         n, r, nthreads, m, wall, (double)m / wall, times[m / 2] * 1e3, times[m - 1] * 1e3, sum);
   return 0;
 }

@@ -3,19 +3,19 @@
 # at once, with thread staging off and on, and the same calls from one thread; the GPU runs' summary
 # lines on busy and staged calls, and the median phases of the staged run's GPU calls (trace).
 # One GPU serving one call at a time gives T threads 1 / (the GPU's hold of a call) calls a second.
-#   bench/probes/threads_probe.sh BUILD [N] [T] [K]
+#   bench/probes/threads_probe.sh BUILD [N] [R] [T] [K]
 set -uo pipefail
-B=$(cd "${1:?usage: threads_probe.sh BUILD [N] [T] [K]}" && pwd); n=${2:-956}; t=${3:-16}; k=${4:-20}
+B=$(cd "${1:?usage: threads_probe.sh BUILD [N] [R] [T] [K]}" && pwd); n=${2:-956}; r=${3:-135}; t=${4:-16}; k=${5:-20}
 here=$(cd "$(dirname "$0")" && pwd); w=$(mktemp -d)
 ob=/usr/lib/x86_64-linux-gnu/openblas-pthread
 cc -O2 -pthread "$here/threads_probe.c" -o "$w/probe" -L$ob -lopenblas -Wl,-rpath,$ob || exit 1
 export OPENBLAS_NUM_THREADS=1  # each thread's call on one core, as inside an OpenMP loop
 run() {  # label, threads, then gpu-offload's arguments (none: bare)
   local label=$1 th=$2; shift 2
-  if [ $# -eq 0 ]; then printf "%-28s " "$label"; "$w/probe" "$n" "$th" "$k"; return; fi
+  if [ $# -eq 0 ]; then printf "%-28s " "$label"; "$w/probe" "$n" "$r" "$th" "$k"; return; fi
   printf "%-28s " "$label"
-  env "${envs[@]}" "$B/bin/gpu-offload" run "$@" -- "$w/probe" "$n" "$th" "$k" 2> "$w/err"
-  grep -iE "busy|staged|on the gpu|fell back|error" "$w/err" | sed 's/^/      /' | head -6
+  env "${envs[@]}" "$B/bin/gpu-offload" run "$@" -- "$w/probe" "$n" "$r" "$th" "$k" 2> "$w/err"
+  grep -iE "busy|staged|where calls ran|fell back|error" "$w/err" | sed 's/^/      /' | head -6
 }
 envs=(GPU_OFFLOAD_THREAD_STAGING=off)
 run "bare, $t threads" "$t"
