@@ -59,7 +59,7 @@ const ConfigEntry* Config::find(const char* var) const {
 std::string config_path(const char* (*get)(const char*), bool* explicit_path) {
   if (explicit_path) *explicit_path = false;
   if (privileged()) return "";
-  if (const char* p = get("GPU_OFFLOAD_CONFIG"); p && *p) {
+  if (const char* p = get(setting_info(SettingId::CONFIG).var); p && *p) {
     if (explicit_path) *explicit_path = true;
     return p;
   }
