@@ -32,13 +32,13 @@ bool cpu_observation(const gofl_call& c) {
     case GOFL_R_NOT_GPU_CAPABLE:
       return true;
     default:
-      return false;  // GPU_FAILED / IN_BACKEND include a GPU attempt; INVALID_ARGS returns at once
+      return false;  // GPU_FAILED / GPU_HELD include a GPU attempt; INVALID_ARGS returns at once
   }
 }
 
 // The call was handed to the GPU by decide() (whatever became of it there).
 bool gpu_attempt(const gofl_call& c) {
-  return c.reason == GOFL_R_OFFLOADED || c.reason == GOFL_R_GPU_FAILED || c.reason == GOFL_R_IN_BACKEND ||
+  return c.reason == GOFL_R_OFFLOADED || c.reason == GOFL_R_GPU_FAILED || c.reason == GOFL_R_GPU_HELD ||
          (c.reason == GOFL_R_INVALID_ARGS && c.gpu_status != 0);
 }
 

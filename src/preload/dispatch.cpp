@@ -169,7 +169,7 @@ void run_on_gpu(gofl_call& c) {
   if (staged) c.flags |= GOFL_F_STAGED;
   if (busy) {
     c.device = GOFL_DEV_CPU;
-    c.reason = GOFL_R_IN_BACKEND;
+    c.reason = GOFL_R_GPU_HELD;
     return;
   }
   if (st == GOFL_GPU_OK) {

@@ -31,7 +31,7 @@
   X(GPU_FAILED, 11, "GPU failed")            /* the GPU path failed before copy-out; CPU ran it */      \
   X(INVALID_ARGS, 12, "invalid arguments")   /* the CPU library reports bad arguments (xerbla) */       \
   X(AFTER_FORK, 13, "forked child")          /* child of a process that had started the GPU */          \
-  X(IN_BACKEND, 14, "inside backend")        /* called while the GPU backend runs (re-entry guard) */   \
+  X(GPU_HELD, 14, "GPU held")               /* another thread's call held the GPU beyond this one's wait */ \
   X(OFFLOADED, 15, "offloaded")              /* ran on the GPU */                                       \
   X(FORCED_GPU, 16, "device gpu")            /* ran on the GPU because --device gpu */                  \
   X(VERIFY, 17, "verified")                  /* ran on both devices; the program got the CPU result */ \
