@@ -23,6 +23,7 @@
 #include "policy/registry.h"
 #include "policy/settings.h"
 #include "preload/call_depth.h"
+#include "preload/gpu_line.h"
 #include "preload/gpu_probe.h"
 #include "trace/writer.h"
 
@@ -43,7 +44,7 @@ const gofl_backend* g_backend = nullptr;
 std::string& g_reason = *new std::string;
 bool g_lost_by_fork = false;
 double g_startup_s = 0;
-pthread_mutex_t g_run_mu = PTHREAD_MUTEX_INITIALIZER;
+GpuLine g_line;  // one GPU call at a time (preload/gpu_line.h); no destructor: calls may come during exit
 std::string& g_fault = *new std::string;
 bool g_fault_set = false;
 gofl_gpu_device g_device{};  // the GPU the backend runs on, once started
@@ -281,31 +282,30 @@ std::string gpu_never_usable() {
 }
 
 namespace {
-// Takes g_run_mu for call c: at once, or after waiting for another thread's call that holds the GPU.
+// Takes the GPU for call c: at once, or after waiting in line behind other threads' calls (gpu_line.h).
 // Programs that call BLAS from many threads at once (PySCF's OpenMP loops: 16 threads, each a
 // single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms on the GPU) lose the GPU's gain if
 // each such call falls back to the CPU, so the call waits for the GPU for at most half its predicted
-// gain (at most kMaxGpuWait); false: it runs on the CPU. The wait is in the call's observed time, so
+// gain (at most kMaxGpuWait), and not at all when the calls ahead of it are expected to hold the GPU
+// longer; false: it runs on the CPU. The wait is in the call's observed time, so
 // the policy learns from a contended GPU. A call of this thread made inside the backend never gets
 // here (it is nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
 bool take_gpu(const gofl_call& c) {
-  if (pthread_mutex_trylock(&g_run_mu) == 0) return true;
+  if (g_line.try_take()) return true;
   constexpr double kMaxGpuWait = 2.0;        // seconds
   constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
   const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
   const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
   if (wait <= 0) return false;
-  const uint64_t until_ns = clock_ns(CLOCK_REALTIME) + uint64_t(wait * 1e9);  // timedlock's clock
-  const timespec until{time_t(until_ns / 1000000000), long(until_ns % 1000000000)};
-  return pthread_mutex_timedlock(&g_run_mu, &until) == 0;
+  return g_line.take_by(clock_ns() + uint64_t(wait * 1e9));
 }
 
 // Gives the GPU back after c ran, and traces what the call set up (its routine's first GPU call, a
-// library handle, larger staging, the split engines: rare), taken while the lock still says whose.
+// library handle, larger staging, the split engines: rare), taken while the GPU is still this call's.
 void give_gpu_back(const gofl_call& c) {
   gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
   const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
-  pthread_mutex_unlock(&g_run_mu);
+  g_line.give_back();
   if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
 }
 }  // namespace
@@ -318,7 +318,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
   // program's CPU calls, copies its operands into pinned memory before it takes the GPU
   // (cuda/thread_stage.h): the GPU is then held only for the DMAs and the computation.
-  const bool have = !(c.flags & GOFL_F_CORES_HELD) && pthread_mutex_trylock(&g_run_mu) == 0;
+  const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
   if (!have && !take_gpu(c)) {
@@ -397,6 +397,8 @@ void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds) {
   *cpu_seconds = g_warmed_cpu_s;
 }
 
+GpuLine::Tally gpu_line_tally() { return g_line.tally(); }
+
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
 
 std::atomic<bool> g_split_started{false};
@@ -429,7 +431,7 @@ void gpu_set_fault(const char* spec) {
 void gpu_fork_child() {
   // The mutexes may have been held by other threads of the parent.
   new (&g_start_mu) std::mutex();
-  pthread_mutex_init(&g_run_mu, nullptr);
+  g_line.reset();
   new (&g_start_cv) std::condition_variable();
   new (&g_warmed_mu) std::mutex();
   g_warm_asked.store(false);

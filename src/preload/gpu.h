@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cuda/backend_abi.h"
+#include "preload/gpu_line.h"
 
 namespace gofl {
 
@@ -28,9 +29,12 @@ bool gpu_unavailable();
 const char* gpu_unavailable_reason();
 // True in a child of a process that had started the GPU: its CUDA context did not survive fork().
 bool gpu_lost_by_fork();
-// Run `c` on the GPU unless another thread is using it (then *busy is set and nothing runs).
+// Run `c` on the GPU unless another thread's call holds it beyond c's wait (then *busy is set and
+// nothing runs).
 // *staged (may be null): its operands went through the thread's own pinned buffer (cuda/thread_stage.h).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged = nullptr);
+// The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
+GpuLine::Tally gpu_line_tally();
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
 // the start), and the run itself (of a call whose plan's split_status is GOFL_GPU_OK).
 int gpu_split_gpus();

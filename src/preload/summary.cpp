@@ -442,6 +442,16 @@ void summary_print(int fd) {
                            "copied on their own thread, the cores being taken");
   out += g_staged.line("staged", "copied their operands into their thread's pinned buffer before taking the GPU, "
                                  "while other threads' calls held it or the cores");
+  if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
+    snprintf(line, sizeof line,
+             "  GPU line: held %.3f s by %llu calls; %llu waited for other threads' calls (%.3f s in line), %llu gave up "
+             "after %.3f s and %llu did not wait (the calls ahead would have held it longer than they could gain): "
+             "those ran on the CPU (GPU held)\n",
+             double(l.held_ns) * 1e-9, (unsigned long long)l.holds, (unsigned long long)l.waited,
+             double(l.waited_ns) * 1e-9, (unsigned long long)l.gave_up, double(l.gave_up_ns) * 1e-9,
+             (unsigned long long)l.not_joined);
+    out += line;
+  }
   out += conversions_line();
   if (gpu_started()) {
     char info[256] = "";

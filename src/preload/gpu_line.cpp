@@ -1,0 +1,133 @@
+#include "preload/gpu_line.h"
+
+#include <errno.h>
+#include <time.h>
+
+#include <algorithm>
+
+#include "common/clock.h"
+
+namespace gofl {
+
+// A waiting call, on its own stack: its condition variable (CLOCK_MONOTONIC, like the deadlines)
+// and whether the GPU was handed to it.
+struct GpuLine::Waiter {
+  pthread_cond_t cv;
+  bool granted = false;
+  Waiter* prev = nullptr;
+  Waiter* next = nullptr;
+  Waiter() {
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    pthread_cond_init(&cv, &a);
+    pthread_condattr_destroy(&a);
+  }
+  ~Waiter() { pthread_cond_destroy(&cv); }
+};
+
+namespace {
+// The mean hold moves this far towards each new hold: about the last ten holds count.
+constexpr double kHoldWeight = 0.1;
+}  // namespace
+
+bool GpuLine::try_take() {
+  pthread_mutex_lock(&m_);  // held only for a few instructions at a time
+  const bool free = !held_ && !first_;
+  if (free) {
+    held_ = true;
+    held_since_ = clock_ns();
+  }
+  pthread_mutex_unlock(&m_);
+  return free;
+}
+
+uint64_t GpuLine::expected_wait_locked(uint64_t now) const {
+  if (!held_ || mean_hold_ns_ <= 0) return 0;
+  const double into = double(now - held_since_);
+  return uint64_t(std::max(0.0, mean_hold_ns_ - into) + double(waiting_) * mean_hold_ns_);
+}
+
+uint64_t GpuLine::expected_wait_ns() {
+  pthread_mutex_lock(&m_);
+  const uint64_t w = expected_wait_locked(clock_ns());
+  pthread_mutex_unlock(&m_);
+  return w;
+}
+
+bool GpuLine::take_by(uint64_t deadline_ns) {
+  pthread_mutex_lock(&m_);
+  const uint64_t now = clock_ns();
+  if (!held_ && !first_) {
+    held_ = true;
+    held_since_ = now;
+    pthread_mutex_unlock(&m_);
+    return true;
+  }
+  if (deadline_ns <= now || now + expected_wait_locked(now) > deadline_ns) {
+    ++tally_.not_joined;
+    pthread_mutex_unlock(&m_);
+    return false;
+  }
+  Waiter w;
+  w.prev = last_;
+  (last_ ? last_->next : first_) = &w;
+  last_ = &w;
+  ++waiting_;
+  const timespec until{time_t(deadline_ns / 1000000000u), long(deadline_ns % 1000000000u)};
+  while (!w.granted) {
+    if (pthread_cond_timedwait(&w.cv, &m_, &until) == ETIMEDOUT) break;
+  }
+  const uint64_t in_line = clock_ns() - now;
+  if (w.granted) {  // give_back() took it out of the line and made this call the holder
+    ++tally_.waited;
+    tally_.waited_ns += in_line;
+  } else {
+    (w.prev ? w.prev->next : first_) = w.next;
+    (w.next ? w.next->prev : last_) = w.prev;
+    --waiting_;
+    ++tally_.gave_up;
+    tally_.gave_up_ns += in_line;
+  }
+  pthread_mutex_unlock(&m_);
+  return w.granted;
+}
+
+void GpuLine::give_back() {
+  pthread_mutex_lock(&m_);
+  const uint64_t now = clock_ns();
+  const double hold = double(now - held_since_);
+  ++tally_.holds;
+  tally_.held_ns += uint64_t(hold);
+  mean_hold_ns_ = mean_hold_ns_ > 0 ? mean_hold_ns_ + kHoldWeight * (hold - mean_hold_ns_) : hold;
+  if (Waiter* w = first_) {
+    first_ = w->next;
+    (first_ ? first_->prev : last_) = nullptr;
+    --waiting_;
+    w->granted = true;
+    held_since_ = now;
+    pthread_cond_signal(&w->cv);
+  } else {
+    held_ = false;
+  }
+  pthread_mutex_unlock(&m_);
+}
+
+void GpuLine::reset() {
+  pthread_mutex_init(&m_, nullptr);
+  held_ = false;
+  held_since_ = 0;
+  mean_hold_ns_ = 0;
+  first_ = last_ = nullptr;
+  waiting_ = 0;
+  tally_ = Tally{};
+}
+
+GpuLine::Tally GpuLine::tally() {
+  pthread_mutex_lock(&m_);
+  const Tally t = tally_;
+  pthread_mutex_unlock(&m_);
+  return t;
+}
+
+}  // namespace gofl

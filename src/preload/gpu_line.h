@@ -1,0 +1,56 @@
+// The line for the GPU: one call of this process holds it at a time, and calls of other threads wait
+// for it in the order they came. A plain mutex let a call that had just arrived take the GPU ahead of
+// one that had waited, so under many threads (PySCF's 16 OpenMP threads, each calling a 956² dsymm)
+// some calls waited out their whole bound and then ran on the CPU anyway. Here the GPU goes from the
+// call that gives it back straight to the first in line, and a call that would still be waiting when
+// its bound runs out (the calls ahead of it times the mean hold) does not wait at all.
+#pragma once
+
+#include <pthread.h>
+#include <stdint.h>
+
+namespace gofl {
+
+class GpuLine {
+ public:
+  constexpr GpuLine() = default;  // constant-initialised: usable by calls made before any constructor ran
+  GpuLine(const GpuLine&) = delete;
+  GpuLine& operator=(const GpuLine&) = delete;
+
+  // At once, when no call holds the GPU and none waits.
+  bool try_take();
+  // In line until `deadline_ns` (CLOCK_MONOTONIC); false when the deadline passed first, or at once
+  // when the calls ahead are expected to hold the GPU beyond it.
+  bool take_by(uint64_t deadline_ns);
+  // Hands the GPU to the first call in line, if any.
+  void give_back();
+  // In a child after fork(): nobody holds the GPU, nobody waits (the parent's threads are gone).
+  void reset();
+
+  // The expected wait of a call that joined the line now: the rest of the current hold (by the
+  // mean) plus the mean hold of each call ahead. 0 when the GPU is free or no hold was timed yet.
+  uint64_t expected_wait_ns();
+
+  struct Tally {
+    uint64_t holds = 0, held_ns = 0;           // calls that held the GPU, and for how long in all
+    uint64_t waited = 0, waited_ns = 0;        // calls that got it after waiting in line
+    uint64_t gave_up = 0, gave_up_ns = 0;      // calls whose deadline came first (their time in line)
+    uint64_t not_joined = 0;                   // calls that did not wait: the line was too long
+  };
+  Tally tally();
+
+ private:
+  struct Waiter;
+  uint64_t expected_wait_locked(uint64_t now) const;
+
+  pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
+  bool held_ = false;
+  uint64_t held_since_ = 0;
+  double mean_hold_ns_ = 0;  // moving mean of the latest holds
+  Waiter* first_ = nullptr;  // the line, oldest first
+  Waiter* last_ = nullptr;
+  int waiting_ = 0;
+  Tally tally_;
+};
+
+}  // namespace gofl
