@@ -52,13 +52,13 @@ template <class T> int gemm_panels(const desc::gemm<T>& g) {
 }
 
 // A product whose B is on the device whole (a kept copy) can multiply A's first columns while its
-// later ones are still being copied in: the sum over k is split into pieces of op(A)'s columns, each
+// later ones are still being copied in: the sum over k is cut into pieces of op(A)'s columns, each
 // a contiguous range of host memory when ta == 'N' (NumPy's A @ X_i with a thin X_i is, column-major,
 // X_i^T A^T: 16 MB of X_i up and 16 MB of C down a call, A kept). Each piece but the last adds its
 // product over all of C once it has arrived; the last adds its part panel by panel, each panel of C
 // then coming back while the next computes. Pieces of at least 4 MB (about 0.1 ms of copy-in on that
 // machine) and of at least kMinPanelFlops each, 2 to 8 of them (GPU_OFFLOAD_GEMM_K_PIECES sets
-// the most; 1 turns the split off); 1: no split.
+// the most; 1 keeps the sum whole). Returns the number of pieces, 1 for a whole sum.
 template <class T> int64_t gemm_k_pieces(const desc::gemm<T>& g) {
   constexpr double kMinPieceBytes = double(4u << 20);
   static const double most = double(std::min(setting_long(SettingId::GEMM_K_PIECES, 8), 64L));
@@ -142,7 +142,7 @@ template <class T> void gemm_run_panels(Engine& e, const gofl_call& call, const 
     T* dCp = dC.get<T>() + P.j0 * g.m;
     if (!out_only) e.upload(dCp, g.c + P.j0 * g.ldc, g.m, P.cols, g.ldc, sizeof(T), up);
     P.step.begin(up, s);
-    // The last piece of the sum (all of it when k is not split), added to what the others left in C.
+    // The last piece of the sum (all of it when the sum is whole), added to what the others left in C.
     check(x_gemm<T>(e.blas(), op_of(g.transa), op_of(g.transb), g.m, P.cols, g.k - k_last, cu(&g.alpha),
                     cu(inA.get<T>() + k_last * inA.ld), inA.ld, cu(dBp), ldb, cu(n_pieces > 1 ? &one : &g.beta), cu(dCp),
                     g.m),
