@@ -305,7 +305,8 @@ bool take_gpu(const gofl_call& c) {
 void give_gpu_back(const gofl_call& c) {
   gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
   const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
-  g_line.give_back();
+  // A hold that set something up (or spread over several GPUs) is not what the next calls will take.
+  g_line.give_back(n == 0 && !(c.flags & GOFL_F_SPLIT));
   if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
 }
 }  // namespace

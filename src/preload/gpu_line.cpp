@@ -27,8 +27,11 @@ struct GpuLine::Waiter {
 };
 
 namespace {
-// The mean hold moves this far towards each new hold: about the last ten holds count.
+// The mean hold moves this far towards each new hold: about the last ten holds count. A hold counts
+// as at most kHoldCap times the mean, so that one long call (a large dgemm among PySCF's small
+// dsymm calls) does not keep the next dozens of calls from waiting.
 constexpr double kHoldWeight = 0.1;
+constexpr double kHoldCap = 4.0;
 }  // namespace
 
 bool GpuLine::try_take() {
@@ -55,6 +58,19 @@ uint64_t GpuLine::expected_wait_ns() {
   return w;
 }
 
+int GpuLine::waiting() {
+  pthread_mutex_lock(&m_);
+  const int n = waiting_;
+  pthread_mutex_unlock(&m_);
+  return n;
+}
+
+void GpuLine::set_mean_hold_ns(double ns) {
+  pthread_mutex_lock(&m_);
+  mean_hold_ns_ = ns;
+  pthread_mutex_unlock(&m_);
+}
+
 bool GpuLine::take_by(uint64_t deadline_ns) {
   pthread_mutex_lock(&m_);
   const uint64_t now = clock_ns();
@@ -75,9 +91,14 @@ bool GpuLine::take_by(uint64_t deadline_ns) {
   last_ = &w;
   ++waiting_;
   const timespec until{time_t(deadline_ns / 1000000000u), long(deadline_ns % 1000000000u)};
+  // pthread_cond_timedwait is a cancellation point: a thread cancelled in line would leave m_ locked
+  // and its Waiter linked. The wait is bounded, so it is not cancellable.
+  int cancel_state = 0;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
   while (!w.granted) {
     if (pthread_cond_timedwait(&w.cv, &m_, &until) == ETIMEDOUT) break;
   }
+  pthread_setcancelstate(cancel_state, nullptr);
   const uint64_t in_line = clock_ns() - now;
   if (w.granted) {  // give_back() took it out of the line and made this call the holder
     ++tally_.waited;
@@ -93,13 +114,20 @@ bool GpuLine::take_by(uint64_t deadline_ns) {
   return w.granted;
 }
 
-void GpuLine::give_back() {
+void GpuLine::give_back(bool timed) {
   pthread_mutex_lock(&m_);
   const uint64_t now = clock_ns();
   const double hold = double(now - held_since_);
   ++tally_.holds;
   tally_.held_ns += uint64_t(hold);
-  mean_hold_ns_ = mean_hold_ns_ > 0 ? mean_hold_ns_ + kHoldWeight * (hold - mean_hold_ns_) : hold;
+  if (timed) {
+    mean_hold_ns_ = mean_hold_ns_ > 0
+                        ? mean_hold_ns_ + kHoldWeight * (std::min(hold, kHoldCap * mean_hold_ns_) - mean_hold_ns_)
+                        : hold;
+  }
+  // The first in line gets the GPU even if its deadline has just passed: it has not run yet to
+  // leave the line, and it takes the GPU as soon as it does (its time in line is then its bound
+  // and a little more).
   if (Waiter* w = first_) {
     first_ = w->next;
     (first_ ? first_->prev : last_) = nullptr;

@@ -22,14 +22,18 @@ class GpuLine {
   // In line until `deadline_ns` (CLOCK_MONOTONIC); false when the deadline passed first, or at once
   // when the calls ahead are expected to hold the GPU beyond it.
   bool take_by(uint64_t deadline_ns);
-  // Hands the GPU to the first call in line, if any.
-  void give_back();
+  // Hands the GPU to the first call in line, if any. `timed`: the hold counts towards the mean hold
+  // (false for a hold that paid one-time set-up or spread over several GPUs: not what the next
+  // calls will take).
+  void give_back(bool timed = true);
   // In a child after fork(): nobody holds the GPU, nobody waits (the parent's threads are gone).
   void reset();
 
   // The expected wait of a call that joined the line now: the rest of the current hold (by the
   // mean) plus the mean hold of each call ahead. 0 when the GPU is free or no hold was timed yet.
   uint64_t expected_wait_ns();
+  int waiting();                      // calls in line now
+  void set_mean_hold_ns(double ns);   // tests: the mean hold, as if learnt
 
   struct Tally {
     uint64_t holds = 0, held_ns = 0;           // calls that held the GPU, and for how long in all
