@@ -34,15 +34,18 @@ constexpr double kHoldWeight = 0.1;
 constexpr double kHoldCap = 4.0;
 }  // namespace
 
+bool GpuLine::take_if_free_locked(uint64_t now) {
+  if (held_ || first_) return false;
+  held_ = true;
+  held_since_ = now;
+  return true;
+}
+
 bool GpuLine::try_take() {
   pthread_mutex_lock(&m_);  // held only for a few instructions at a time
-  const bool free = !held_ && !first_;
-  if (free) {
-    held_ = true;
-    held_since_ = clock_ns();
-  }
+  const bool took = take_if_free_locked(clock_ns());
   pthread_mutex_unlock(&m_);
-  return free;
+  return took;
 }
 
 uint64_t GpuLine::expected_wait_locked(uint64_t now) const {
@@ -74,9 +77,7 @@ void GpuLine::set_mean_hold_ns(double ns) {
 bool GpuLine::take_by(uint64_t deadline_ns) {
   pthread_mutex_lock(&m_);
   const uint64_t now = clock_ns();
-  if (!held_ && !first_) {
-    held_ = true;
-    held_since_ = now;
+  if (take_if_free_locked(now)) {
     pthread_mutex_unlock(&m_);
     return true;
   }

@@ -45,6 +45,8 @@ class GpuLine {
 
  private:
   struct Waiter;
+  // With m_ held: takes the GPU when nobody holds it and nobody waits.
+  bool take_if_free_locked(uint64_t now);
   uint64_t expected_wait_locked(uint64_t now) const;
 
   pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
