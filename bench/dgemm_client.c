@@ -8,19 +8,10 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench_time.h"
+
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
             const int*, const double*, const int*, const double*, double*, const int*);
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2048, reps = argc > 2 ? atoi(argv[2]) : 3, warm = argc > 3 ? atoi(argv[3]) : 1;
@@ -48,7 +39,7 @@ int main(int argc, char** argv) {
   printf("times");
   for (int r = 0; r < reps; ++r) printf(" %.6f", t[r]);
   printf("\n");
-  qsort(t, reps, sizeof t[0], cmp);
+  qsort(t, reps, sizeof t[0], cmp_double);
   double s = 0;
   for (size_t i = 0; i < nn; i += nn / 1000 + 1) s += c[i];
   printf("n=%d median %.6f s checksum %.10e\n", n, t[reps / 2], s);

@@ -12,23 +12,14 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "../bench_time.h"
+
 void dsymm_(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
             const double*, const int*, const double*, double*, const int*);
 
 static int n = 956, r = 135, nthreads = 16, calls = 20;
 static double* times;  // [thread][call]
 static double* sums;   // [thread]
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int cmp(const void* a, const void* b) {
-  double x = *(const double*)a, y = *(const double*)b;
-  return (x > y) - (x < y);
-}
 
 static pthread_barrier_t start;
 
@@ -70,7 +61,7 @@ int main(int argc, char** argv) {
   const size_t m = (size_t)nthreads * calls;
   double sum = 0;
   for (int t = 0; t < nthreads; ++t) sum += sums[t];
-  qsort(times, m, sizeof(double), cmp);
+  qsort(times, m, sizeof(double), cmp_double);
   printf("n %d r %d threads %d calls %zu: %.3f s, %.1f calls/s, a call median %.2f ms, max %.2f ms, checksum %.10e\n",
          n, r, nthreads, m, wall, (double)m / wall, times[m / 2] * 1e3, times[m - 1] * 1e3, sum);
   return 0;
