@@ -30,14 +30,14 @@ printf "%-9s %-8s %-6s %6s %8s %10s %s\n" tester input mode rc seconds "gpu call
 for t in "${tests[@]}"; do
   exe=./${t%%:*} in=${t#*:}
   for mode in bare "$dev"; do
-    s0=$(date +%s.%N)
+    s0=$(date +%s%N)
     if [ "$mode" = bare ]; then timeout "${TESTER_TIMEOUT:-600}" "$exe" < "$in" > out.txt 2> err.txt; rc=$?
     else timeout "${TESTER_TIMEOUT:-600}" "$B/bin/gpu-offload" run --device "$mode" --summary -- "$exe" < "$in" > out.txt 2> err.txt; rc=$?; fi
-    secs=$(echo "$(date +%s.%N) - $s0" | bc)
+    secs=$(awk -v a="$s0" -v b="$(date +%s%N)" 'BEGIN {printf "%.1f", (b - a) / 1e9}')  # no bc on the GPU machine
     gpu=$(awk '/gpu-offload summary/{s=1} /^  (counted|where)/{s=0} s && $3 ~ /^[0-9]+$/ && $3 > 0 {n += $3} END {print n + 0}' err.txt)
     # The verdicts: one line per tested path. A failure reads "... out of ... tests failed to pass the threshold".
     passed=$(grep -c "passed the threshold" out.txt); failed=$(grep -E "failed to pass|FAILED|ILLEGAL|\*\*\*" out.txt | grep -vc "passed the threshold")
-    total=$(grep -oE "\( *[0-9]+ tests run\)" out.txt | grep -oE "[0-9]+" | paste -sd+ | bc)
+    total=$(grep -oE "\( *[0-9]+ tests run\)" out.txt | grep -oE "[0-9]+" | awk '{n += $1} END {print n + 0}')
     printf "%-9s %-8s %-6s %6s %8.1f %10s %s paths passed (%s tests run), %s lines of failure\n" \
       "${exe#./}" "$in" "$mode" "$rc" "$secs" "$([ "$mode" = bare ] && echo - || echo "$gpu")" "$passed" "${total:-0}" "$failed"
     # A tester that did not finish (a crash, the timeout, a missing library) fails whatever it printed.
