@@ -181,7 +181,9 @@ def main():
             stopped = [r for r in rs if r["rc"] != 0 and "stopped after" in r.get("tail", "")]
             ratio = f"{statistics.median(bare) / statistics.median(ts):7.2f}x" if bare and ts and mode != "bare" else ""
             res = sorted({str(r["result"]) for r in rs})
-            same = "" if mode == "bare" else (" (same)" if set(res) <= {str(x) for x in bare_res} else " (DIFFERS)")
+            # Against the bare runs of this invocation; without one there is nothing to compare.
+            same = ("" if mode == "bare" else " (no bare run)" if not bare_res
+                    else " (same)" if set(res) <= {str(x) for x in bare_res} else " (DIFFERS)")
             label = f"{app}: {what}" if mode == modes[0] else ""
             note = f"  {len(stopped)} run(s) stopped at the {args.gpu_timeout if mode == 'gpu' else args.timeout:.0f} s limit" if stopped else ""
             print(f"{name if mode == modes[0] else '':14} {label[:44]:44} {mode:5} {fmt(ts)} {ratio:>8}  {', '.join(res)}{same}{note}")
