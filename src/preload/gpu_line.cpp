@@ -36,22 +36,6 @@ constexpr double kHoldCap = 4.0;
 }  // namespace
 
 bool GpuLine::take_if_free_locked(uint64_t now) {
-  if (held_ && handed_) {
-    // Handed to the first in line, which has not run yet (woken, it waits for a core): this call is
-    // running, so it takes the GPU, and that call stays first in line for the next turn. The GPU
-    // would otherwise idle for the handover, 1-2 ms with every core busy.
-    Waiter* w = handed_;
-    handed_ = nullptr;
-    w->granted = false;
-    w->prev = nullptr;
-    w->next = first_;
-    (first_ ? first_->prev : last_) = w;
-    first_ = w;
-    ++waiting_;
-    ++tally_.taken_in_handover;
-    held_since_ = now;
-    return true;
-  }
   if (held_ || first_) return false;
   held_ = true;
   held_since_ = now;
@@ -120,7 +104,6 @@ bool GpuLine::take_by(uint64_t deadline_ns) {
   const uint64_t ran = clock_ns();
   const uint64_t in_line = ran - now;
   if (w.granted) {  // give_back() took it out of the line and made this call the holder
-    handed_ = nullptr;
     ++tally_.waited;
     tally_.waited_ns += in_line;
     tally_.handover_ns += ran - w.granted_at;
@@ -155,7 +138,6 @@ void GpuLine::give_back(bool timed) {
     --waiting_;
     w->granted = true;
     w->granted_at = now;
-    handed_ = w;
     held_since_ = now;
     pthread_cond_signal(&w->cv);
   } else {
@@ -169,7 +151,7 @@ void GpuLine::reset() {
   held_ = false;
   held_since_ = 0;
   mean_hold_ns_ = 0;
-  first_ = last_ = handed_ = nullptr;
+  first_ = last_ = nullptr;
   waiting_ = 0;
   tally_ = Tally{};
 }

@@ -5,12 +5,13 @@
 // call that gives it back straight to the first in line, and a call that would still be waiting when
 // its bound runs out (the calls ahead of it times the mean hold) does not wait at all.
 //
-// A call handed the GPU has been woken, and with every core busy it waits for one: 1-2 ms a handover
-// on the 2-core development machine with holds of 2 ms (bench/probes/line_handoff.cpp; in PySCF
-// C16H34 on an H100 host the line was held 36.2 s by 16,928 calls whose copies and computation took
-// 22.4 s). A call that is running meanwhile takes the GPU instead, and the woken call stays first in
-// line: in that probe 223 holds a second against 209 without (medians of 5; a plain mutex 236, but a
-// mutex lets arriving calls pass waiting ones without end). The tally counts the handovers' time.
+// A call handed the GPU has been woken, and with every core busy it waits for one before it runs,
+// while the GPU idles: 1-2 ms a handover on the 2-core development machine with holds of 2 ms
+// (bench/probes/line_handoff.cpp). The tally counts that time (in PySCF C16H34 on an H100 host the
+// line was held 36.2 s by 16,928 calls whose copies and computation took 22.4 s). Letting a running
+// call take the GPU meanwhile was tried: the thread that had just given it back took it again and
+// again, and the woken calls ran out their bounds (16 threads with no work between calls: 52 holds
+// a second against 501).
 #pragma once
 
 #include <pthread.h>
@@ -49,7 +50,6 @@ class GpuLine {
     uint64_t not_joined = 0;                   // calls that did not wait: the line was too long
     uint64_t handover_ns = 0;                  // of the holds: from handing the GPU to a waiting call
                                                // to that call running
-    uint64_t taken_in_handover = 0;            // calls that took the GPU while it was being handed over
   };
   Tally tally();
 
@@ -65,7 +65,6 @@ class GpuLine {
   double mean_hold_ns_ = 0;  // moving mean of the latest holds
   Waiter* first_ = nullptr;  // the line, oldest first
   Waiter* last_ = nullptr;
-  Waiter* handed_ = nullptr;  // given the GPU, not running yet
   int waiting_ = 0;
   Tally tally_;
 };

@@ -445,12 +445,12 @@ void summary_print(int fd) {
   if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
     snprintf(line, sizeof line,
              "  GPU line: held %.3f s by %llu calls (%.3f s of it handing the GPU to a waiting call until that call "
-             "ran; %llu calls took it meanwhile); %llu waited for other threads' calls (%.3f s in line), %llu gave up "
+             "ran); %llu waited for other threads' calls (%.3f s in line), %llu gave up "
              "after %.3f s and %llu did not wait (the calls ahead would have held it longer than they could gain): "
              "those ran on the CPU (GPU held)\n",
              double(l.held_ns) * 1e-9, (unsigned long long)l.holds, double(l.handover_ns) * 1e-9,
-             (unsigned long long)l.taken_in_handover, (unsigned long long)l.waited, double(l.waited_ns) * 1e-9,
-             (unsigned long long)l.gave_up, double(l.gave_up_ns) * 1e-9, (unsigned long long)l.not_joined);
+             (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, (unsigned long long)l.gave_up,
+             double(l.gave_up_ns) * 1e-9, (unsigned long long)l.not_joined);
     out += line;
   }
   out += conversions_line();
