@@ -78,6 +78,18 @@ template <class T> void copy_into(const Buf<T>& from, const Buf<T>& to) { *to = 
 // Workspace size from a query's work[0].
 template <class T> int lwork_of(const T& w) { return std::max(1, int(std::real(w)) + 1); }
 
+// The workspaces a divide-and-conquer or MRRR eigensolver's query asked for (work[0], rwork[0] for
+// complex, iwork[0]); the call passes their sizes in copies, as LAPACK may not write them.
+template <class T> struct EigenWork {
+  int lw, lrw, liw;
+  Buf<T> work;
+  std::shared_ptr<std::vector<R<T>>> rwork;
+  std::shared_ptr<std::vector<int>> iwork;
+  EigenWork(const T& q, R<T> rq, int iq)
+      : lw(lwork_of(q)), lrw(std::max(1, int(rq) + 1)), liw(std::max(1, iq)), work(buf<T>(lw)),
+        rwork(std::make_shared<std::vector<R<T>>>(lrw)), iwork(std::make_shared<std::vector<int>>(liw)) {}
+};
+
 template <class T> MatrixProblem prep(const std::string& family, void* fn, int n, Rng& rng) {
   using RT = R<T>;
   const int ld = n;
@@ -177,24 +189,20 @@ template <class T> MatrixProblem prep(const std::string& family, void* fn, int n
     if (family == "syevd") {
       if constexpr (is_complex<T>) {
         callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, &rq, &m1, &iq, &m1, info.get(), L1, L1);
-        const int lw = lwork_of(q), lrw = std::max(1, int(rq) + 1), liw = std::max(1, iq);
-        auto work = buf<T>(lw);
-        auto rwork = std::make_shared<std::vector<RT>>(lrw);
-        auto iwork = std::make_shared<std::vector<int>>(liw);
+        const EigenWork<T> ws(q, rq, iq);
         p.call = [=] {
-          int a1 = lw, a2 = lrw, a3 = liw;
-          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, rwork->data(), &a2, iwork->data(), &a3,
-                info.get(), L1, L1);
+          int a1 = ws.lw, a2 = ws.lrw, a3 = ws.liw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), ws.work->data(), &a1, ws.rwork->data(), &a2,
+                ws.iwork->data(), &a3, info.get(), L1, L1);
           return *info;
         };
       } else {
         callf(fn, "V", "U", pn, a->data(), &ld, w->data(), &q, &m1, &iq, &m1, info.get(), L1, L1);
-        const int lw = lwork_of(q), liw = std::max(1, iq);
-        auto work = buf<T>(lw);
-        auto iwork = std::make_shared<std::vector<int>>(liw);
+        const EigenWork<T> ws(q, 0, iq);
         p.call = [=] {
-          int a1 = lw, a3 = liw;
-          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), work->data(), &a1, iwork->data(), &a3, info.get(), L1, L1);
+          int a1 = ws.lw, a3 = ws.liw;
+          callf(fn, "V", "U", pn, a->data(), &ld, w->data(), ws.work->data(), &a1, ws.iwork->data(), &a3, info.get(), L1,
+                L1);
           return *info;
         };
       }
@@ -228,26 +236,22 @@ template <class T> MatrixProblem prep(const std::string& family, void* fn, int n
       if constexpr (is_complex<T>) {
         callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
               isuppz->data(), &q, &m1, &rq, &m1, &iq, &m1, info.get(), L1, L1, L1);
-        const int lw = lwork_of(q), lrw = std::max(1, int(rq) + 1), liw = std::max(1, iq);
-        auto work = buf<T>(lw);
-        auto rwork = std::make_shared<std::vector<RT>>(lrw);
-        auto iwork = std::make_shared<std::vector<int>>(liw);
+        const EigenWork<T> ws(q, rq, iq);
         p.call = [=] {
-          int a1 = lw, a2 = lrw, a3 = liw;
+          int a1 = ws.lw, a2 = ws.lrw, a3 = ws.liw;
           callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
-                isuppz->data(), work->data(), &a1, rwork->data(), &a2, iwork->data(), &a3, info.get(), L1, L1, L1);
+                isuppz->data(), ws.work->data(), &a1, ws.rwork->data(), &a2, ws.iwork->data(), &a3, info.get(), L1, L1,
+                L1);
           return *info;
         };
       } else {
         callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
               isuppz->data(), &q, &m1, &iq, &m1, info.get(), L1, L1, L1);
-        const int lw = lwork_of(q), liw = std::max(1, iq);
-        auto work = buf<T>(lw);
-        auto iwork = std::make_shared<std::vector<int>>(liw);
+        const EigenWork<T> ws(q, 0, iq);
         p.call = [=] {
-          int a1 = lw, a3 = liw;
+          int a1 = ws.lw, a3 = ws.liw;
           callf(fn, "V", "A", "U", pn, a->data(), &ld, &vl, &vu, &il, pn, &abstol, m.get(), w->data(), z->data(), &ld,
-                isuppz->data(), work->data(), &a1, iwork->data(), &a3, info.get(), L1, L1, L1);
+                isuppz->data(), ws.work->data(), &a1, ws.iwork->data(), &a3, info.get(), L1, L1, L1);
           return *info;
         };
       }
