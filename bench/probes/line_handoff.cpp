@@ -4,7 +4,8 @@
 // a hold's end and the next waiting call running (the GPU idle between calls), the line's own count
 // of that time, and the holds a second against 1 / H; then the same with a plain mutex in place of the
 // line (what the library had before it: a thread already running may take the GPU ahead of the ones
-// that wait, unfair but without a handover).
+// that wait, unfair but without a handover); and the line with its holder serving the waiting calls
+// (GPU_OFFLOAD_LINE_SERVES: the thread giving the GPU back runs up to 8 waiting calls' holds itself).
 //   line_handoff [BUSY [WAITERS [HOLD_US [HOLDS]]]]   defaults: the cores, 4, 2000, 1000
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,20 +31,30 @@ void busy_for(uint64_t ns) {
   }
 }
 
-// The GPU line, or a timed mutex in its place.
+using Took = gofl::GpuLine::Took;
+
+// The GPU line (its holder serving waiting calls or not), or a timed mutex in its place. take_by may
+// run `work` on another thread (Took::Served): the call then holds nothing.
 struct Line {
   gofl::GpuLine line;
+  Line() { line.set_serves(0); }
   bool try_take() { return line.try_take(); }
-  bool take_by(uint64_t deadline_ns) { return line.take_by(deadline_ns); }
+  Took take_by(uint64_t deadline_ns, gofl::GpuLine::Work*) { return line.take_by(deadline_ns) ? Took::Held : Took::No; }
   void give_back() { line.give_back(); }
   double handover_s() { return double(line.tally().handover_ns) * 1e-9; }
   static const char* name() { return "GPU line"; }
 };
+struct Serving : Line {
+  Serving() { line.set_serves(8); }
+  Took take_by(uint64_t deadline_ns, gofl::GpuLine::Work* work) { return line.take_or_serve_by(deadline_ns, work); }
+  static const char* name() { return "serving"; }
+};
 struct Mutex {
   std::timed_mutex m;
   bool try_take() { return m.try_lock(); }
-  bool take_by(uint64_t deadline_ns) {
-    return m.try_lock_until(std::chrono::steady_clock::now() + std::chrono::nanoseconds(deadline_ns - clock_ns()));
+  Took take_by(uint64_t deadline_ns, gofl::GpuLine::Work*) {
+    return m.try_lock_until(std::chrono::steady_clock::now() + std::chrono::nanoseconds(deadline_ns - clock_ns()))
+               ? Took::Held : Took::No;
   }
   void give_back() { m.unlock(); }
   double handover_s() { return 0; }
@@ -66,22 +77,35 @@ void run(int busy, int waiters, uint64_t hold_ns, int holds) {
         for (int k = 0; k < 1000; ++k) x = x * 1.0000001 + 1e-9;
     });
   const uint64_t t0 = clock_ns();
+  // One hold: the gap since the last one ended (when the call waited), then the call's GPU time.
+  auto hold = [&](bool waited) {
+    const uint64_t t = clock_ns();
+    if (waited) {
+      std::lock_guard<std::mutex> lk(gm);
+      gaps.push_back(t - released.load());
+    }
+    busy_for(hold_ns);
+    ++done;
+    released = clock_ns();
+  };
+  struct Arg {
+    decltype(hold)* h;
+  } arg{&hold};
+  gofl::GpuLine::Work work{[](void* a) { (*static_cast<Arg*>(a)->h)(true); return true; }, &arg};
   for (int i = 0; i < waiters; ++i)
     th.emplace_back([&] {
       while (done.load() < holds) {
         bool waited = false;
         if (!line.try_take()) {
           waited = true;
-          if (!line.take_by(clock_ns() + 2000000000ull)) continue;
+          const Took took = line.take_by(clock_ns() + 2000000000ull, &work);
+          if (took == Took::No) continue;
+          if (took == Took::Served) {  // another thread ran this call's hold
+            busy_for(hold_ns);
+            continue;
+          }
         }
-        const uint64_t t = clock_ns();
-        if (waited) {
-          std::lock_guard<std::mutex> lk(gm);
-          gaps.push_back(t - released.load());
-        }
-        busy_for(hold_ns);
-        ++done;
-        released = clock_ns();
+        hold(waited);
         line.give_back();
         busy_for(hold_ns);  // the thread's own work before its next call
       }
@@ -119,5 +143,6 @@ int main(int argc, char** argv) {
   printf("%d cores, %d busy threads, %d threads taking the line, holds of %.0f us\n", cores, busy, waiters, hold_us);
   run<Line>(busy, waiters, uint64_t(hold_us * 1e3), holds);
   run<Mutex>(busy, waiters, uint64_t(hold_us * 1e3), holds);
+  run<Serving>(busy, waiters, uint64_t(hold_us * 1e3), holds);
   return 0;
 }

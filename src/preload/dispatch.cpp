@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <mutex>
@@ -258,7 +259,9 @@ void leave(gofl_call& c) {
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
   if (c.depth == 0) {
     note_last_call(c);
-    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur);  // learning
+    // Learning: the call's own time, without other threads' calls this thread ran on the GPU.
+    const uint64_t served = gpu_take_served_ns();
+    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur - std::min(dur, served));
   }
   if (!g_record) return;
   if (c.traced) {

@@ -290,26 +290,56 @@ namespace {
 // longer; false: it runs on the CPU. The wait is in the call's observed time, so
 // the policy learns from a contended GPU. A call of this thread made inside the backend never gets
 // here (it is nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
-bool take_gpu(const gofl_call& c) {
-  if (g_line.try_take()) return true;
+GpuLine::Took take_gpu(const gofl_call& c, GpuLine::Work* work) {
+  if (g_line.try_take()) return GpuLine::Took::Held;
   constexpr double kMaxGpuWait = 2.0;        // seconds
   constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
   const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
   const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
-  if (wait <= 0) return false;
-  return g_line.take_by(clock_ns() + uint64_t(wait * 1e9));
+  if (wait <= 0) return GpuLine::Took::No;
+  return g_line.take_or_serve_by(clock_ns() + uint64_t(wait * 1e9), work);
 }
 
-// Gives the GPU back after c ran, and traces what the call set up (its routine's first GPU call, a
-// library handle, larger staging, the split engines: rare), taken while the GPU is still this call's.
-void give_gpu_back(const gofl_call& c) {
+// Traces what call c set up (its routine's first GPU call, a library handle, larger staging, the split
+// engines: rare), taken while the GPU is still this call's. Returns whether its hold counts towards
+// the line's mean hold: a hold that set something up (or spread over several GPUs) is not what the
+// next calls will take.
+bool trace_what_it_set_up(const gofl_call& c) {
   gofl_setup_phase phases[GOFL_SETUP_MAX_PHASES];
   const int n = g_backend->take_setup(phases, GOFL_SETUP_MAX_PHASES);
-  // A hold that set something up (or spread over several GPUs) is not what the next calls will take.
-  g_line.give_back(n == 0 && !(c.flags & GOFL_F_SPLIT));
   if (n > 0) trace_setup(uint16_t(c.op), clock_ns(), phases, n);
+  return n == 0 && !(c.flags & GOFL_F_SPLIT);
+}
+
+// Gives the GPU back after c ran; the time this thread then spent running waiting calls (gpu_line.h)
+// is this thread's to leave out of its own call's time (gpu_take_served_ns).
+__thread uint64_t t_served_ns __attribute__((tls_model("initial-exec")));
+void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_what_it_set_up(c)); }
+
+// A waiting call's work, run by the thread that holds the GPU (GpuLine::Work).
+struct ServedCall {
+  const gofl_call* c;
+  gofl_gpu_result* r;
+  int status;
+};
+bool run_served(void* arg) {
+  ServedCall* s = static_cast<ServedCall*>(arg);
+  s->status = g_backend->run(s->c, s->r);
+  return trace_what_it_set_up(*s->c);
+}
+
+// Whether the holder serves waiting calls (GPU_OFFLOAD_LINE_SERVES), read at the first GPU call.
+void read_line_serves() {
+  static std::once_flag once;
+  std::call_once(once, [] { g_line.set_serves(int(std::min(setting_long(SettingId::LINE_SERVES, 8), 64L))); });
 }
 }  // namespace
+
+uint64_t gpu_take_served_ns() {
+  const uint64_t n = t_served_ns;
+  t_served_ns = 0;
+  return n;
+}
 
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out) {
   *busy = false;
@@ -319,13 +349,24 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
   // program's CPU calls, copies its operands into pinned memory before it takes the GPU
   // (cuda/thread_stage.h): the GPU is then held only for the DMAs and the computation.
+  read_line_serves();
   const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
-  if (!have && !take_gpu(c)) {
-    if (staged) b->finish(&c, 0, nullptr);
-    *busy = true;
-    return GOFL_GPU_OK;
+  if (!have) {
+    // A staged call's operands are in this thread's pinned buffer: it runs itself.
+    ServedCall served{&c, r, GOFL_GPU_OK};
+    GpuLine::Work work{run_served, &served};
+    const GpuLine::Took took = take_gpu(c, staged ? nullptr : &work);
+    if (took == GpuLine::Took::No) {
+      if (staged) b->finish(&c, 0, nullptr);
+      *busy = true;
+      return GOFL_GPU_OK;
+    }
+    if (took == GpuLine::Took::Served) {
+      gpu_note_warmed();
+      return served.status;
+    }
   }
   const int st = b->run(&c, r);
   give_gpu_back(c);
@@ -408,7 +449,8 @@ bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed
 int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
   if (!gpu_started()) return GOFL_GPU_NO_DEVICE;
-  if (!take_gpu(c)) {
+  read_line_serves();
+  if (take_gpu(c, nullptr) != GpuLine::Took::Held) {
     *busy = true;
     return GOFL_GPU_OK;
   }

@@ -30,9 +30,12 @@ const char* gpu_unavailable_reason();
 // True in a child of a process that had started the GPU: its CUDA context did not survive fork().
 bool gpu_lost_by_fork();
 // Run `c` on the GPU unless another thread's call holds it beyond c's wait (then *busy is set and
-// nothing runs).
+// nothing runs). A waiting call may be run by the thread that holds the GPU (gpu_line.h).
 // *staged (may be null): its operands went through the thread's own pinned buffer (cuda/thread_stage.h).
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged = nullptr);
+// The time this thread spent, since the last ask, running other threads' waiting calls while it held
+// the GPU: not part of its own call's time as the policy learns it.
+uint64_t gpu_take_served_ns();
 // The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
 GpuLine::Tally gpu_line_tally();
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before

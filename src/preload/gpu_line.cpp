@@ -10,10 +10,12 @@
 namespace gofl {
 
 // A waiting call, on its own stack: its condition variable (CLOCK_MONOTONIC, like the deadlines),
-// whether the GPU was handed to it and when.
+// the work it leaves to the holder (or none), and what became of it.
 struct GpuLine::Waiter {
+  enum State { Waiting, Granted, Serving, Served };
   pthread_cond_t cv;
-  bool granted = false;
+  Work* work = nullptr;
+  State state = Waiting;
   uint64_t granted_at = 0;
   Waiter* prev = nullptr;
   Waiter* next = nullptr;
@@ -75,19 +77,20 @@ void GpuLine::set_mean_hold_ns(double ns) {
   pthread_mutex_unlock(&m_);
 }
 
-bool GpuLine::take_by(uint64_t deadline_ns) {
+GpuLine::Took GpuLine::take_or_serve_by(uint64_t deadline_ns, Work* work) {
   pthread_mutex_lock(&m_);
   const uint64_t now = clock_ns();
   if (take_if_free_locked(now)) {
     pthread_mutex_unlock(&m_);
-    return true;
+    return Took::Held;
   }
   if (deadline_ns <= now || now + expected_wait_locked(now) > deadline_ns) {
     ++tally_.not_joined;
     pthread_mutex_unlock(&m_);
-    return false;
+    return Took::No;
   }
   Waiter w;
+  w.work = work;
   w.prev = last_;
   (last_ ? last_->next : first_) = &w;
   last_ = &w;
@@ -97,16 +100,24 @@ bool GpuLine::take_by(uint64_t deadline_ns) {
   // and its Waiter linked. The wait is bounded, so it is not cancellable.
   int cancel_state = 0;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-  while (!w.granted) {
+  while (w.state == Waiter::Waiting) {
     if (pthread_cond_timedwait(&w.cv, &m_, &until) == ETIMEDOUT) break;
   }
+  // The holder has begun this call's work: it ends within one hold, deadline or not.
+  while (w.state == Waiter::Serving) pthread_cond_wait(&w.cv, &m_);
   pthread_setcancelstate(cancel_state, nullptr);
   const uint64_t ran = clock_ns();
   const uint64_t in_line = ran - now;
-  if (w.granted) {  // give_back() took it out of the line and made this call the holder
+  Took took = Took::No;
+  if (w.state == Waiter::Granted) {  // give_back() took it out of the line and made this call the holder
     ++tally_.waited;
     tally_.waited_ns += in_line;
     tally_.handover_ns += ran - w.granted_at;
+    took = Took::Held;
+  } else if (w.state == Waiter::Served) {  // taken out of the line too; its time in line includes its work
+    ++tally_.waited;
+    tally_.waited_ns += in_line;
+    took = Took::Served;
   } else {
     (w.prev ? w.prev->next : first_) = w.next;
     (w.next ? w.next->prev : last_) = w.prev;
@@ -115,12 +126,10 @@ bool GpuLine::take_by(uint64_t deadline_ns) {
     tally_.gave_up_ns += in_line;
   }
   pthread_mutex_unlock(&m_);
-  return w.granted;
+  return took;
 }
 
-void GpuLine::give_back(bool timed) {
-  pthread_mutex_lock(&m_);
-  const uint64_t now = clock_ns();
+void GpuLine::end_hold_locked(uint64_t now, bool timed) {
   const double hold = double(now - held_since_);
   ++tally_.holds;
   tally_.held_ns += uint64_t(hold);
@@ -129,14 +138,43 @@ void GpuLine::give_back(bool timed) {
                         ? mean_hold_ns_ + kHoldWeight * (std::min(hold, kHoldCap * mean_hold_ns_) - mean_hold_ns_)
                         : hold;
   }
+}
+
+GpuLine::Waiter* GpuLine::pop_first_locked() {
+  Waiter* w = first_;
+  first_ = w->next;
+  (first_ ? first_->prev : last_) = nullptr;
+  --waiting_;
+  return w;
+}
+
+uint64_t GpuLine::give_back(bool timed) {
+  pthread_mutex_lock(&m_);
+  uint64_t now = clock_ns();
+  end_hold_locked(now, timed);
   // The first in line gets the GPU even if its deadline has just passed: it has not run yet to
   // leave the line, and it takes the GPU as soon as it does (its time in line is then its bound
-  // and a little more).
-  if (Waiter* w = first_) {
-    first_ = w->next;
-    (first_ ? first_->prev : last_) = nullptr;
-    --waiting_;
-    w->granted = true;
+  // and a little more). Its work, if it left any, runs here first, while the GPU stays this thread's.
+  uint64_t served_ns = 0;
+  for (int n = 0; first_ && first_->work && n < serves_; ++n) {
+    Waiter* w = pop_first_locked();
+    w->state = Waiter::Serving;
+    held_since_ = now;
+    pthread_mutex_unlock(&m_);
+    const bool work_timed = w->work->run(w->work->arg);
+    pthread_mutex_lock(&m_);
+    const uint64_t end = clock_ns();
+    end_hold_locked(end, work_timed);
+    ++tally_.served;
+    tally_.served_ns += end - now;
+    served_ns += end - now;
+    now = end;
+    w->state = Waiter::Served;  // w lives until its thread gets m_ after this one lets it go
+    pthread_cond_signal(&w->cv);
+  }
+  if (first_) {
+    Waiter* w = pop_first_locked();
+    w->state = Waiter::Granted;
     w->granted_at = now;
     held_since_ = now;
     pthread_cond_signal(&w->cv);
@@ -144,6 +182,20 @@ void GpuLine::give_back(bool timed) {
     held_ = false;
   }
   pthread_mutex_unlock(&m_);
+  return served_ns;
+}
+
+void GpuLine::set_serves(int n) {
+  pthread_mutex_lock(&m_);
+  serves_ = std::max(0, n);
+  pthread_mutex_unlock(&m_);
+}
+
+int GpuLine::serves() {
+  pthread_mutex_lock(&m_);
+  const int n = serves_;
+  pthread_mutex_unlock(&m_);
+  return n;
 }
 
 void GpuLine::reset() {

@@ -12,6 +12,12 @@
 // call take the GPU meanwhile was tried: the thread that had just given it back took it again and
 // again, and the woken calls ran out their bounds (16 threads with no work between calls: 52 holds
 // a second against 501).
+//
+// So a waiting call may leave its GPU work to the line: the call that gives the GPU back runs the
+// work of the first calls in line itself, on its own thread, which is running already (at most
+// `serves` of them in a row, then it hands the GPU over as above). The GPU goes from one call to the
+// next without waiting for a woken thread to get a core; the served call's thread only has to wake up
+// to find its call done, while the GPU already runs the next.
 #pragma once
 
 #include <pthread.h>
@@ -29,11 +35,31 @@ class GpuLine {
   bool try_take();
   // In line until `deadline_ns` (CLOCK_MONOTONIC); false when the deadline passed first, or at once
   // when the calls ahead are expected to hold the GPU beyond it.
-  bool take_by(uint64_t deadline_ns);
-  // Hands the GPU to the first call in line, if any. `timed`: the hold counts towards the mean hold
-  // (false for a hold that paid one-time set-up or spread over several GPUs: not what the next
-  // calls will take).
-  void give_back(bool timed = true);
+  bool take_by(uint64_t deadline_ns) { return take_or_serve_by(deadline_ns, nullptr) == Took::Held; }
+
+  // A waiting call's GPU work, which the call giving the GPU back may run for it: `run(arg)` runs the
+  // call on the GPU (its status stays in `arg`) and returns whether its hold counts towards the mean.
+  struct Work {
+    bool (*run)(void* arg);
+    void* arg;
+  };
+  enum class Took {
+    No,      // the deadline came first (or the line was too long): the call did not run on the GPU
+    Held,    // this call holds the GPU: it runs itself and gives the GPU back
+    Served,  // another call's thread ran `work` while holding the GPU; this call does not hold it
+  };
+  // As take_by, and with `work` (may be null) the holder may run it instead of handing the GPU over.
+  // Once the holder has begun it, the deadline no longer counts: the call waits for it to end.
+  Took take_or_serve_by(uint64_t deadline_ns, Work* work);
+
+  // Hands the GPU to the first call in line, if any, after running the work of the first waiting
+  // calls that left some (at most serves() in a row). `timed`: the hold counts towards the mean hold
+  // (false for a hold that paid one-time set-up or spread over several GPUs: not what the next calls
+  // will take). Returns the time this thread spent running other calls' work.
+  uint64_t give_back(bool timed = true);
+  // Calls a holder serves in a row before it hands the GPU over (0: it never serves).
+  void set_serves(int n);
+  int serves();
   // In a child after fork(): nobody holds the GPU, nobody waits (the parent's threads are gone).
   void reset();
 
@@ -50,6 +76,7 @@ class GpuLine {
     uint64_t not_joined = 0;                   // calls that did not wait: the line was too long
     uint64_t handover_ns = 0;                  // of the holds: from handing the GPU to a waiting call
                                                // to that call running
+    uint64_t served = 0, served_ns = 0;        // of the waited calls: those whose work the holder ran
   };
   Tally tally();
 
@@ -57,6 +84,9 @@ class GpuLine {
   struct Waiter;
   // With m_ held: takes the GPU when nobody holds it and nobody waits.
   bool take_if_free_locked(uint64_t now);
+  // With m_ held: counts the hold that ends at `now`.
+  void end_hold_locked(uint64_t now, bool timed);
+  Waiter* pop_first_locked();
   uint64_t expected_wait_locked(uint64_t now) const;
 
   pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +96,7 @@ class GpuLine {
   Waiter* first_ = nullptr;  // the line, oldest first
   Waiter* last_ = nullptr;
   int waiting_ = 0;
+  int serves_ = 8;
   Tally tally_;
 };
 

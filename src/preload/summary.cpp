@@ -392,7 +392,7 @@ void summary_print_verify(int fd) {
 void summary_print(int fd) {
   if (!any_call()) return;  // a helper process (shell, pyenv shim) that made no calls stays silent
   std::string out;
-  char line[512];
+  char line[768];
   const Settings& st = settings();
   // A rank of a parallel launch says which: the ranks' summaries arrive interleaved.
   const LocalRank rank = find_local_rank([](const char* n) -> const char* { return secure_getenv(n); });
@@ -445,11 +445,13 @@ void summary_print(int fd) {
   if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
     snprintf(line, sizeof line,
              "  GPU line: held %.3f s by %llu calls (%.3f s of it handing the GPU to a waiting call until that call "
-             "ran); %llu waited for other threads' calls (%.3f s in line), %llu gave up "
+             "ran); %llu waited for other threads' calls (%.3f s in line; %llu of them run by the thread holding "
+             "the GPU, %.3f s), %llu gave up "
              "after %.3f s and %llu did not wait (the calls ahead would have held it longer than they could gain): "
              "those ran on the CPU (GPU held)\n",
              double(l.held_ns) * 1e-9, (unsigned long long)l.holds, double(l.handover_ns) * 1e-9,
-             (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, (unsigned long long)l.gave_up,
+             (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, (unsigned long long)l.served,
+             double(l.served_ns) * 1e-9, (unsigned long long)l.gave_up,
              double(l.gave_up_ns) * 1e-9, (unsigned long long)l.not_joined);
     out += line;
   }

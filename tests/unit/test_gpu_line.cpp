@@ -15,6 +15,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -189,6 +190,132 @@ TEST(GpuLine, AForkChildStartsWithAFreeGpu) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   line.give_back();
   waiter.join();
+}
+
+// A waiting call's work as a test sees it: which thread ran it, in what order among the others.
+struct Job {
+  int id;
+  std::mutex* m;
+  std::vector<std::pair<int, std::thread::id>>* ran;
+  int sleep_ms = 0;
+  static bool run(void* arg) {
+    Job* j = static_cast<Job*>(arg);
+    if (j->sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(j->sleep_ms));
+    std::lock_guard<std::mutex> lk(*j->m);
+    j->ran->push_back({j->id, std::this_thread::get_id()});
+    return true;
+  }
+};
+
+TEST(GpuLine, TheHolderRunsAWaitingCallsWorkOnItsOwnThread) {
+  GpuLine line;
+  ASSERT_TRUE(line.try_take());
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> ran;
+  Job job{1, &m, &ran, 5};
+  GpuLine::Work work{Job::run, &job};
+  GpuLine::Took took = GpuLine::Took::No;
+  std::thread waiter([&] { took = line.take_or_serve_by(kNever, &work); });
+  wait_until_waiting(line, 1);
+  const uint64_t served_ns = line.give_back();
+  waiter.join();
+  EXPECT_EQ(took, GpuLine::Took::Served);  // it does not hold the GPU: nothing for it to give back
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_EQ(ran[0].second, std::this_thread::get_id());
+  EXPECT_GE(served_ns, 5 * kMs);
+  const GpuLine::Tally t = line.tally();
+  EXPECT_EQ(t.served, 1u);
+  EXPECT_EQ(t.served_ns, served_ns);
+  EXPECT_EQ(t.waited, 1u);
+  EXPECT_EQ(t.holds, 2u);  // the holder's own and the one it ran for the waiter
+  EXPECT_TRUE(line.try_take());  // free: the served call left nothing held
+  line.give_back();
+}
+
+TEST(GpuLine, ServingKeepsTheOrderAndACallWithoutWorkGetsTheGpu) {
+  GpuLine line;
+  ASSERT_TRUE(line.try_take());
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> ran;
+  std::vector<Job> jobs;
+  for (int i = 0; i < 4; ++i) jobs.push_back(Job{i, &m, &ran});
+  std::vector<GpuLine::Work> works;
+  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
+  std::vector<GpuLine::Took> took(4, GpuLine::Took::No);
+  std::vector<std::thread::id> ids(4);
+  std::vector<std::thread> th;
+  for (int i = 0; i < 4; ++i) {
+    th.emplace_back([&, i] {
+      ids[size_t(i)] = std::this_thread::get_id();
+      // Call 2 leaves no work (a staged call): it is handed the GPU and runs its own.
+      took[size_t(i)] = line.take_or_serve_by(kNever, i == 2 ? nullptr : &works[size_t(i)]);
+      if (took[size_t(i)] == GpuLine::Took::Held) {
+        Job::run(&jobs[size_t(i)]);
+        line.give_back();
+      }
+    });
+    wait_until_waiting(line, i + 1);
+  }
+  line.give_back();
+  for (auto& t : th) t.join();
+  ASSERT_EQ(ran.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(ran[size_t(i)].first, i);
+  EXPECT_EQ(ran[0].second, std::this_thread::get_id());  // 0 and 1 by the first holder
+  EXPECT_EQ(ran[1].second, std::this_thread::get_id());
+  EXPECT_EQ(ran[2].second, ids[2]);  // 2 by itself, and 3 by 2, its holder
+  EXPECT_EQ(ran[3].second, ids[2]);
+  EXPECT_EQ(took, (std::vector<GpuLine::Took>{GpuLine::Took::Served, GpuLine::Took::Served, GpuLine::Took::Held,
+                                              GpuLine::Took::Served}));
+  EXPECT_EQ(line.tally().served, 3u);
+}
+
+TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
+  for (int serves : {0, 2}) {
+    GpuLine line;
+    line.set_serves(serves);
+    ASSERT_TRUE(line.try_take());
+    std::mutex m;
+    std::vector<std::pair<int, std::thread::id>> ran;
+    std::vector<Job> jobs;
+    for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran});
+    std::vector<GpuLine::Work> works;
+    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
+    std::vector<std::thread> th;
+    for (int i = 0; i < 3; ++i) {
+      th.emplace_back([&, i] {
+        if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
+          Job::run(&jobs[size_t(i)]);
+          line.give_back();  // it serves the rest, up to its count
+        }
+      });
+      wait_until_waiting(line, i + 1);
+    }
+    line.give_back();
+    for (auto& t : th) t.join();
+    ASSERT_EQ(ran.size(), 3u);
+    int by_first = 0;
+    for (auto& r : ran) by_first += r.second == std::this_thread::get_id();
+    EXPECT_EQ(by_first, serves) << serves;  // 0: each ran its own; 2: the third was handed the GPU
+    EXPECT_EQ(line.tally().served, uint64_t(serves));
+  }
+}
+
+TEST(GpuLine, ACallWhoseWorkHasBegunWaitsForItPastItsDeadline) {
+  GpuLine line;
+  line.set_mean_hold_ns(0.1 * kMs);
+  ASSERT_TRUE(line.try_take());
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> ran;
+  Job job{7, &m, &ran, 300};  // runs well past the waiter's deadline
+  GpuLine::Work work{Job::run, &job};
+  GpuLine::Took took = GpuLine::Took::No;
+  std::thread waiter([&] { took = line.take_or_serve_by(clock_ns() + 150 * kMs, &work); });
+  wait_until_waiting(line, 1);
+  line.give_back();
+  waiter.join();
+  EXPECT_EQ(took, GpuLine::Took::Served);  // not given up: its work ran to the end
+  EXPECT_EQ(ran.size(), 1u);
+  EXPECT_EQ(line.tally().gave_up, 0u);
 }
 
 }  // namespace
