@@ -287,9 +287,10 @@ namespace {
 // single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms on the GPU) lose the GPU's gain if
 // each such call falls back to the CPU, so the call waits for the GPU for at most half its predicted
 // gain (at most kMaxGpuWait), and not at all when the calls ahead of it are expected to hold the GPU
-// longer; false: it runs on the CPU. The wait is in the call's observed time, so
-// the policy learns from a contended GPU. A call of this thread made inside the backend never gets
-// here (it is nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
+// longer; Took::No: it runs on the CPU. With `work` (may be null), the thread holding the GPU may run
+// the call for it (Took::Served). The wait is in the call's observed time, so the policy learns from a
+// contended GPU. A call of this thread made inside the backend never gets here (it is nested: the CPU
+// runs it), and the bound keeps any other thread from waiting forever.
 GpuLine::Took take_gpu(const gofl_call& c, GpuLine::Work* work) {
   if (g_line.try_take()) return GpuLine::Took::Held;
   constexpr double kMaxGpuWait = 2.0;        // seconds
