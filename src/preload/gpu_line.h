@@ -53,7 +53,7 @@ class GpuLine {
   Took take_or_serve_by(uint64_t deadline_ns, Work* work);
 
   // Hands the GPU to the first call in line, if any, after running the work of the first waiting
-  // calls that left some (at most serves() in a row). `timed`: the hold counts towards the mean hold
+  // calls that left some (at most serves() in a row, and none once 20 ms of it ran). `timed`: the hold counts towards the mean hold
   // (false for a hold that paid one-time set-up or spread over several GPUs: not what the next calls
   // will take). Returns the time this thread spent running other calls' work.
   uint64_t give_back(bool timed = true);

@@ -300,6 +300,34 @@ TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
   }
 }
 
+TEST(GpuLine, AHolderStopsServingAfter20MsOfOtherCallsWork) {
+  GpuLine line;
+  ASSERT_TRUE(line.try_take());
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> ran;
+  std::vector<Job> jobs;
+  for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran, 15});  // the second crosses 20 ms
+  std::vector<GpuLine::Work> works;
+  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
+  std::vector<std::thread> th;
+  for (int i = 0; i < 3; ++i) {
+    th.emplace_back([&, i] {
+      if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
+        Job::run(&jobs[size_t(i)]);
+        line.give_back();
+      }
+    });
+    wait_until_waiting(line, i + 1);
+  }
+  line.give_back();
+  for (auto& t : th) t.join();
+  ASSERT_EQ(ran.size(), 3u);
+  EXPECT_EQ(ran[0].second, std::this_thread::get_id());
+  EXPECT_EQ(ran[1].second, std::this_thread::get_id());
+  EXPECT_NE(ran[2].second, std::this_thread::get_id());  // handed over: it ran its own
+  EXPECT_EQ(line.tally().served, 2u);
+}
+
 TEST(GpuLine, ACallWhoseWorkHasBegunWaitsForItPastItsDeadline) {
   GpuLine line;
   line.set_mean_hold_ns(0.1 * kMs);
