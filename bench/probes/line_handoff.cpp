@@ -91,7 +91,7 @@ void run(int busy, int waiters, uint64_t hold_ns, int holds) {
   struct Arg {
     decltype(hold)* h;
   } arg{&hold};
-  gofl::GpuLine::Work work{[](void* a) { (*static_cast<Arg*>(a)->h)(true); return true; }, &arg};
+  gofl::GpuLine::Work work{[](void* a) { (*static_cast<Arg*>(a)->h)(true); return true; }, &arg, 0};
   for (int i = 0; i < waiters; ++i)
     th.emplace_back([&] {
       while (done.load() < holds) {

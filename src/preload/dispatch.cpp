@@ -245,7 +245,10 @@ bool enter_cpu_must_run(gofl_call& c) {
 void leave(gofl_call& c) {
   const uint64_t t1 = clock_ns();
   --t_call_depth;
-  const uint64_t dur = t1 - c.t0_ns;
+  // The call's own time: without other threads' calls this thread ran on the GPU meanwhile (counted
+  // in theirs; gpu_line.h).
+  const uint64_t elapsed = t1 - c.t0_ns;
+  const uint64_t dur = c.depth == 0 ? elapsed - std::min(elapsed, gpu_take_served_ns()) : elapsed;
   if (c.depth == 0 && t_spared.lib >= 0) {
     give_core_back(t_spared);
     t_spared = SparedCore{};
@@ -259,9 +262,7 @@ void leave(gofl_call& c) {
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
   if (c.depth == 0) {
     note_last_call(c);
-    // Learning: the call's own time, without other threads' calls this thread ran on the GPU.
-    const uint64_t served = gpu_take_served_ns();
-    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur - std::min(dur, served));
+    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur);  // learning
   }
   if (!g_record) return;
   if (c.traced) {

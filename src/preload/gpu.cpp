@@ -325,8 +325,15 @@ struct ServedCall {
 };
 bool run_served(void* arg) {
   ServedCall* s = static_cast<ServedCall*>(arg);
-  s->status = g_backend->run(s->c, s->r);
-  return trace_what_it_set_up(*s->c);
+  try {
+    s->status = g_backend->run(s->c, s->r);
+    return trace_what_it_set_up(*s->c);
+  } catch (...) {
+    // Nothing may escape into the line (the waiting call would wait for ever). Where the run stopped
+    // is not known, outputs may be written: the caller treats it as such (stops if an input is lost).
+    s->status = GOFL_GPU_COPY_OUT_FAILED;
+    return false;
+  }
 }
 
 // Whether the holder serves waiting calls (GPU_OFFLOAD_LINE_SERVES), read at the first GPU call.
@@ -357,7 +364,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   if (!have) {
     // A staged call's operands are in this thread's pinned buffer: it runs itself.
     ServedCall served{&c, r, GOFL_GPU_OK};
-    GpuLine::Work work{run_served, &served};
+    GpuLine::Work work{run_served, &served, uint64_t(std::max(0.0f, c.pred_gpu_s) * 1e9)};
     const GpuLine::Took took = take_gpu(c, staged ? nullptr : &work);
     if (took == GpuLine::Took::No) {
       if (staged) b->finish(&c, 0, nullptr);

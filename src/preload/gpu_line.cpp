@@ -35,9 +35,9 @@ namespace {
 // dsymm calls) does not keep the next dozens of calls from waiting.
 constexpr double kHoldWeight = 0.1;
 constexpr double kHoldCap = 4.0;
-// A holder stops serving once it ran this much of other calls' work: a handover costs a few ms at
-// most, which matters beside holds of a few ms (PySCF's dsymm: about 2 ms) but not beside long ones,
-// and the holder's own program waits meanwhile.
+// A holder serves another call only while the work it ran and that call's predicted hold stay
+// within this: a handover costs a few ms at most, which matters beside holds of a few ms (PySCF's
+// dsymm: about 2 ms) but not beside long ones, and the holder's own program waits meanwhile.
 constexpr uint64_t kServeBudgetNs = 20000000;
 }  // namespace
 
@@ -160,7 +160,8 @@ uint64_t GpuLine::give_back(bool timed) {
   // leave the line, and it takes the GPU as soon as it does (its time in line is then its bound
   // and a little more). Its work, if it left any, runs here first, while the GPU stays this thread's.
   uint64_t served_ns = 0;
-  for (int n = 0; first_ && first_->work && n < serves_ && served_ns < kServeBudgetNs; ++n) {
+  for (int n = 0; first_ && first_->work && n < serves_ && served_ns + first_->work->expected_ns < kServeBudgetNs;
+       ++n) {
     Waiter* w = pop_first_locked();
     w->state = Waiter::Serving;
     held_since_ = now;

@@ -38,10 +38,12 @@ class GpuLine {
   bool take_by(uint64_t deadline_ns) { return take_or_serve_by(deadline_ns, nullptr) == Took::Held; }
 
   // A waiting call's GPU work, which the call giving the GPU back may run for it: `run(arg)` runs the
-  // call on the GPU (its status stays in `arg`) and returns whether its hold counts towards the mean.
+  // call on the GPU (its status stays in `arg`), returns whether its hold counts towards the mean, and
+  // throws nothing. `expected_ns`: its predicted hold (0: not known).
   struct Work {
     bool (*run)(void* arg);
     void* arg;
+    uint64_t expected_ns;
   };
   enum class Took {
     No,      // the deadline came first (or the line was too long): the call did not run on the GPU
@@ -53,7 +55,8 @@ class GpuLine {
   Took take_or_serve_by(uint64_t deadline_ns, Work* work);
 
   // Hands the GPU to the first call in line, if any, after running the work of the first waiting
-  // calls that left some (at most serves() in a row, and none once 20 ms of it ran). `timed`: the hold counts towards the mean hold
+  // calls that left some (at most serves() in a row, and no more than 20 ms of it as they ran and
+  // were predicted). `timed`: the hold counts towards the mean hold
   // (false for a hold that paid one-time set-up or spread over several GPUs: not what the next calls
   // will take). Returns the time this thread spent running other calls' work.
   uint64_t give_back(bool timed = true);

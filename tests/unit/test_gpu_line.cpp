@@ -213,7 +213,7 @@ TEST(GpuLine, TheHolderRunsAWaitingCallsWorkOnItsOwnThread) {
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
   Job job{1, &m, &ran, 5};
-  GpuLine::Work work{Job::run, &job};
+  GpuLine::Work work{Job::run, &job, 0};
   GpuLine::Took took = GpuLine::Took::No;
   std::thread waiter([&] { took = line.take_or_serve_by(kNever, &work); });
   wait_until_waiting(line, 1);
@@ -240,7 +240,7 @@ TEST(GpuLine, ServingKeepsTheOrderAndACallWithoutWorkGetsTheGpu) {
   std::vector<Job> jobs;
   for (int i = 0; i < 4; ++i) jobs.push_back(Job{i, &m, &ran});
   std::vector<GpuLine::Work> works;
-  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
+  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, 0});
   std::vector<GpuLine::Took> took(4, GpuLine::Took::No);
   std::vector<std::thread::id> ids(4);
   std::vector<std::thread> th;
@@ -279,7 +279,7 @@ TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
     std::vector<Job> jobs;
     for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran});
     std::vector<GpuLine::Work> works;
-    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
+    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, 0});
     std::vector<std::thread> th;
     for (int i = 0; i < 3; ++i) {
       th.emplace_back([&, i] {
@@ -300,32 +300,82 @@ TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
   }
 }
 
-TEST(GpuLine, AHolderStopsServingAfter20MsOfOtherCallsWork) {
+// Serving stops at 20 ms of other calls' work, run or predicted: a call predicted to hold the GPU
+// longer is handed the GPU, and so is the call after one that ran past the budget.
+TEST(GpuLine, AHolderServesAtMost20MsOfOtherCallsWork) {
+  for (const bool predicted : {false, true}) {
+    GpuLine line;
+    ASSERT_TRUE(line.try_take());
+    std::mutex m;
+    std::vector<std::pair<int, std::thread::id>> ran;
+    std::vector<Job> jobs;
+    // Not predicted: the first runs 25 ms (a sleep lasts at least that). Predicted: 30 ms each.
+    for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran, predicted ? 1 : 25});
+    std::vector<GpuLine::Work> works;
+    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, predicted ? 30 * kMs : 0});
+    std::vector<std::thread::id> ids(3);
+    std::vector<std::thread> th;
+    for (int i = 0; i < 3; ++i) {
+      th.emplace_back([&, i] {
+        ids[size_t(i)] = std::this_thread::get_id();
+        if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
+          Job::run(&jobs[size_t(i)]);
+          line.give_back();
+        }
+      });
+      wait_until_waiting(line, i + 1);
+    }
+    line.give_back();
+    for (auto& t : th) t.join();
+    ASSERT_EQ(ran.size(), 3u);
+    if (predicted) {  // none served: each handed the GPU in turn
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(ran[size_t(i)].second, ids[size_t(i)]);
+      EXPECT_EQ(line.tally().served, 0u);
+    } else {  // the first served, then the second handed the GPU; it serves the third
+      EXPECT_EQ(ran[0].second, std::this_thread::get_id());
+      EXPECT_EQ(ran[1].second, ids[1]);
+      EXPECT_EQ(ran[2].second, ids[1]);
+      EXPECT_EQ(line.tally().served, 2u);
+    }
+  }
+}
+
+// A call whose deadline passes while the holder serves the call ahead of it leaves the line, and
+// its work never runs.
+TEST(GpuLine, ACallThatGivesUpWhileAnotherIsServedIsNeverRun) {
   GpuLine line;
   ASSERT_TRUE(line.try_take());
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
-  std::vector<Job> jobs;
-  for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran, 15});  // the second crosses 20 ms
-  std::vector<GpuLine::Work> works;
-  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j});
-  std::vector<std::thread> th;
-  for (int i = 0; i < 3; ++i) {
-    th.emplace_back([&, i] {
-      if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
-        Job::run(&jobs[size_t(i)]);
-        line.give_back();
-      }
-    });
-    wait_until_waiting(line, i + 1);
-  }
+  Job late{2, &m, &ran};
+  // The work served first lasts until the second call has given up (the line's own count says so).
+  struct Slow {
+    GpuLine* line;
+    Job job;
+    static bool run(void* arg) {
+      Slow* s = static_cast<Slow*>(arg);
+      const uint64_t until = clock_ns() + 5000 * kMs;
+      while (s->line->tally().gave_up == 0 && clock_ns() < until) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return Job::run(&s->job);
+    }
+  } slow{&line, Job{1, &m, &ran}};
+  GpuLine::Work slow_work{Slow::run, &slow, 0}, late_work{Job::run, &late, 0};
+  GpuLine::Took took_slow = GpuLine::Took::No, took_late = GpuLine::Took::Held;
+  std::thread a([&] { took_slow = line.take_or_serve_by(kNever, &slow_work); });
+  wait_until_waiting(line, 1);
+  std::thread b([&] { took_late = line.take_or_serve_by(clock_ns() + 5 * kMs, &late_work); });
+  wait_until_waiting(line, 2);
+  line.give_back();  // serves the first; the second's deadline passes meanwhile
+  a.join();
+  b.join();
+  EXPECT_EQ(took_slow, GpuLine::Took::Served);
+  EXPECT_EQ(took_late, GpuLine::Took::No);
+  ASSERT_EQ(ran.size(), 1u);
+  EXPECT_EQ(ran[0].first, 1);
+  EXPECT_EQ(line.tally().gave_up, 1u);
+  EXPECT_EQ(line.waiting(), 0);
+  EXPECT_TRUE(line.try_take());  // nobody was handed the GPU
   line.give_back();
-  for (auto& t : th) t.join();
-  ASSERT_EQ(ran.size(), 3u);
-  EXPECT_EQ(ran[0].second, std::this_thread::get_id());
-  EXPECT_EQ(ran[1].second, std::this_thread::get_id());
-  EXPECT_NE(ran[2].second, std::this_thread::get_id());  // handed over: it ran its own
-  EXPECT_EQ(line.tally().served, 2u);
 }
 
 TEST(GpuLine, ACallWhoseWorkHasBegunWaitsForItPastItsDeadline) {
@@ -334,15 +384,22 @@ TEST(GpuLine, ACallWhoseWorkHasBegunWaitsForItPastItsDeadline) {
   ASSERT_TRUE(line.try_take());
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
-  Job job{7, &m, &ran, 300};  // runs well past the waiter's deadline
-  GpuLine::Work work{Job::run, &job};
+  Job job{7, &m, &ran, 600};  // runs well past the waiter's deadline
+  GpuLine::Work work{Job::run, &job, 0};
   GpuLine::Took took = GpuLine::Took::No;
-  std::thread waiter([&] { took = line.take_or_serve_by(clock_ns() + 150 * kMs, &work); });
+  uint64_t returned_at = 0;
+  const uint64_t deadline = clock_ns() + 300 * kMs;
+  std::thread waiter([&] {
+    took = line.take_or_serve_by(deadline, &work);
+    returned_at = clock_ns();
+  });
   wait_until_waiting(line, 1);
-  line.give_back();
+  line.give_back();  // runs the job: 600 ms
+  const uint64_t job_done = clock_ns();
   waiter.join();
   EXPECT_EQ(took, GpuLine::Took::Served);  // not given up: its work ran to the end
-  EXPECT_EQ(ran.size(), 1u);
+  EXPECT_GE(returned_at, job_done - kMs);   // and it returned only after its work ended
+  EXPECT_GT(returned_at, deadline);
   EXPECT_EQ(line.tally().gave_up, 0u);
 }
 
