@@ -31,6 +31,11 @@ unsigned gpu_offload_last_call_cpu_beside(void);
  * (small BLAS calls made while other threads' calls hold the GPU or the cores); 0 otherwise. */
 int gpu_offload_last_call_staged(void);
 
+/* 1 when this thread's last intercepted call ran on the GPU while it waited in line: the thread that
+ * held the GPU ran it on its own thread before handing the GPU over (GPU_OFFLOAD_LINE_SERVES); 0
+ * otherwise. */
+int gpu_offload_last_call_served(void);
+
 /* Why the GPU attempt of this thread's last intercepted call failed, when its reason is "GPU
  * failed": the failure and the step, as "CUDA error 700 at cusolverDnXgeqrf"; "" otherwise. */
 const char* gpu_offload_last_call_failure(void);

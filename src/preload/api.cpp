@@ -16,6 +16,7 @@ __thread unsigned t_last_resident __attribute__((tls_model("initial-exec"))) = 0
 __thread int t_last_split __attribute__((tls_model("initial-exec"))) = 0;
 __thread unsigned t_last_cpu_beside __attribute__((tls_model("initial-exec"))) = 0;
 __thread int t_last_staged __attribute__((tls_model("initial-exec"))) = 0;
+__thread int t_last_served __attribute__((tls_model("initial-exec"))) = 0;
 // The failure's text lives in dynamically allocated TLS (the default model): a library loaded with
 // dlopen (python -m gpu_offload) draws its initial-exec variables from glibc's small static reserve.
 // Calls only clear the flag, which is initial-exec like the rest.
@@ -30,6 +31,7 @@ void note_last_call(const gofl_call& c) {
   t_last_split = c.device == GOFL_DEV_GPU && (c.flags & GOFL_F_SPLIT) ? gpu_split_gpus() : 0;
   t_last_cpu_beside = c.device == GOFL_DEV_GPU ? c.cpu_calls_beside : 0;
   t_last_staged = c.device == GOFL_DEV_GPU && (c.flags & GOFL_F_STAGED) ? 1 : 0;
+  t_last_served = c.device == GOFL_DEV_GPU && gpu_last_run_served() ? 1 : 0;
   if (c.reason != GOFL_R_GPU_FAILED) t_has_failure = false;
 }
 
@@ -54,6 +56,8 @@ GOFL_EXPORT int gpu_offload_last_call_split(void) { return gofl::t_last_split; }
 GOFL_EXPORT unsigned gpu_offload_last_call_cpu_beside(void) { return gofl::t_last_cpu_beside; }
 
 GOFL_EXPORT int gpu_offload_last_call_staged(void) { return gofl::t_last_staged; }
+
+GOFL_EXPORT int gpu_offload_last_call_served(void) { return gofl::t_last_served; }
 
 GOFL_EXPORT const char* gpu_offload_last_call_failure(void) {
   return gofl::t_has_failure ? gofl::t_last_failure : "";

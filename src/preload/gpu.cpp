@@ -315,6 +315,7 @@ bool trace_what_it_set_up(const gofl_call& c) {
 // Gives the GPU back after c ran; the time this thread then spent running waiting calls (gpu_line.h)
 // is this thread's to leave out of its own call's time (gpu_take_served_ns).
 __thread uint64_t t_served_ns __attribute__((tls_model("initial-exec")));
+__thread bool t_was_served __attribute__((tls_model("initial-exec")));  // this thread's last gpu_run
 void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_what_it_set_up(c)); }
 
 // A waiting call's work, run by the thread that holds the GPU (GpuLine::Work).
@@ -343,6 +344,8 @@ void read_line_serves() {
 }
 }  // namespace
 
+bool gpu_last_run_served() { return t_was_served; }
+
 uint64_t gpu_take_served_ns() {
   const uint64_t n = t_served_ns;
   t_served_ns = 0;
@@ -352,6 +355,7 @@ uint64_t gpu_take_served_ns() {
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out) {
   *busy = false;
   if (staged_out) *staged_out = false;
+  t_was_served = false;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
@@ -372,6 +376,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
       return GOFL_GPU_OK;
     }
     if (took == GpuLine::Took::Served) {
+      t_was_served = true;
       gpu_note_warmed();
       return served.status;
     }

@@ -36,6 +36,8 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged = n
 // The time this thread spent, since the last ask, running other threads' waiting calls while it held
 // the GPU: not part of its own call's time as the policy learns it.
 uint64_t gpu_take_served_ns();
+// Whether this thread's last gpu_run was run by the thread holding the GPU (gpu_line.h).
+bool gpu_last_run_served();
 // The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
 GpuLine::Tally gpu_line_tally();
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before

@@ -658,10 +658,13 @@ TEST(Blas3Corrupt, CorruptSwitchChangesTheGpuResult) {
 
 // Many threads at once: one GPU call at a time, the others wait for it (a call without a prediction
 // up to 0.25 s), so every call runs on the GPU once the routine's first call set it up; every result
-// right.
+// right, those of the calls that the thread holding the GPU ran for them too (GPU_OFFLOAD_LINE_SERVES).
 TEST(Blas3Threads, EightThreadsAtOnce) {
+  using ServedF = int (*)();
+  const auto served = reinterpret_cast<ServedF>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_served"));
+  ASSERT_NE(served, nullptr) << "libgpuoffload.so is not preloaded";
   EXPECT_GPU(dgemm_pair(4999).lc);  // the routine's first GPU call (its handle, workspace) out of the race
-  std::atomic<int> wrong{0}, on_gpu{0};
+  std::atomic<int> wrong{0}, on_gpu{0}, by_holder{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < 8; ++t)
     ts.emplace_back([&, t] {
@@ -669,11 +672,13 @@ TEST(Blas3Threads, EightThreadsAtOnce) {
         const Pair p = dgemm_pair(uint64_t(5000 + 10 * t + r));
         if (gpu_test::rel_diff(p.gpu.data(), p.cpu.data(), 129, 77, 130) > tolerance<double>()) ++wrong;
         if (p.lc.device == 1) ++on_gpu;
+        by_holder += served();  // the intercepted call's (the CPU reference is called directly)
       }
     });
   for (auto& t : ts) t.join();
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(on_gpu.load(), 32);
+  EXPECT_GE(by_holder.load(), 1) << "no call was run by the thread holding the GPU";
 }
 
 // A GPU call made while another thread of the program is inside a CPU call (a measured-only dsytrd,
