@@ -340,7 +340,7 @@ bool run_served(void* arg) {
 // Whether the holder serves waiting calls (GPU_OFFLOAD_LINE_SERVES), read at the first GPU call.
 void read_line_serves() {
   static std::once_flag once;
-  std::call_once(once, [] { g_line.set_serves(int(std::min(setting_long(SettingId::LINE_SERVES, 8), 64L))); });
+  std::call_once(once, [] { g_line.set_serves(int(std::min(setting_long(SettingId::LINE_SERVES, 0), 64L))); });
 }
 }  // namespace
 

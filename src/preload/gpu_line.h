@@ -17,7 +17,8 @@
 // work of the first calls in line itself, on its own thread, which is running already (at most
 // `serves` of them in a row, then it hands the GPU over as above). The GPU goes from one call to the
 // next without waiting for a woken thread to get a core; the served call's thread only has to wake up
-// to find its call done, while the GPU already runs the next.
+// to find its call done, while the GPU already runs the next. Off unless GPU_OFFLOAD_LINE_SERVES says
+// how many: what it gains on a GPU host is not measured yet.
 #pragma once
 
 #include <pthread.h>
@@ -99,7 +100,7 @@ class GpuLine {
   Waiter* first_ = nullptr;  // the line, oldest first
   Waiter* last_ = nullptr;
   int waiting_ = 0;
-  int serves_ = 8;
+  int serves_ = 0;
   Tally tally_;
 };
 

@@ -30,6 +30,11 @@ void wait_until_waiting(GpuLine& line, int n) {
   while (line.waiting() != n) std::this_thread::sleep_for(std::chrono::microseconds(100));
 }
 
+TEST(GpuLine, NoServingUnlessAsked) {
+  GpuLine line;
+  EXPECT_EQ(line.serves(), 0);
+}
+
 TEST(GpuLine, OneHolderAtATime) {
   GpuLine line;
   EXPECT_TRUE(line.try_take());
@@ -209,6 +214,7 @@ struct Job {
 
 TEST(GpuLine, TheHolderRunsAWaitingCallsWorkOnItsOwnThread) {
   GpuLine line;
+  line.set_serves(8);
   ASSERT_TRUE(line.try_take());
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
@@ -234,6 +240,7 @@ TEST(GpuLine, TheHolderRunsAWaitingCallsWorkOnItsOwnThread) {
 
 TEST(GpuLine, ServingKeepsTheOrderAndACallWithoutWorkGetsTheGpu) {
   GpuLine line;
+  line.set_serves(8);
   ASSERT_TRUE(line.try_take());
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
@@ -305,6 +312,7 @@ TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
 TEST(GpuLine, AHolderServesAtMost20MsOfOtherCallsWork) {
   for (const bool predicted : {false, true}) {
     GpuLine line;
+    line.set_serves(8);
     ASSERT_TRUE(line.try_take());
     std::mutex m;
     std::vector<std::pair<int, std::thread::id>> ran;
@@ -344,6 +352,7 @@ TEST(GpuLine, AHolderServesAtMost20MsOfOtherCallsWork) {
 // its work never runs.
 TEST(GpuLine, ACallThatGivesUpWhileAnotherIsServedIsNeverRun) {
   GpuLine line;
+  line.set_serves(8);
   ASSERT_TRUE(line.try_take());
   std::mutex m;
   std::vector<std::pair<int, std::thread::id>> ran;
@@ -380,6 +389,7 @@ TEST(GpuLine, ACallThatGivesUpWhileAnotherIsServedIsNeverRun) {
 
 TEST(GpuLine, ACallWhoseWorkHasBegunWaitsForItPastItsDeadline) {
   GpuLine line;
+  line.set_serves(8);
   line.set_mean_hold_ns(0.1 * kMs);
   ASSERT_TRUE(line.try_take());
   std::mutex m;
