@@ -443,15 +443,17 @@ void summary_print(int fd) {
   out += g_staged.line("staged", "copied their operands into their thread's pinned buffer before taking the GPU, "
                                  "while other threads' calls held it or the cores");
   if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
+    char served[160] = "";
+    if (l.served)  // GPU_OFFLOAD_LINE_SERVES
+      snprintf(served, sizeof served, "; %llu of them run by the thread holding the GPU, %.3f s",
+               (unsigned long long)l.served, double(l.served_ns) * 1e-9);
     snprintf(line, sizeof line,
              "  GPU line: held %.3f s by %llu calls (%.3f s of it handing the GPU to a waiting call until that call "
-             "ran); %llu waited for other threads' calls (%.3f s in line; %llu of them run by the thread holding "
-             "the GPU, %.3f s), %llu gave up "
+             "ran); %llu waited for other threads' calls (%.3f s in line%s), %llu gave up "
              "after %.3f s and %llu did not wait (the calls ahead would have held it longer than they could gain): "
              "those ran on the CPU (GPU held)\n",
              double(l.held_ns) * 1e-9, (unsigned long long)l.holds, double(l.handover_ns) * 1e-9,
-             (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, (unsigned long long)l.served,
-             double(l.served_ns) * 1e-9, (unsigned long long)l.gave_up,
+             (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, served, (unsigned long long)l.gave_up,
              double(l.gave_up_ns) * 1e-9, (unsigned long long)l.not_joined);
     out += line;
   }
