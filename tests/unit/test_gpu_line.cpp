@@ -212,6 +212,39 @@ struct Job {
   }
 };
 
+// N calls, one thread each, lined up in order behind the GPU this thread holds, each leaving its job
+// as work (but call `no_work`); a call handed the GPU runs its own job and gives the GPU back, serving
+// whoever waits then. run() gives the GPU back and waits for them all.
+struct Lineup {
+  std::mutex m;
+  std::vector<std::pair<int, std::thread::id>> ran;  // (job, the thread that ran it), in the order run
+  std::vector<Job> jobs;
+  std::vector<GpuLine::Work> works;
+  std::vector<GpuLine::Took> took;
+  std::vector<std::thread::id> ids;  // each call's thread
+  Lineup(int n, int sleep_ms, uint64_t expected_ns) : took(size_t(n), GpuLine::Took::No), ids(size_t(n)) {
+    jobs.reserve(size_t(n));  // works point into it
+    for (int i = 0; i < n; ++i) jobs.push_back(Job{i, &m, &ran, sleep_ms});
+    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, expected_ns});
+  }
+  void run(GpuLine& line, int no_work = -1) {
+    std::vector<std::thread> th;
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      th.emplace_back([&, i] {
+        ids[i] = std::this_thread::get_id();
+        took[i] = line.take_or_serve_by(kNever, int(i) == no_work ? nullptr : &works[i]);
+        if (took[i] == GpuLine::Took::Held) {
+          Job::run(&jobs[i]);
+          line.give_back();
+        }
+      });
+      wait_until_waiting(line, int(i) + 1);
+    }
+    line.give_back();
+    for (auto& t : th) t.join();
+  }
+};
+
 TEST(GpuLine, TheHolderRunsAWaitingCallsWorkOnItsOwnThread) {
   GpuLine line;
   line.set_serves(8);
@@ -242,37 +275,17 @@ TEST(GpuLine, ServingKeepsTheOrderAndACallWithoutWorkGetsTheGpu) {
   GpuLine line;
   line.set_serves(8);
   ASSERT_TRUE(line.try_take());
-  std::mutex m;
-  std::vector<std::pair<int, std::thread::id>> ran;
-  std::vector<Job> jobs;
-  for (int i = 0; i < 4; ++i) jobs.push_back(Job{i, &m, &ran});
-  std::vector<GpuLine::Work> works;
-  for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, 0});
-  std::vector<GpuLine::Took> took(4, GpuLine::Took::No);
-  std::vector<std::thread::id> ids(4);
-  std::vector<std::thread> th;
-  for (int i = 0; i < 4; ++i) {
-    th.emplace_back([&, i] {
-      ids[size_t(i)] = std::this_thread::get_id();
-      // Call 2 leaves no work (a staged call): it is handed the GPU and runs its own.
-      took[size_t(i)] = line.take_or_serve_by(kNever, i == 2 ? nullptr : &works[size_t(i)]);
-      if (took[size_t(i)] == GpuLine::Took::Held) {
-        Job::run(&jobs[size_t(i)]);
-        line.give_back();
-      }
-    });
-    wait_until_waiting(line, i + 1);
-  }
-  line.give_back();
-  for (auto& t : th) t.join();
+  Lineup calls(4, 0, 0);
+  calls.run(line, 2);  // call 2 leaves no work (a staged call): it is handed the GPU and runs its own
+  const auto& ran = calls.ran;
   ASSERT_EQ(ran.size(), 4u);
   for (int i = 0; i < 4; ++i) EXPECT_EQ(ran[size_t(i)].first, i);
   EXPECT_EQ(ran[0].second, std::this_thread::get_id());  // 0 and 1 by the first holder
   EXPECT_EQ(ran[1].second, std::this_thread::get_id());
-  EXPECT_EQ(ran[2].second, ids[2]);  // 2 by itself, and 3 by 2, its holder
-  EXPECT_EQ(ran[3].second, ids[2]);
-  EXPECT_EQ(took, (std::vector<GpuLine::Took>{GpuLine::Took::Served, GpuLine::Took::Served, GpuLine::Took::Held,
-                                              GpuLine::Took::Served}));
+  EXPECT_EQ(ran[2].second, calls.ids[2]);  // 2 by itself, and 3 by 2, its holder
+  EXPECT_EQ(ran[3].second, calls.ids[2]);
+  EXPECT_EQ(calls.took, (std::vector<GpuLine::Took>{GpuLine::Took::Served, GpuLine::Took::Served,
+                                                    GpuLine::Took::Held, GpuLine::Took::Served}));
   EXPECT_EQ(line.tally().served, 3u);
 }
 
@@ -281,27 +294,11 @@ TEST(GpuLine, AHolderServesAtMostItsCountInARow) {
     GpuLine line;
     line.set_serves(serves);
     ASSERT_TRUE(line.try_take());
-    std::mutex m;
-    std::vector<std::pair<int, std::thread::id>> ran;
-    std::vector<Job> jobs;
-    for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran});
-    std::vector<GpuLine::Work> works;
-    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, 0});
-    std::vector<std::thread> th;
-    for (int i = 0; i < 3; ++i) {
-      th.emplace_back([&, i] {
-        if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
-          Job::run(&jobs[size_t(i)]);
-          line.give_back();  // it serves the rest, up to its count
-        }
-      });
-      wait_until_waiting(line, i + 1);
-    }
-    line.give_back();
-    for (auto& t : th) t.join();
-    ASSERT_EQ(ran.size(), 3u);
+    Lineup calls(3, 0, 0);
+    calls.run(line);  // a call handed the GPU serves the rest, up to its count
+    ASSERT_EQ(calls.ran.size(), 3u);
     int by_first = 0;
-    for (auto& r : ran) by_first += r.second == std::this_thread::get_id();
+    for (auto& r : calls.ran) by_first += r.second == std::this_thread::get_id();
     EXPECT_EQ(by_first, serves) << serves;  // 0: each ran its own; 2: the third was handed the GPU
     EXPECT_EQ(line.tally().served, uint64_t(serves));
   }
@@ -314,35 +311,18 @@ TEST(GpuLine, AHolderServesAtMost20MsOfOtherCallsWork) {
     GpuLine line;
     line.set_serves(8);
     ASSERT_TRUE(line.try_take());
-    std::mutex m;
-    std::vector<std::pair<int, std::thread::id>> ran;
-    std::vector<Job> jobs;
     // Not predicted: the first runs 25 ms (a sleep lasts at least that). Predicted: 30 ms each.
-    for (int i = 0; i < 3; ++i) jobs.push_back(Job{i, &m, &ran, predicted ? 1 : 25});
-    std::vector<GpuLine::Work> works;
-    for (Job& j : jobs) works.push_back(GpuLine::Work{Job::run, &j, predicted ? 30 * kMs : 0});
-    std::vector<std::thread::id> ids(3);
-    std::vector<std::thread> th;
-    for (int i = 0; i < 3; ++i) {
-      th.emplace_back([&, i] {
-        ids[size_t(i)] = std::this_thread::get_id();
-        if (line.take_or_serve_by(kNever, &works[size_t(i)]) == GpuLine::Took::Held) {
-          Job::run(&jobs[size_t(i)]);
-          line.give_back();
-        }
-      });
-      wait_until_waiting(line, i + 1);
-    }
-    line.give_back();
-    for (auto& t : th) t.join();
+    Lineup calls(3, predicted ? 1 : 25, predicted ? 30 * kMs : 0);
+    calls.run(line);
+    const auto& ran = calls.ran;
     ASSERT_EQ(ran.size(), 3u);
     if (predicted) {  // none served: each handed the GPU in turn
-      for (int i = 0; i < 3; ++i) EXPECT_EQ(ran[size_t(i)].second, ids[size_t(i)]);
+      for (int i = 0; i < 3; ++i) EXPECT_EQ(ran[size_t(i)].second, calls.ids[size_t(i)]);
       EXPECT_EQ(line.tally().served, 0u);
     } else {  // the first served, then the second handed the GPU; it serves the third
       EXPECT_EQ(ran[0].second, std::this_thread::get_id());
-      EXPECT_EQ(ran[1].second, ids[1]);
-      EXPECT_EQ(ran[2].second, ids[1]);
+      EXPECT_EQ(ran[1].second, calls.ids[1]);
+      EXPECT_EQ(ran[2].second, calls.ids[1]);
       EXPECT_EQ(line.tally().served, 2u);
     }
   }
