@@ -142,6 +142,7 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
     std::lock_guard<std::mutex> lock(g_start_mu);
     if (ok) {
       if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
+      g_line.set_serves(int(setting_long(SettingId::LINE_SERVES, 0)));  // before any call can take the line
       g_backend = b;
       g_startup_s = double(dt) * 1e-9;
     }
@@ -337,11 +338,6 @@ bool run_served(void* arg) {
   }
 }
 
-// Whether the holder serves waiting calls (GPU_OFFLOAD_LINE_SERVES), read at the first GPU call.
-void read_line_serves() {
-  static std::once_flag once;
-  std::call_once(once, [] { g_line.set_serves(int(std::min(setting_long(SettingId::LINE_SERVES, 0), 64L))); });
-}
 }  // namespace
 
 bool gpu_last_run_served() { return t_was_served; }
@@ -361,7 +357,6 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
   // program's CPU calls, copies its operands into pinned memory before it takes the GPU
   // (cuda/thread_stage.h): the GPU is then held only for the DMAs and the computation.
-  read_line_serves();
   const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
@@ -462,7 +457,6 @@ bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed
 int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
   if (!gpu_started()) return GOFL_GPU_NO_DEVICE;
-  read_line_serves();
   if (take_gpu(c, nullptr) != GpuLine::Took::Held) {
     *busy = true;
     return GOFL_GPU_OK;

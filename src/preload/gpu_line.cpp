@@ -113,21 +113,21 @@ GpuLine::Took GpuLine::take_or_serve_by(uint64_t deadline_ns, Work* work) {
   const uint64_t ran = clock_ns();
   const uint64_t in_line = ran - now;
   Took took = Took::No;
-  if (w.state == Waiter::Granted) {  // give_back() took it out of the line and made this call the holder
-    ++tally_.waited;
-    tally_.waited_ns += in_line;
-    tally_.handover_ns += ran - w.granted_at;
-    took = Took::Held;
-  } else if (w.state == Waiter::Served) {  // taken out of the line too; its time in line includes its work
-    ++tally_.waited;
-    tally_.waited_ns += in_line;
-    took = Took::Served;
-  } else {
+  if (w.state == Waiter::Waiting) {  // the deadline came first: still in line
     (w.prev ? w.prev->next : first_) = w.next;
     (w.next ? w.next->prev : last_) = w.prev;
     --waiting_;
     ++tally_.gave_up;
     tally_.gave_up_ns += in_line;
+  } else {  // give_back() took it out of the line, and made this call the holder or ran its work
+    ++tally_.waited;
+    tally_.waited_ns += in_line;  // a served call's includes its work
+    if (w.state == Waiter::Granted) {
+      tally_.handover_ns += ran - w.granted_at;
+      took = Took::Held;
+    } else {
+      took = Took::Served;
+    }
   }
   pthread_mutex_unlock(&m_);
   return took;
