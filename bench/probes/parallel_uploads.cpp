@@ -14,9 +14,10 @@
 // Not installed; CMake target parallel_uploads.
 #include <cuda_runtime.h>
 
+#include "common/clock.h"  // gofl::now_s
+
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,8 +33,6 @@ void ck(cudaError_t e, const char* what) {
     std::exit(1);
   }
 }
-
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 enum class Way { Pageable, OwnPinned, PinnedOnly };
 const char* name(Way w) {
@@ -115,10 +114,10 @@ int main(int argc, char** argv) {
             for (int k = 0; k < uploads; ++k) upload(lanes[size_t(t)], bytes, w);
           });
         while (ready.load() < T) std::this_thread::yield();
-        const double t0 = now();
+        const double t0 = gofl::now_s();
         go.store(true);
         for (auto& x : th) x.join();
-        rate.push_back(double(bytes) * T * uploads / (now() - t0) * 1e-9);
+        rate.push_back(double(bytes) * T * uploads / (gofl::now_s() - t0) * 1e-9);
       }
       bool ok = true;
       for (int t = 0; t < T; ++t) ok = ok && check(lanes[size_t(t)], bytes);

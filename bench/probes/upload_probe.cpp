@@ -11,10 +11,10 @@
 // device against the source (64 samples of 4 KiB compared). Not installed; CMake target upload_probe.
 #include <cuda_runtime.h>
 
+#include "common/clock.h"  // gofl::now_s
 #include "cuda/copy_threads.h"  // the engine's copy threads
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,8 +31,6 @@ void ck(cudaError_t e, const char* what) {
   }
 }
 
-double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
 struct Setup {
   size_t bytes;
   char* host;  // pageable, touched
@@ -43,7 +41,7 @@ struct Setup {
 // The engine's way: per chunk, wait for the DMA that last used its buffer, copy it with every thread
 // (parts of 1/(4 x threads)), queue its DMA.
 double joined(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf, char* ring, std::vector<cudaEvent_t>& ev) {
-  const double t0 = now();
+  const double t0 = gofl::now_s();
   for (size_t off = 0, i = 0; off < s.bytes; off += chunk, ++i) {
     const size_t n = std::min(chunk, s.bytes - off), b = i % size_t(nbuf);
     char* stage = ring + b * chunk;
@@ -58,7 +56,7 @@ double joined(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf
     ck(cudaEventRecord(ev[b], s.stream), "cudaEventRecord");
   }
   ck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
-  return now() - t0;
+  return gofl::now_s() - t0;
 }
 
 // Each thread owns chunks t, t + T, ... and buffers t, t + T, ... (nbuf a multiple of T): it waits only
@@ -67,7 +65,7 @@ double owned(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf,
              std::vector<cudaStream_t>& streams) {
   const int T = team.threads();
   const size_t chunks = (s.bytes + chunk - 1) / chunk;
-  const double t0 = now();
+  const double t0 = gofl::now_s();
   team.run(T, [&](int t) {  // part t: chunks t, t + T, ... on whichever thread takes it
     for (size_t i = size_t(t), k = 0; i < chunks; i += size_t(T), ++k) {
       const size_t off = i * chunk, n = std::min(chunk, s.bytes - off);
@@ -80,7 +78,7 @@ double owned(const Setup& s, gofl::cuda::CopyPool& team, size_t chunk, int nbuf,
     }
     ck(cudaStreamSynchronize(streams[size_t(t)]), "cudaStreamSynchronize");
   });
-  return now() - t0;
+  return gofl::now_s() - t0;
 }
 
 // A sample of the device copy against the source: 4096 bytes at 64 places.
@@ -131,19 +129,19 @@ int main(int argc, char** argv) {
     ck(cudaHostAlloc(reinterpret_cast<void**>(&pinned), s.bytes, cudaHostAllocDefault), "cudaHostAlloc");
     std::memcpy(pinned, s.host, s.bytes);
     for (int r = 0; r < reps; ++r) {
-      const double t0 = now();
+      const double t0 = gofl::now_s();
       ck(cudaMemcpyAsync(s.dev, pinned, s.bytes, cudaMemcpyHostToDevice, s.stream), "cudaMemcpyAsync");
       ck(cudaStreamSynchronize(s.stream), "cudaStreamSynchronize");
-      t.push_back(now() - t0);
+      t.push_back(gofl::now_s() - t0);
     }
     report("pinned DMA (the bound)", t, s.bytes, check(s));
     ck(cudaFreeHost(pinned), "cudaFreeHost");
   }
   t.clear();
   for (int r = 0; r < reps; ++r) {  // the floor: the driver's own staging
-    const double t0 = now();
+    const double t0 = gofl::now_s();
     ck(cudaMemcpy(s.dev, s.host, s.bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-    t.push_back(now() - t0);
+    t.push_back(gofl::now_s() - t0);
   }
   report("cudaMemcpy from pageable", t, s.bytes, check(s));
 
