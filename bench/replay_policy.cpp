@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
   if (argc < 3) return usage();
   std::string profile_path;
   PolicyConfig cfg;
+  cfg.start_early = false;  // a start beside the calls is not replayed: the replay's GPU starts at once
   for (int i = 3; i < argc; ++i) {
     if (!strcmp(argv[i], "--profile") && i + 1 < argc) profile_path = argv[++i];
     else if (!strcmp(argv[i], "--level") && i + 1 < argc) cfg.level = atoi(argv[++i]);

@@ -167,6 +167,29 @@ void AutoPolicy::start_beside_failed() {
   stats_.started = false;
 }
 
+void AutoPolicy::start_early(const gofl_call& c, GpuEnv& env, std::unique_lock<std::mutex>& lk) {
+  early_tried_ = true;
+  if (stats_.started || start_failed_ || env.started() || env.unavailable()) return;
+  const uint64_t call_no = stats_.decided;
+  lk.unlock();  // NVML's first reading and the start's first step take a while
+  const bool busy = too_busy(utilization(env, env.now()));
+  const bool ok = !busy && env.start_ahead(c);
+  const double began = env.now();
+  lk.lock();
+  // Too busy: the first call predicted to gain asks again. Another thread's call may have started it meanwhile.
+  if (busy || stats_.started || start_failed_) return;
+  stats_.start_call = call_no;
+  if (!ok) {
+    start_failed_ = stats_.start_failed = true;
+    return;
+  }
+  stats_.started = true;
+  if (!env.started()) {
+    starting_ = true;
+    start_began_s_ = began;
+  }
+}
+
 void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.device = GOFL_DEV_CPU;
   c.pred_cpu_s = c.pred_gpu_s = 0;
@@ -190,6 +213,7 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
   c.pred_cpu_s = as_float(t_cpu);
   c.pred_gpu_s = as_float(t_gpu);
   ++stats_.decided;
+  if (cfg_.start_early && stats_.at_once && !early_tried_) start_early(c, env, lk);
   if (!(t_cpu >= level_.required_speedup * t_gpu)) {
     warm_for(c, env, false);
     c.reason = GOFL_R_PREDICTED_SLOWER;
@@ -329,7 +353,7 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (!cfg_.warm) return;
   // A start beside the calls (start_ahead) ends after the call that began it: its warm-ups come with
   // the first decision that finds the GPU running.
-  if (!decided_order_.empty() && stats_.started && env.started()) warm_at_start(nullptr, env);
+  if (!warmed_at_start_ && stats_.started && env.started()) warm_at_start(nullptr, env);
   OpState& st = ops_[c.op];
   if (st.warm_settled) return;
   const int64_t n = call_size(c);
@@ -350,6 +374,7 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
 
 void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   if (!cfg_.warm) return;
+  warmed_at_start_ = true;
   if (first) ops_[first->op].warm_settled = true;  // it runs there now
   for (const int op : decided_order_) {
     OpState& st = ops_[op];

@@ -11,8 +11,10 @@
 //     reach the level's start factor x the profile's start-up cost; then the GPU is started and
 //     this call runs there. When each of the latest runs of the same program paid for the GPU
 //     (PolicyConfig::earlier_runs, from policy/history.h), nothing is waited for: the first call
-//     predicted to gain starts it. A failed start: CPU from then on (NO_BACKEND). Nothing asks the
-//     backend anything before that: a program with only small math never loads CUDA;
+//     predicted to gain starts it, and with PolicyConfig::start_early (the default) the first decided
+//     call begins it beside the calls, whatever that call's own prediction. A failed start: CPU from
+//     then on (NO_BACKEND). Nothing asks the backend anything before that: a program with only small
+//     math never loads CUDA;
 //   - the GPU starting beside the calls (PolicyConfig::start_ahead, GpuEnv::start_ahead): a call runs
 //     on the CPU (STARTING, its saving missed) unless its CPU time exceeds the rest of the start (the
 //     profile's start-up cost less the time since the start began) plus its GPU time: then it waits
@@ -167,6 +169,11 @@ struct PolicyConfig {
   // took 482-562 ms instead of 308-372, and the calls it left on the CPU lost more than the wait it
   // saved (1.097 and 1.084 of the best plan known in advance, against 1.082 and 1.022 in the call).
   bool start_ahead = false;
+  // With earlier runs that paid (earlier_runs > 0): the first decided call, whatever its own
+  // prediction, begins the start beside the calls (GpuEnv::start_ahead), so that the start goes on
+  // while the program works towards its first call that gains; calls meanwhile are decided as under
+  // start_ahead. Without such runs it changes nothing (the ski rental decides when to start).
+  bool start_early = true;
   // Warm each operation the program calls before its first GPU call (GpuEnv::warm): at the start,
   // every one decided before it, then earlier_gpu_ops; after, one decided on the CPU.
   // GPU_OFFLOAD_WARM=0 turns it off.
@@ -265,6 +272,7 @@ class AutoPolicy {
   // beside the calls ended (null).
   void warm_at_start(const gofl_call* first, GpuEnv& env);
   std::vector<int> decided_order_;  // operations in the order of their first decided call, before the start
+  bool warmed_at_start_ = false;    // warm_at_start ran (after a start beside the calls: at the first decision after it)
 
   Model model_;
   PolicyConfig cfg_;
@@ -289,6 +297,9 @@ class AutoPolicy {
   bool starting_ = false;         // a start began beside the calls and has not ended yet
   double start_began_s_ = 0;      // when (GpuEnv::now)
   void start_beside_failed();     // it ended without a GPU (under mu_)
+  bool early_tried_ = false;      // PolicyConfig::start_early: the first decided call tried it
+  // PolicyConfig::start_early, from decide() with mu_ held through `lk` (released around the start).
+  void start_early(const gofl_call& c, GpuEnv& env, std::unique_lock<std::mutex>& lk);
   int gpu_inflight_ = 0;
   double last_gpu_activity_ = -1e300;
   int utilization(GpuEnv& env, double now);       // cached reading (without mu_ held)

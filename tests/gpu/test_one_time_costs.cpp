@@ -442,6 +442,108 @@ TEST(OneTimeCosts, ASecondRunWarmsWhatTheFirstRanOnTheGpu) {
   (void)system((std::string("rm -rf '") + cache + "'").c_str());
 }
 
+// ---- the start begun at the first decided call, for a program whose runs gained (PolicyConfig::start_early) --
+
+namespace {
+// The CUDA driver is mapped into this process: a start has reached the driver.
+bool cuda_driver_mapped() {
+  std::ifstream f("/proc/self/maps");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.find("libcuda.so") != std::string::npos) return true;
+  return false;
+}
+
+// The gain the latest history line records (its second field), or -1e9 when there is none.
+double last_gain(const std::string& cache) {
+  std::ifstream f(cache + "/gpu-offload/history");
+  std::string line, last;
+  while (std::getline(f, line))
+    if (!line.empty()) last = line;
+  std::istringstream fields(last);
+  std::string key;
+  double gained = -1e9;
+  fields >> key >> gained;
+  return gained;
+}
+}  // namespace
+
+TEST(OneTimeCosts, ChildGainsOnTheGpu) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ARunAfterRunsThatGainedStartsTheGpuAtItsFirstDecidedCall";
+  ASSERT_TRUE(multiply_until_started());
+  for (int i = 0; i < 60; ++i) ASSERT_TRUE(multiply_until_started());  // each at once on the GPU now
+  int n = 4000, info = -1;
+  auto a = gpu_test::random_matrix<double>(n, n, n, 7);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) a[size_t(j) * n + i] = a[size_t(i) * n + j];
+  for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;
+  gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
+  EXPECT_EQ(info, 0);
+  EXPECT_EQ(gpu_test::last_call().device, 1);
+}
+
+namespace {
+// A product of n = 100 (2e6 flops: decided, and predicted faster on the CPU); true when the CPU ran it.
+bool small_product_on_the_cpu() {
+  const int m = 100;
+  static std::vector<double> x = gpu_test::random_matrix<double>(m, m, m, 5), c(size_t(m) * m);
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &m, &m, &one, x.data(), &m, x.data(), &m, &zero, c.data(), &m);
+  return gpu_test::last_call().device == 0;
+}
+}  // namespace
+
+TEST(OneTimeCosts, ChildStartsAtItsFirstDecidedCall) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ARunAfterRunsThatGainedStartsTheGpuAtItsFirstDecidedCall";
+  EXPECT_FALSE(cuda_driver_mapped());
+  ASSERT_TRUE(small_product_on_the_cpu());
+  // No call predicted to gain yet: the start goes on beside, begun by that call.
+  bool mapped = false;
+  for (int i = 0; i < 100 && !(mapped = cuda_driver_mapped()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(mapped) << "the CUDA driver was not loaded within 5 s of the first decided call";
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // the start ends; the warm-ups come with the next decision
+  ASSERT_TRUE(dgemm_checked(2000, 21));  // the first call predicted to gain, on the GPU at once
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // dpotrf's warm-up runs beside
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(multiply_until_started());  // a run that gains too
+}
+
+TEST(OneTimeCosts, ChildLeavesTheStartToItsCalls) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ARunAfterRunsThatGainedStartsTheGpuAtItsFirstDecidedCall";
+  ASSERT_TRUE(small_product_on_the_cpu());
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_FALSE(cuda_driver_mapped()) << "a call predicted slower started the GPU";
+  ASSERT_TRUE(multiply_until_started());
+}
+
+TEST(OneTimeCosts, ARunAfterRunsThatGainedStartsTheGpuAtItsFirstDecidedCall) {
+  if (in_child() || reserve_mode()) GTEST_SKIP();
+  char cache[] = "/tmp/gofl-history-XXXXXX";
+  ASSERT_NE(mkdtemp(cache), nullptr);
+  std::vector<std::string> env = {"GPU_OFFLOAD_DEVICE=auto", "GPU_OFFLOAD_HISTORY=on", "GPU_OFFLOAD_WARM=on",
+                                  "GPU_OFFLOAD_START_EARLY=1", std::string("XDG_CACHE_HOME=") + cache};
+  bool ok = false;
+  (void)child_setups("ChildGainsOnTheGpu", &ok, env);
+  ASSERT_TRUE(ok) << "the first child failed";
+  ASSERT_GT(last_gain(cache), 0.0) << "the first run did not gain: nothing to start early for";
+  // The second run begins the start at a call that stays on the CPU, and warms dpotrf, which it never calls.
+  std::vector<gofl_call_record> calls;
+  const std::vector<SetupRecord> s = child_setups("ChildStartsAtItsFirstDecidedCall", &ok, env, &calls);
+  ASSERT_TRUE(ok) << "the second child failed";
+  bool warmed = false;
+  for (const SetupRecord& x : s)
+    if (x.op == OP_dpotrf) warmed = warmed || x.phases.count(GOFL_SP_WARMED);
+  EXPECT_TRUE(warmed);
+  ASSERT_GE(calls.size(), 2u);
+  EXPECT_EQ(calls[0].device, GOFL_DEV_CPU);
+  EXPECT_EQ(calls[1].device, GOFL_DEV_GPU);
+  // GPU_OFFLOAD_START_EARLY=0: the same kind of history, the start waits for the first call predicted to gain.
+  ASSERT_GT(last_gain(cache), 0.0) << "the second run did not gain";
+  env[3] = "GPU_OFFLOAD_START_EARLY=0";
+  (void)child_setups("ChildLeavesTheStartToItsCalls", &ok, env);
+  EXPECT_TRUE(ok) << "the third child failed";
+  (void)system((std::string("rm -rf '") + cache + "'").c_str());
+}
+
 // ---- a core spared beside the GPU's one-time work (preload/spare_core.h) ---------------------------
 
 namespace {

@@ -802,6 +802,7 @@ TEST(SkiRental, EarlierRunsThatPaidStartTheGpuAtTheFirstCallPredictedToGain) {
     PolicyConfig paid{level};
     paid.earlier_runs = 3;
     paid.earlier_gained_s = 12;
+    paid.start_early = false;  // (EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall: the default)
     AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), paid);
     FakeGpu g;
     EXPECT_EQ(run(p, g, make_call("dgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);  // small work still starts nothing
@@ -935,6 +936,7 @@ AutoPolicy at_once(bool start_ahead) {
   PolicyConfig cfg;
   cfg.earlier_runs = 1;
   cfg.start_ahead = start_ahead;
+  cfg.start_early = false;  // the start begins at the first call predicted to gain
   return AutoPolicy(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
 }
 FakeGpu starting_for(double seconds, bool fails = false) {
@@ -1006,6 +1008,86 @@ TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
   EXPECT_EQ(run(q, h, make_call("dgemm", 1e11)), GOFL_R_NO_BACKEND);  // 10 s on the CPU: it waited
   EXPECT_EQ(h.waits, 1);
   EXPECT_TRUE(q.stats().start_failed);
+}
+
+// PolicyConfig::start_early (the default): with earlier runs that paid, the first decided call begins
+// the start beside the calls even when it stays on the CPU itself; calls predicted to gain meanwhile
+// are decided as under start_ahead, and the start's warm-ups (what was decided before it, then what
+// the earlier runs ran on the GPU) come with the first decision that finds the GPU running.
+TEST(SkiRental, EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  PolicyConfig cfg;
+  cfg.earlier_runs = 2;
+  cfg.earlier_gpu_ops = {{op("zpotrf"), 2000}};
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), cfg);
+  FakeGpu g = starting_for(0.5);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);  // small math starts nothing
+  EXPECT_EQ(g.starts, 0);
+  // 1e12 bytes to copy: the GPU loses this one, but it begins the start.
+  EXPECT_EQ(run(p, g, make_call("dsyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(g.asked_started_gpu, 0);
+  PolicyStats st = p.stats();
+  EXPECT_TRUE(st.started && st.at_once);
+  EXPECT_EQ(st.start_call, 1u);
+  // A call predicted to gain while it goes on: the CPU (0.1 s) against the rest of it plus 0.001 s.
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_STARTING);
+  EXPECT_TRUE(g.warmed.empty());
+  g.t += 1.0;  // the start has ended
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.waits, 0);
+  EXPECT_EQ(g.starts, 1);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyrk"), op("dgemm"), op("zpotrf")}));
+  st = p.stats();
+  EXPECT_EQ(st.starting_calls, 1u);
+  EXPECT_EQ(st.missed_savings_s, 0.0);
+
+  // Off: the first call predicted to gain starts it, in the call.
+  cfg.start_early = false;
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5, copies)), cfg);
+  FakeGpu h = starting_for(0.5);
+  EXPECT_EQ(run(q, h, make_call("dsyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(h.starts, 0);
+  EXPECT_EQ(run(q, h, make_call("dgemm", 1e9)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(h.starts, 1);
+
+  // No earlier run that paid: the first decided call starts nothing (the ski rental decides).
+  AutoPolicy r(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{});
+  FakeGpu k = starting_for(0.5);
+  EXPECT_EQ(run(r, k, make_call("dsyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(run(r, k, make_call("dgemm", 1e9)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(k.starts, 0);
+}
+
+TEST(SkiRental, AnEarlyStartLeavesAGpuOthersLoadForTheFirstCallPredictedToGain) {
+  PolicyConfig cfg;
+  cfg.earlier_runs = 1;
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), cfg);
+  FakeGpu g = starting_for(0.5);
+  g.util = 100;  // other programs load the GPU
+  EXPECT_EQ(run(p, g, make_call("dsyrk", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(g.starts, 0);
+  EXPECT_FALSE(p.stats().started);
+  g.t += 1.0;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9)), GOFL_R_GPU_BUSY);  // asked again: still loaded
+  g.util = 0;
+  g.t += 1.0;
+  // The load gone, the first call predicted to gain begins the start (beside it; it waits when that gains).
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e11)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.starts, 1);
+}
+
+// A call that waits for a start beside the calls still brings the start's warm-ups (earlier runs' operations).
+TEST(Warming, ACallThatWaitsForAStartBesideTheCallsWarmsWhatEarlierRunsRan) {
+  PolicyConfig cfg;
+  cfg.earlier_runs = 1;
+  cfg.start_ahead = true;
+  cfg.earlier_gpu_ops = {{op("dgetrf"), 4096}};
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
+  FakeGpu g = starting_for(0.5);
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e11)), GOFL_R_OFFLOADED);  // 10 s on the CPU: it waited
+  EXPECT_EQ(g.waits, 1);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dgetrf")}));
 }
 
 TEST(SkiRental, WithoutStartAheadTheCallThatJustifiesTheStartWaitsForAllOfIt) {
