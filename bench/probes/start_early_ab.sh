@@ -4,11 +4,11 @@
 # each from the same history (one first run's), all against one best plan (the cpu run and the per-call
 # minimum of two gpu runs). Prints each run's ratio to the best plan and what it paid for the start.
 #
-#   bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]      (on the GPU machine; OUT keeps the runs)
+#   [PY=python3] bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]   (on the GPU machine; OUT keeps the runs)
 set -euo pipefail
 B=$(cd "${1:?usage: bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]}" && pwd); pairs=${2:-3}; top=${3:-2048}
 S=${OUT:-$(mktemp -d)}/start-early; mkdir -p "$S"
-sweep=(python3 bench/auto_sweep.py --build "$B" --max-n "$top")
+sweep=("${PY:-python3}" bench/auto_sweep.py --build "$B" --max-n "$top")
 XDG_CACHE_HOME=$S/none "${sweep[@]}" --modes cpu --save "$S/cpu" > "$S/cpu.log"
 for i in 0 1; do XDG_CACHE_HOME=$S/none "${sweep[@]}" --modes gpu --save "$S/gpu$i" > "$S/gpu$i.log"; done
 common=(--load "$S/cpu" --gpu-min "$S/gpu0,$S/gpu1" --modes auto)
@@ -16,7 +16,6 @@ show() {  # NAME: one line from its --json
   python3 -c "import json; d = json.load(open('$S/$1.json')); print(f'$1: auto {d[\"auto_s\"]:.3f} s (start paid {d[\"auto_start_s\"]:.3f} s) / best plan {d[\"best_plan_s\"]:.3f} s = {d[\"auto_vs_best_plan\"]:.3f}')"
 }
 XDG_CACHE_HOME=$S/first "${sweep[@]}" "${common[@]}" --json "$S/first.json" > "$S/first.log"; show first
-grep -h "gained\|GPU start-up" "$S/first.log" | head -3 || true
 for r in $(seq "$pairs"); do
   for v in 1 0; do
     rm -rf "$S/cache"; cp -a "$S/first" "$S/cache"  # the first run's history, the same for each
