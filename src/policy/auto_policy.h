@@ -11,8 +11,8 @@
 //     reach the level's start factor x the profile's start-up cost; then the GPU is started and
 //     this call runs there. When each of the latest runs of the same program paid for the GPU
 //     (PolicyConfig::earlier_runs, from policy/history.h), nothing is waited for: the first call
-//     predicted to gain starts it, and with PolicyConfig::start_early (the default) the first decided
-//     call begins it beside the calls, whatever that call's own prediction. A failed start: CPU from
+//     predicted to gain starts it, or with PolicyConfig::start_early the first decided call begins
+//     it beside the calls, whatever that call's own prediction. A failed start: CPU from
 //     then on (NO_BACKEND). Nothing asks the backend anything before that: a program with only small
 //     math never loads CUDA;
 //   - the GPU starting beside the calls (PolicyConfig::start_ahead, GpuEnv::start_ahead): a call runs
@@ -172,8 +172,9 @@ struct PolicyConfig {
   // With earlier runs that paid (earlier_runs > 0): the first decided call, whatever its own
   // prediction, begins the start beside the calls (GpuEnv::start_ahead), so that the start goes on
   // while the program works towards its first call that gains; calls meanwhile are decided as under
-  // start_ahead. Without such runs it changes nothing (the ski rental decides when to start).
-  bool start_early = true;
+  // start_ahead. Without such runs it changes nothing (the ski rental decides when to start). Off by
+  // default until measured on the GPU machine (bench/probes/start_early_ab.sh).
+  bool start_early = false;
   // Warm each operation the program calls before its first GPU call (GpuEnv::warm): at the start,
   // every one decided before it, then earlier_gpu_ops; after, one decided on the CPU.
   // GPU_OFFLOAD_WARM=0 turns it off.

@@ -99,9 +99,9 @@ AutoPolicy& policy() {
     // GPU_OFFLOAD_START_AHEAD=1: the start beside the calls (PolicyConfig::start_ahead: measured
     // not to pay on the GPU test machine, so off by default).
     cfg.start_ahead = setting_bool(SettingId::START_AHEAD, false);
-    // GPU_OFFLOAD_START_EARLY=0: with such earlier runs the start waits for the first call predicted
-    // to gain, and runs in it (PolicyConfig::start_early).
-    cfg.start_early = setting_bool(SettingId::START_EARLY, true);
+    // GPU_OFFLOAD_START_EARLY=1: with such earlier runs the first decided call begins the start beside
+    // the calls (PolicyConfig::start_early: off until measured on the GPU machine).
+    cfg.start_early = setting_bool(SettingId::START_EARLY, false);
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);

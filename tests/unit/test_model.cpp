@@ -802,7 +802,7 @@ TEST(SkiRental, EarlierRunsThatPaidStartTheGpuAtTheFirstCallPredictedToGain) {
     PolicyConfig paid{level};
     paid.earlier_runs = 3;
     paid.earlier_gained_s = 12;
-    paid.start_early = false;  // (EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall: the default)
+    // (start_early off, the default: EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall has it on)
     AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), paid);
     FakeGpu g;
     EXPECT_EQ(run(p, g, make_call("dgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);  // small work still starts nothing
@@ -936,7 +936,7 @@ AutoPolicy at_once(bool start_ahead) {
   PolicyConfig cfg;
   cfg.earlier_runs = 1;
   cfg.start_ahead = start_ahead;
-  cfg.start_early = false;  // the start begins at the first call predicted to gain
+  // (start_early off, the default: the start begins at the first call predicted to gain)
   return AutoPolicy(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
 }
 FakeGpu starting_for(double seconds, bool fails = false) {
@@ -1010,7 +1010,7 @@ TEST(SkiRental, AStartBesideTheCallsThatFailsSendsThemToTheCpuForGood) {
   EXPECT_TRUE(q.stats().start_failed);
 }
 
-// PolicyConfig::start_early (the default): with earlier runs that paid, the first decided call begins
+// PolicyConfig::start_early: with earlier runs that paid, the first decided call begins
 // the start beside the calls even when it stays on the CPU itself; calls predicted to gain meanwhile
 // are decided as under start_ahead, and the start's warm-ups (what was decided before it, then what
 // the earlier runs ran on the GPU) come with the first decision that finds the GPU running.
@@ -1019,6 +1019,7 @@ TEST(SkiRental, EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall) {
   PolicyConfig cfg;
   cfg.earlier_runs = 2;
   cfg.earlier_gpu_ops = {{op("zpotrf"), 2000}};
+  cfg.start_early = true;
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), cfg);
   FakeGpu g = starting_for(0.5);
   EXPECT_EQ(run(p, g, make_call("dgemm", 5e5)), GOFL_R_BELOW_THRESHOLD);  // small math starts nothing
@@ -1062,6 +1063,7 @@ TEST(SkiRental, EarlierRunsThatPaidBeginTheStartBesideTheFirstDecidedCall) {
 TEST(SkiRental, AnEarlyStartLeavesAGpuOthersLoadForTheFirstCallPredictedToGain) {
   PolicyConfig cfg;
   cfg.earlier_runs = 1;
+  cfg.start_early = true;
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, "h2d 1e-4 1e10\nd2h 1e-4 1e10\n")), cfg);
   FakeGpu g = starting_for(0.5);
   g.util = 100;  // other programs load the GPU
@@ -1082,6 +1084,7 @@ TEST(Warming, ACallThatWaitsForAStartBesideTheCallsWarmsWhatEarlierRunsRan) {
   PolicyConfig cfg;
   cfg.earlier_runs = 1;
   cfg.start_ahead = true;
+  cfg.start_early = true;
   cfg.earlier_gpu_ops = {{op("dgetrf"), 4096}};
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);
   FakeGpu g = starting_for(0.5);
