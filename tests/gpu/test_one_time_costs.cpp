@@ -394,18 +394,23 @@ bool multiply_until_started() {
   }
   return false;
 }
-}  // namespace
 
-TEST(OneTimeCosts, ChildMultipliesThenFactorsOnTheGpu) {
-  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ASecondRunWarmsWhatTheFirstRanOnTheGpu";
-  ASSERT_TRUE(multiply_until_started());
-  int n = 4000, info = -1;
+// dpotrf of a symmetric positive definite matrix of order n, through the library.
+void factor_a_positive_definite_matrix(int n) {
+  int info = -1;
   auto a = gpu_test::random_matrix<double>(n, n, n, 7);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < j; ++i) a[size_t(j) * n + i] = a[size_t(i) * n + j];
   for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;
   gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
   EXPECT_EQ(info, 0);
+}
+}  // namespace
+
+TEST(OneTimeCosts, ChildMultipliesThenFactorsOnTheGpu) {
+  if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ASecondRunWarmsWhatTheFirstRanOnTheGpu";
+  ASSERT_TRUE(multiply_until_started());
+  factor_a_positive_definite_matrix(4000);
   EXPECT_EQ(gpu_test::last_call().device, 1);  // the history's entry for the next run
 }
 
@@ -472,13 +477,7 @@ TEST(OneTimeCosts, ChildGainsOnTheGpu) {
   if (!in_child()) GTEST_SKIP() << "run by OneTimeCosts.ARunAfterRunsThatGainedStartsTheGpuAtItsFirstDecidedCall";
   ASSERT_TRUE(multiply_until_started());
   for (int i = 0; i < 60; ++i) ASSERT_TRUE(multiply_until_started());  // each at once on the GPU now
-  int n = 4000, info = -1;
-  auto a = gpu_test::random_matrix<double>(n, n, n, 7);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < j; ++i) a[size_t(j) * n + i] = a[size_t(i) * n + j];
-  for (int i = 0; i < n; ++i) a[size_t(i) * n + i] += 2.0 * n;
-  gpu_test::intercepted<dpotrf_fn>("dpotrf_")("L", &n, a.data(), &n, &info);
-  EXPECT_EQ(info, 0);
+  factor_a_positive_definite_matrix(4000);
   EXPECT_EQ(gpu_test::last_call().device, 1);
 }
 
