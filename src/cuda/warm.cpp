@@ -94,6 +94,26 @@ void wait_at_exit() {
 
 void register_exit_wait() { (void)atexit(wait_at_exit); }
 
+// As an exit handler the wait runs after the handlers registered since: those of a library first
+// loaded, or of a static object first made, by the warm-up in progress, which would tear down what
+// it is using. An exit from the main thread (main's return, Python's exit) runs that thread's
+// thread_local destructors before any exit handler (glibc's __run_exit_handlers), so a guard kept
+// there waits first. Only on the main thread: another thread's thread_local destructors also run when
+// the thread just ends. A main thread that ends by pthread_exit stops the warming for good.
+struct WaitAtMainThreadExit {
+  ~WaitAtMainThreadExit() { wait_at_exit(); }
+};
+
+// Made at the first warm-up asked, or GPU call made, on the main thread; then a thread_local read.
+void guard_main_thread_exit() {
+  thread_local bool seen = false;
+  if (seen) return;
+  seen = true;
+  if (pid_t(syscall(SYS_gettid)) != getpid()) return;
+  thread_local WaitAtMainThreadExit guard;
+  (void)guard;
+}
+
 void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::vector<gofl_setup_phase> phases) {
   gofl_warmed w{};
   w.op = op;
@@ -318,6 +338,7 @@ void WarmLane::sync() {
 
 int warm_queue(uint32_t op, int64_t n) {
   if (op >= GOFL_N_OPS || !routines()[op].warm) return GOFL_GPU_UNSUPPORTED;
+  guard_main_thread_exit();
   Engine& e = Engine::get();
   if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
   std::lock_guard<std::mutex> lk(g_m);
@@ -343,7 +364,10 @@ int warm_queue(uint32_t op, int64_t n) {
   return GOFL_GPU_OK;
 }
 
-CallInFlight::CallInFlight() { g_calls_in_flight.fetch_add(1); }
+CallInFlight::CallInFlight() {
+  g_calls_in_flight.fetch_add(1);
+  guard_main_thread_exit();
+}
 
 CallInFlight::~CallInFlight() {
   if (g_calls_in_flight.fetch_sub(1) != 1 || !g_thread_made.load()) return;

@@ -23,7 +23,8 @@
 // every core busy, a CPU call beside a warm-up is slowed whatever the priority (that machine's
 // kernel does not preempt a thread inside the driver: bench/probes/first_use_probe.cpp cpu).
 // At exit a warm-up in progress is waited for (the CUDA libraries' exit handlers must not run
-// under it); queued ones are dropped.
+// under it); queued ones are dropped. The wait comes first of all at an exit from the main thread
+// (its thread_local destructors run before any exit handler), else as an exit handler.
 #pragma once
 
 #include <cstdint>
