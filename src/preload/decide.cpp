@@ -100,7 +100,7 @@ AutoPolicy& policy() {
     // not to pay on the GPU test machine, so off by default).
     cfg.start_ahead = setting_bool(SettingId::START_AHEAD, false);
     // GPU_OFFLOAD_START_EARLY=1: with such earlier runs the first decided call begins the start beside
-    // the calls (PolicyConfig::start_early: off until measured on the GPU machine).
+    // the calls (PolicyConfig::start_early: off, its gain not shown beyond the spread).
     cfg.start_early = setting_bool(SettingId::START_EARLY, false);
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
     // Never destroyed: calls may still arrive from other threads while the process exits.
