@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/exit_first.h"
 #include "common/table.h"
 #include "cuda/cublas_typed.h"
 
@@ -95,24 +96,9 @@ void wait_at_exit() {
 void register_exit_wait() { (void)atexit(wait_at_exit); }
 
 // As an exit handler the wait runs after the handlers registered since: those of a library first
-// loaded, or of a static object first made, by the warm-up in progress, which would tear down what
-// it is using. An exit from the main thread (main's return, Python's exit) runs that thread's
-// thread_local destructors before any exit handler (glibc's __run_exit_handlers), so a guard kept
-// there waits first. Only on the main thread: another thread's thread_local destructors also run when
-// the thread just ends. A main thread that ends by pthread_exit stops the warming for good.
-struct WaitAtMainThreadExit {
-  ~WaitAtMainThreadExit() { wait_at_exit(); }
-};
-
-// Made at the first warm-up asked, or GPU call made, on the main thread; then a thread_local read.
-void guard_main_thread_exit() {
-  thread_local bool seen = false;
-  if (seen) return;
-  seen = true;
-  if (pid_t(syscall(SYS_gettid)) != getpid()) return;
-  thread_local WaitAtMainThreadExit guard;
-  (void)guard;
-}
+// loaded, or of a static object first made, by the warm-up in progress, which would tear down what it
+// is using. At an exit from the main thread it runs before them (common/exit_first.h): asked at the
+// first warm-up queued, and at each GPU call, on that thread.
 
 void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::vector<gofl_setup_phase> phases) {
   gofl_warmed w{};
@@ -338,7 +324,7 @@ void WarmLane::sync() {
 
 int warm_queue(uint32_t op, int64_t n) {
   if (op >= GOFL_N_OPS || !routines()[op].warm) return GOFL_GPU_UNSUPPORTED;
-  guard_main_thread_exit();
+  (void)at_main_thread_exit(wait_at_exit);
   Engine& e = Engine::get();
   if (!e.started() || e.lost()) return GOFL_GPU_NO_DEVICE;
   std::lock_guard<std::mutex> lk(g_m);
@@ -366,7 +352,7 @@ int warm_queue(uint32_t op, int64_t n) {
 
 CallInFlight::CallInFlight() {
   g_calls_in_flight.fetch_add(1);
-  guard_main_thread_exit();
+  (void)at_main_thread_exit(wait_at_exit);
 }
 
 CallInFlight::~CallInFlight() {

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/exit_first.h"
 #include "policy/level.h"
 #include "policy/registry.h"
 #include "policy/settings.h"
@@ -190,9 +191,9 @@ void start_here(uint32_t first_op) {
 }
 
 // At exit, a start still going on beside the calls is waited for: the CUDA runtime's own exit
-// handlers (registered when the backend was loaded, before this one) must not run under it. (cuBLAS,
-// cuSOLVER and cuFFT, loaded during or after the start, register theirs after this one; the start
-// does not use them.)
+// handlers (registered when the backend was loaded, before this one) must not run under it, nor those
+// of cuBLAS, cuSOLVER and cuFFT, which the start loads and register theirs after this one. At an exit
+// from the main thread it runs before every exit handler (common/exit_first.h).
 void wait_for_start_at_exit() {
   std::unique_lock<std::mutex> lock(g_start_mu);
   g_start_cv.wait(lock, [] { return g_state.load() != State::Starting; });
@@ -238,6 +239,7 @@ bool gpu_start_ahead(uint32_t first_op) {
   }
   const uint64_t sync_ns = clock_ns() - t0;
   static const bool waits_at_exit = atexit(wait_for_start_at_exit) == 0;
+  (void)at_main_thread_exit(wait_for_start_at_exit);
   const uint32_t tid = this_tid();
   const auto rest = [b, t0, sync_ns, tid, first_op] { finish_start(b, start_backend(b, first_op), t0, sync_ns, tid); };
   if (!waits_at_exit) {
