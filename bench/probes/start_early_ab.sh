@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The sweep of bench/auto_sweep.py (n <= MAXN) as a second run, with the GPU's start begun as the library
-# loads (GPU_OFFLOAD_START_EARLY=1) and at the first call predicted to gain (0), in alternating processes,
+# The sweep of bench/auto_sweep.py (n <= MAXN) as a second run, with the GPU's start begun beside the calls
+# at the first decided call (GPU_OFFLOAD_START_EARLY=1) and in the first call predicted to gain (0), in alternating processes,
 # each from the same history (one first run's), all against one best plan (the cpu run and the per-call
 # minimum of two gpu runs). Prints each run's ratio to the best plan and what it paid for the start.
 #
-#   [PY=python3] bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]   (on the GPU machine; OUT keeps the runs)
+#   [PY=python3] bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]   (on the GPU machine)
+# With OUT set, the runs and their logs go to $OUT/start-early-runs.tar.gz (one file: the device tool
+# brings back at most eight).
 set -euo pipefail
 B=$(cd "${1:?usage: bench/probes/start_early_ab.sh BUILD_DIR [PAIRS] [MAXN]}" && pwd); pairs=${2:-3}; top=${3:-2048}
-S=${OUT:-$(mktemp -d)}/start-early; mkdir -p "$S"
+S=$(mktemp -d)/start-early; mkdir -p "$S"
 sweep=("${PY:-python3}" bench/auto_sweep.py --build "$B" --max-n "$top")
 XDG_CACHE_HOME=$S/none "${sweep[@]}" --modes cpu --save "$S/cpu" > "$S/cpu.log"
 for i in 0 1; do XDG_CACHE_HOME=$S/none "${sweep[@]}" --modes gpu --save "$S/gpu$i" > "$S/gpu$i.log"; done
@@ -25,3 +27,4 @@ for r in $(seq "$pairs"); do
   done
 done
 rm -rf "$S/cache"
+if [ -n "${OUT:-}" ]; then tar czf "$OUT/start-early-runs.tar.gz" -C "$S" . && echo "runs: $OUT/start-early-runs.tar.gz"; fi
