@@ -81,8 +81,11 @@ pid_t g_pid = 0;                    // the process the thread runs in (a forked 
 std::vector<gofl_warmed>& g_done = *new std::vector<gofl_warmed>;
 
 // At exit: no new warm-up, and the one in progress is waited for (at most a few seconds: exit never
-// hangs on it). Registered again after each library the lane first uses, so that it runs before that
-// library's own exit handlers (atexit runs the latest first).
+// hangs on it). As an exit handler it is registered again after each library the lane first uses, so
+// that it runs before that library's own exit handlers (atexit runs the latest first); still, the
+// handlers registered during the warm-up in progress (a library or a static object it first made) would
+// run before it. At an exit from the main thread it runs before every exit handler
+// (common/exit_first.h): asked at the first warm-up queued, and at each GPU call, on that thread.
 void wait_at_exit() {
   if (getpid() != g_pid) return;  // a forked child: its mutex may be held by the parent's thread
   std::unique_lock<std::mutex> lk(g_m);
@@ -94,11 +97,6 @@ void wait_at_exit() {
 }
 
 void register_exit_wait() { (void)atexit(wait_at_exit); }
-
-// As an exit handler the wait runs after the handlers registered since: those of a library first
-// loaded, or of a static object first made, by the warm-up in progress, which would tear down what it
-// is using. At an exit from the main thread it runs before them (common/exit_first.h): asked at the
-// first warm-up queued, and at each GPU call, on that thread.
 
 void finish(uint32_t op, int status, double seconds, double cpu_seconds, std::vector<gofl_setup_phase> phases) {
   gofl_warmed w{};
