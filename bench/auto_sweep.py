@@ -4,7 +4,7 @@ the time auto's choice took against the better of the two devices.
 
     python3 bench/auto_sweep.py [--build build] [--max-n 16384] [--quick] [--level 5] [--complex-max 8192]
                                [--profile FILE] [--modes cpu,gpu,auto] [--save DIR] [--load DIR] [--replay [--earlier-runs N]]
-                               [--set GPU_OFFLOAD_NAME=VALUE ...] [--gpu-min DIR,DIR...] [--json FILE]
+                               [--set GPU_OFFLOAD_NAME=VALUE ...] [--gpu-min DIR,DIR...] [--cpu-max-n N] [--json FILE]
 
 Calls go through SciPy's BLAS/LAPACK wrappers (gemm, syrk, trsm, getrf, gesv, potrf, syevd, gesdd)
 in float32, float64 and complex128, n = 32 ... max-n, each made twice. Times are the library's own
@@ -23,6 +23,8 @@ it, and as the cpu run measured it.
 
 --gpu-min DIR,...: the gpu side of the comparison is the per-call minimum over the gpu runs saved in
 those folders (--save) and the gpu run made or loaded now, if any; its start-up the smallest of theirs.
+--cpu-max-n N: the cpu run makes only the calls of n <= N, and above it the gpu run's time stands for
+the better device (every such call of the H200 host's full sweep ran faster on the GPU).
 --json FILE writes the comparison's totals (auto's calls and start-up, the per-call best, the best
 plan known in advance and the ratios to both), for bench/headline.py.
 """
@@ -50,11 +52,21 @@ sizes = [int(x) for x in sys.argv[1].split(",")]
 limits = {k: int(v) for k, v in (x.split("=") for x in sys.argv[2].split(","))}
 rng = np.random.default_rng(0)
 pre = {"float32": "s", "float64": "d", "complex128": "z"}
+# The matrices are made in Fortran order (the transpose of a C-order array) and the SPD one gets n on
+# its diagonal in place: NumPy's transposing copies and an n x n identity took most of a run's wall time
+# at n = 16384 (124 s for 12.4 s of calls on the H200 host), none of it traced.
 def mat(n, dt):
-    m = rng.standard_normal((n, n))
+    if dt == "float32":
+        return rng.standard_normal((n, n), dtype=np.float32).T
+    m = rng.standard_normal((n, n)).T
     if dt == "complex128":
-        m = m + 1j * rng.standard_normal((n, n))
-    return np.asfortranarray(m.astype(dt))
+        m = m + 1j * rng.standard_normal((n, n)).T
+    return m
+def spd_of(a):  # a a^H + n I in Fortran order: NumPy's product (one of the sweep's calls) is C order,
+                # and the transpose of a Hermitian positive definite matrix (its conjugate) is one too
+    s = a @ a.conj().T
+    s[np.diag_indices(len(s))] += len(s)
+    return s.T if s.flags.c_contiguous else np.asfortranarray(s)
 w = mat(256, "float64"); blas.dgemm(1.0, w, w)  # warm-up, not counted: library loading
 print("sweep-start", flush=True)
 t0 = time.perf_counter()
@@ -64,7 +76,7 @@ for dt in ("float32", "float64", "complex128"):
         if dt == "complex128" and n > limits["complex"]:
             continue
         a = mat(n, dt); b = mat(n, dt)
-        spd = np.asfortranarray(a @ a.conj().T + n * np.eye(n, dtype=dt))
+        spd = spd_of(a)
         for rep in range(2):
             if n <= limits["gemm"]: getattr(blas, p + "gemm")(1.0, a, b)
             if n <= limits["syrk"]: getattr(blas, p + "syrk")(1.0, a)
@@ -174,6 +186,9 @@ def replay(a, raw):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
     cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), traced_calls(raw["gpu"][0])
+    if len(cpu_rows) != len(gpu_rows):
+        raise SystemExit(f"--replay needs a cpu run of every call: {len(cpu_rows)} cpu calls, {len(gpu_rows)} gpu "
+                         f"calls (a cpu run made with --cpu-max-n cannot be replayed)")
     startup = startup_of(raw["gpu"])
     with tempfile.NamedTemporaryFile("w", suffix=".calls", delete=False) as f:
         f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
@@ -215,6 +230,11 @@ def main():
     ap.add_argument("--gpu-min", default="", metavar="DIR,DIR...",
                     help="folders of saved gpu runs (--save): the gpu side is the per-call minimum over them "
                          "(and the gpu run made or loaded now)")
+    ap.add_argument("--cpu-max-n", type=int, metavar="N",
+                    help="the cpu run makes only the calls of n <= N; for larger ones the gpu run's time stands "
+                         "for the better device (on the H200 host's full sweep every call of n >= 4096 ran "
+                         "faster on the GPU: 98 of 98, 234 s of the cpu run's 254). A sweep to n = 16384 then "
+                         "needs no 250-s cpu run; the all-on-the-CPU plan is not priced")
     ap.add_argument("--json", help="write the comparison's totals here")
     ap.add_argument("--set", action="append", default=[], metavar="GPU_OFFLOAD_NAME=VALUE",
                     help="a setting for every run made now (the runs get no other GPU_OFFLOAD_ variable), "
@@ -247,7 +267,8 @@ def main():
         if a.replay and m == "auto":
             continue
         if m in modes:
-            raw[m] = run_mode(cli, m, sizes, limits, a.level, env, a.profile)
+            run_sizes = [n for n in sizes if m != "cpu" or a.cpu_max_n is None or n <= a.cpu_max_n]
+            raw[m] = run_mode(cli, m, run_sizes, limits, a.level, env, a.profile)
             if a.save:
                 os.makedirs(a.save, exist_ok=True)
                 for ext, text in zip(("csv", "summary", "starts.csv", "setup.csv"), raw[m]):
@@ -274,9 +295,18 @@ def main():
     if len(gpu_runs) > 1:
         runs["gpu"] = per_call_min(gpu_runs)
         print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s)")
-    n_calls = min(len(r) for r in runs.values())
-    if len({len(r) for r in runs.values()}) != 1:
-        print(f"warning: the runs traced different call counts {[len(r) for r in runs.values()]}; comparing the first {n_calls}")
+    # The cpu run's calls by (op, n, which of that op and n): a cpu run made with --cpu-max-n lacks the
+    # larger calls, and the gpu run's time stands for the better device there.
+    cpu_by_call, seen = {}, {}
+    for c in runs["cpu"]:
+        k = (c["op"], c["m"]); seen[k] = seen.get(k, 0) + 1
+        cpu_by_call[k + (seen[k],)] = c
+    cpu_top = max((int(c["m"]) for c in runs["cpu"]), default=0)
+    n_calls = min(len(runs["gpu"]), len(runs["auto"]))
+    if len({len(runs["gpu"]), len(runs["auto"])}) != 1:
+        print(f"warning: the gpu and auto runs traced different call counts {len(runs['gpu'])}, {len(runs['auto'])}; "
+              f"comparing the first {n_calls}")
+    cpu_short = 0  # calls above the cpu run's largest n
     print(f"{'op':<8} {'n':>6} {'cpu s':>9} {'gpu s':>9} {'auto s':>9} {'auto ran':>8} {'reason':<22} {'auto/best':>9}")
     total_auto = total_best = total_cpu = 0.0
     worst = (0.0, "")
@@ -291,16 +321,23 @@ def main():
             rep = [int(r["duration_ns"]) for r in runs["gpu"][i + 1:n_calls] if r["op"] == g["op"] and r["m"] == g["m"]]
             gpu_first[g["op"]] = max(0.0, (int(g["duration_ns"]) - min(rep)) / 1e9) if rep else 0.0
     plan_gpu_ops = set()
+    seen = {}
     for i in range(n_calls):
-        c, g, au = runs["cpu"][i], runs["gpu"][i], runs["auto"][i]
-        if not (c["op"] == g["op"] == au["op"] and c["m"] == g["m"] == au["m"]):
-            print(f"warning: call {i} differs between runs ({c['op']} {g['op']} {au['op']}); stopping")
+        g, au = runs["gpu"][i], runs["auto"][i]
+        k = (g["op"], g["m"]); seen[k] = seen.get(k, 0) + 1
+        c = cpu_by_call.get(k + (seen[k],))
+        if c is None and int(g["m"]) > cpu_top:
+            c = g  # above the cpu run's sizes: the gpu run's time is the better device's
+            cpu_short += 1
+        if c is None or not (g["op"] == au["op"] and g["m"] == au["m"]):
+            print(f"warning: call {i} differs between runs ({g['op']} n={g['m']}, auto {au['op']} n={au['m']}, "
+                  f"{'no such call in the cpu run' if c is None else 'cpu ' + c['op']}); stopping")
             break
         tc, tg, ta = (int(r["duration_ns"]) / 1e9 for r in (c, g, au))
         if g["device"] != "gpu":
             tg = tc  # the GPU path did not take it (unsupported variant): the CPU is its GPU-mode time
         best = min(tc, tg)
-        if tg < tc:
+        if tg < tc or (c is g and g["device"] == "gpu"):
             plan_gpu_ops.add(c["op"])
         total_cpu += tc
         total_auto += ta
@@ -332,15 +369,20 @@ def main():
     # Any plan that runs an operation on the GPU also loads its kernels once: the gpu run's first call
     # of each such operation, over that call's repeat, estimates it.
     loads = sum(gpu_first.get(op, 0.0) for op in plan_gpu_ops)
+    # A cpu run of fewer sizes does not price the all-on-the-CPU plan (its larger calls were not made).
+    all_cpu = f"{total_cpu:.3f} s" if not cpu_short else f"not priced: the cpu run stopped at n = {cpu_top}, {cpu_short} calls above it"
+    if cpu_short:
+        total_cpu = float("inf")
     planned = min(total_cpu, startup + loads + total_best)
     print(f"GPU start-up {startup:.3f} s (the --device gpu run's); best plan known in advance (all on the CPU "
-          f"{total_cpu:.3f} s, or start the GPU first, then the better device per call {startup + total_best:.3f} s "
+          f"{all_cpu}, or start the GPU first, then the better device per call {startup + total_best:.3f} s "
           f"+ {loads:.3f} s of first GPU calls of its {len(plan_gpu_ops)} GPU ops = {startup + loads + total_best:.3f} s): "
           f"auto / that = {total_auto_all / planned:.3f}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"auto_calls_s": total_auto, "auto_start_s": auto_start, "auto_s": total_auto_all,
-                       "per_call_best_s": total_best, "cpu_s": total_cpu, "gpu_start_s": startup,
+                       "per_call_best_s": total_best, "cpu_s": None if cpu_short else total_cpu,
+                       "cpu_run_max_n": cpu_top, "calls_above_cpu_run": cpu_short, "gpu_start_s": startup,
                        "first_gpu_calls_s": loads, "best_plan_s": planned, "auto_vs_best_plan": total_auto_all / planned,
                        "auto_vs_per_call_best": total_auto_all / total_best, "gpu_runs": len(gpu_runs),
                        "calls": n_calls, "worst_call": worst[0], "worst_call_what": worst[1]}, f, indent=1)

@@ -4,6 +4,7 @@ replaying a trace through the same code, `bench/auto_sweep.py --replay` (measure
 decision), and `gpu-offload calibrate --quick` (its CPU side: CI has
 no GPU, so the GPU pass says so and the built-in GPU numbers are kept)."""
 
+import json
 import os
 import re
 import subprocess
@@ -301,6 +302,36 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     r = auto_sweep(tmp_path)
     assert "auto 0.102 s in its calls + 0.003 s GPU start-up = 0.105 s;" in r.stdout, r.stdout
     assert "GPU start-up 0.004 s (the --device gpu run's)" in r.stdout, r.stdout
+
+
+def test_auto_sweep_takes_the_gpu_time_above_a_cpu_run_of_fewer_sizes(tmp_path):
+    # A cpu run made with --cpu-max-n 64 has the calls of n <= 64 only; the gpu and auto runs go on to
+    # n = 1024, where the gpu run's time stands for the better device. The all-on-the-CPU plan is not
+    # priced then, and a call missing below the cpu run's largest n is a mismatch, not a gap.
+    warm = ("dgemm", 32, "cpu", 0.001)
+    small = [("dgemm", 64, "cpu", 0.002)] * 2
+    (tmp_path / "cpu.csv").write_text(sweep_csv([warm] + small))
+    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
+    (tmp_path / "gpu.csv").write_text(sweep_csv([warm, ("dgemm", 64, "gpu", 0.004), ("dgemm", 64, "gpu", 0.003)] +
+                                                [("dgemm", 1024, "gpu", 0.010)] * 2))
+    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 5.0 ms, before the first GPU call\n")
+    (tmp_path / "auto.csv").write_text(sweep_csv([warm] + small + [("dgemm", 1024, "cpu", 0.100),
+                                                                   ("dgemm", 1024, "gpu", 0.010)]))
+    (tmp_path / "auto.summary").write_text("  GPU start-up: paid 5.0 ms, before the first GPU call\n")
+    r = auto_sweep(tmp_path, "--json", str(tmp_path / "out.json"))
+    assert r.returncode == 0, r.stderr
+    # per-call best: 2 x 2 ms (CPU) + 2 x 10 ms (the GPU, no cpu time) = 24 ms; auto 4 + 100 + 10 = 114 ms
+    assert "auto 0.114 s in its calls + 0.005 s GPU start-up = 0.119 s; per-call best 0.024 s" in r.stdout, r.stdout
+    assert "all on the CPU not priced: the cpu run stopped at n = 64, 2 calls above it" in r.stdout, r.stdout
+    d = json.load(open(tmp_path / "out.json"))
+    assert d["cpu_s"] is None and d["calls_above_cpu_run"] == 2 and d["cpu_run_max_n"] == 64
+    # the best plan runs dgemm on the GPU above n = 64, so it pays the gpu run's first-call load (1 ms)
+    assert abs(d["best_plan_s"] - (0.005 + 0.001 + 0.024)) < 1e-9, d
+    r = auto_sweep(tmp_path, "--replay")
+    assert r.returncode != 0 and "--replay needs a cpu run of every call" in r.stderr, r.stderr
+    (tmp_path / "cpu.csv").write_text(sweep_csv([warm, ("dgemm", 64, "cpu", 0.002)]))  # one n = 64 call missing
+    r = auto_sweep(tmp_path)
+    assert "no such call in the cpu run" in r.stdout and "stopping" in r.stdout, r.stdout
 
 
 def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
