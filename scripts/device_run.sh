@@ -9,7 +9,8 @@
 # every GPU test but the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB of host memory and
 # 60 GB on the GPU each); `large` runs those (`-L gpu_large`); `fft`, `split` and `gpus` run their label
 # before their other checks. A copy setting against the defaults: set it in front of a stage, as in
-# `GPU_OFFLOAD_COPY_NT=0 bash scripts/device_run.sh numpy-matmul`.
+# `GPU_OFFLOAD_COPY_NT=0 bash scripts/device_run.sh numpy-matmul`. PACK_OUT=1: every log in one
+# archive, $OUT/logs.tgz (the device tool brings back 8 files at most).
 set -uo pipefail
 OUT=${OUT:-/tmp/gofl-out}
 mkdir -p "$OUT"
@@ -505,3 +506,7 @@ if has scipytests; then
   scripts/scipy_linalg_tests.sh "$B" "$PY"
 fi
 echo "== total $(( $(date +%s) - t0 )) s"
+# The device tool brings back at most 8 files from $OUT: PACK_OUT=1 packs every log into $OUT/logs.tgz.
+if [ "${PACK_OUT:-0}" = 1 ]; then
+  tar -czf /tmp/gofl-logs.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/gofl-logs.tgz "$OUT/logs.tgz"
+fi
