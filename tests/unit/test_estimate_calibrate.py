@@ -4,6 +4,7 @@ replaying a trace through the same code, `bench/auto_sweep.py --replay` (measure
 decision), and `gpu-offload calibrate --quick` (its CPU side: CI has
 no GPU, so the GPU pass says so and the built-in GPU numbers are kept)."""
 
+import csv
 import json
 import os
 import re
@@ -302,6 +303,31 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     r = auto_sweep(tmp_path)
     assert "auto 0.102 s in its calls + 0.003 s GPU start-up = 0.105 s;" in r.stdout, r.stdout
     assert "GPU start-up 0.004 s (the --device gpu run's)" in r.stdout, r.stdout
+
+
+def test_auto_sweep_worker_makes_every_call_of_the_sweep_with_valid_matrices(tmp_path):
+    # The sweep's worker through the preload on the CPU, n = 32 and 64: per dtype and n, NumPy's
+    # product that makes the SPD matrix (A A^T is NumPy's syrk, A A^H with its conjugate copy a zgemm),
+    # then each of the eight SciPy calls twice; every factorization succeeds (potrf and the eigensolvers
+    # on a matrix that is positive definite, getrf and gesv on one that is not singular).
+    require(subprocess.run([sys.executable, "-c", "import scipy"], capture_output=True).returncode == 0, "no SciPy")
+    p = subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--max-n", "64",
+                        "--modes", "cpu", "--save", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    rows = [r for r in csv.DictReader(open(tmp_path / "cpu.csv")) if r["nested"] == "0" and r["query"] == "0"]
+    calls = {}
+    for r in rows:
+        k = (r["op"], int(r["m"]), "cblas" in r["symbol"])
+        calls[k] = calls.get(k, 0) + 1
+    for n in (32, 64):
+        for p_, product in (("s", "ssyrk"), ("d", "dsyrk"), ("z", "zgemm")):
+            assert calls.get((product, n, True)) == 1, calls
+            eig = "zheevd" if p_ == "z" else p_ + "syevd"
+            for op in ("gemm", "syrk", "trsm", "getrf", "gesv", "potrf", "gesdd"):
+                assert calls.get((p_ + op, n, False)) == 2, (p_ + op, n, calls)
+            assert calls.get((eig, n, False)) == 2, calls
+    assert len(rows) == 1 + 2 * 3 * (1 + 2 * 8), len(rows)  # the warm-up, then 6 (dtype, n) groups
+    assert {r["info"] for r in rows} == {"0"}, [(r["op"], r["m"], r["info"]) for r in rows if r["info"] != "0"]
 
 
 def test_auto_sweep_takes_the_gpu_time_above_a_cpu_run_of_fewer_sizes(tmp_path):
