@@ -21,8 +21,9 @@ calls against 14.27 s measured. It also prints, per operation, the CPU time of t
 the GPU as the decision predicted it (what the summary's "gained" counts), as the profile alone has
 it, and as the cpu run measured it.
 
---gpu-min DIR,...: the gpu side of the comparison is the per-call minimum over the gpu runs saved in
-those folders (--save) and the gpu run made or loaded now, if any; its start-up the smallest of theirs.
+--gpu-min DIR,...: the gpu side of the comparison (and of --replay) is the per-call minimum over the gpu
+runs saved in those folders (--save) and the gpu run made or loaded now, if any; its start-up the
+smallest of theirs.
 --cpu-max-n N: the cpu run makes only the calls of n <= N, and above it the gpu run's time stands for
 the better device (every such call of the H200 host's full sweep ran faster on the GPU).
 --json FILE writes the comparison's totals (auto's calls and start-up, the per-call best, the best
@@ -182,14 +183,15 @@ def per_call_min(gpu_runs):
     return out
 
 
-def replay(a, raw):
+def replay(a, raw, gpu_runs):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
-    cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), traced_calls(raw["gpu"][0])
+    cpu_rows = traced_calls(raw["cpu"][0])
+    gpu_rows = per_call_min(gpu_runs) if len(gpu_runs) > 1 else traced_calls(raw["gpu"][0])
     if len(cpu_rows) != len(gpu_rows):
         raise SystemExit(f"--replay needs a cpu run of every call: {len(cpu_rows)} cpu calls, {len(gpu_rows)} gpu "
                          f"calls (a cpu run made with --cpu-max-n cannot be replayed)")
-    startup = startup_of(raw["gpu"])
+    startup = min(startup_of(r) for r in gpu_runs) if gpu_runs else startup_of(raw["gpu"])
     with tempfile.NamedTemporaryFile("w", suffix=".calls", delete=False) as f:
         f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
     try:
@@ -282,7 +284,7 @@ def main():
     if gpu_runs and "gpu" not in raw:
         raw["gpu"] = gpu_runs[0]
     if a.replay:
-        return replay(a, raw)
+        return replay(a, raw, gpu_runs)
     if len(raw) < 3:
         print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
         return

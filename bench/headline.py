@@ -18,10 +18,12 @@ measurement of this script):
      ~2 min); the sweep of bench/auto_sweep.py at n <= --sweep-max-n (best plan: the CPU run and the
      per-call minimum over 3 --device gpu runs; then 3 first and 3 second runs of auto, the second with
      the first's run history: 10 runs, ~3 min). The CPU run stops at n = 2048 (auto_sweep.py
-     --cpu-max-n): every larger call ran faster on the GPU. At n <= 2048 the level-5 start rule alone
-     (twice the start-up in missed savings) puts a first run at 1.13 of the best plan (the H200 host's
-     saved runs replayed); `--only sweep --sweep-max-n 16384` runs the sweep to 16384 (12 s of calls a
-     run) in a device call of its own
+     --cpu-max-n): every larger call ran faster on the GPU. Two more rows replay the cpu run's calls and
+     the gpu runs' fastest through this build's decision (auto_sweep.py --replay), a first run and a
+     second: what the decision itself costs, before any one-time cost but the start (at n <= 2048 the
+     level-5 start rule alone put a first run at 1.13 of the best plan on the H200 host's saved runs).
+     `--only sweep --sweep-max-n 16384` runs the sweep to 16384 (12 s of calls a run) in a device call
+     of its own; there the cpu run stops at 2048 and the replay rows say n/a
   all  both (two device calls)
 --budget SECONDS makes a stage stop in time: a case that would start later says n/a, one running is cut.
 
@@ -47,6 +49,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import signal
 import statistics
@@ -482,7 +485,13 @@ def group_sweep(r):
                      f"32-{top}", "sweep", unit="x")
     second = new_case("sweep-auto-second", "sweep", "sweep: auto's second run (the first's history) over the best plan",
                       f"32-{top}", "sweep", unit="x")
-    rows = (best, first, second)
+    # The decision alone: the cpu run's calls and the gpu runs' fastest replayed through this build's
+    # policy (auto_sweep.py --replay), no one-time cost but the start: what the start rule itself costs,
+    # the bound the measured runs are compared with.
+    replayed = {which: new_case(f"sweep-decision-{which}", "sweep", f"sweep: the decision alone, a {which} run "
+                                f"(replayed on the cpu and gpu runs' calls), over its best plan", f"32-{top}", "sweep",
+                                unit="x") for which in ("first", "second")}
+    rows = (best, first, second, replayed["first"], replayed["second"])
     for c in rows:
         c["cpu"] = side(na="in the best plan")
         c["peer"] = side(na="none")
@@ -507,6 +516,21 @@ def group_sweep(r):
         if rc != 0:
             fail = why(rc, err, f"gpu run {i + 1} failed")
         gpus.append(f"{s}/gpu{i}")
+    for which, earlier in (("first", "0"), ("second", "1")):
+        c = replayed[which]
+        if fail:
+            c["gpu"] = side(na=fail)
+        elif top > 2048:
+            c["gpu"] = side(na="the cpu run stops at n = 2048: no CPU time to replay above it")
+        else:
+            rc, out, err = r.sh(sweep + ["--load", f"{s}/cpu", "--gpu-min", ",".join(gpus), "--modes", "", "--replay",
+                                         "--earlier-runs", earlier], env=other_cache)
+            m = re.search(r"best plan known in advance [0-9.]+ s .*; auto / that = ([0-9.]+)", out)
+            lost = re.search(r"GPU not started yet\s+(\d+) calls\s+\+([0-9.]+) s", out)
+            c["gpu"] = side([float(m.group(1))] if rc == 0 and m else None, why(rc, err, "the replay printed no ratio"),
+                            "the policy on the measured calls; its best plan leaves out the first GPU calls' loading")
+            if lost:
+                c["note"] = f"{lost.group(1)} calls before the GPU started: +{lost.group(2)} s"
     ratios = {"first": [], "second": []}
     plans, autos = [], {"first": [], "second": []}
     for j in range(k):

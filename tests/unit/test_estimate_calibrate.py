@@ -305,6 +305,28 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     assert "GPU start-up 0.004 s (the --device gpu run's)" in r.stdout, r.stdout
 
 
+def test_auto_sweep_replays_against_the_per_call_minimum_of_several_gpu_runs(tmp_path):
+    # The headline replays its sweep's cpu run and 3 gpu runs: the GPU side is each call's fastest gpu
+    # run and the smallest start-up, as in the measured comparison. Run A: 2 ms a dgemm, 4 ms start-up;
+    # run B: 1 ms, 2 ms. With B, all 20 calls on the GPU come to 0.020 s, not A's 0.040.
+    require(os.path.exists(BUILD / "bin" / "replay_policy"), "replay_policy not built")
+    calls = [("dgemm", 1000, "cpu", 0.1)] * 21
+    (tmp_path / "cpu.csv").write_text(sweep_csv(calls))
+    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
+    (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.002)] * 21))
+    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 4.0 ms, before the first GPU call\n")
+    other = tmp_path / "b"
+    other.mkdir()
+    (other / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
+    (other / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
+    fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast)
+    assert re.search(r"auto 0\.040 s in its calls \+ 0\.004 s start-up = 0\.044 s; per-call best 0\.040 s", r.stdout), r.stdout
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast, "--gpu-min", str(other))
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"auto 0\.020 s in its calls \+ 0\.002 s start-up = 0\.022 s; per-call best 0\.020 s", r.stdout), r.stdout
+
+
 def test_auto_sweep_worker_makes_every_call_of_the_sweep_with_valid_matrices(tmp_path):
     # The sweep's worker through the preload on the CPU, n = 32 and 64: per dtype and n, NumPy's
     # product that makes the SPD matrix (A A^T is NumPy's syrk, A A^H with its conjugate copy a zgemm),

@@ -16,7 +16,7 @@ from conftest import BUILD, ROOT, base_env  # noqa: E402
 HEADLINE = ROOT / "bench" / "headline.py"
 # The groups that have a CPU side, and the cases each gives.
 CPU_CASES = {"matmul": 2, "dgemm": 2, "solve": 1, "scipy": 5, "residency": 6, "fft": 1, "small": 1}
-GPU_ONLY = {"startup": 4, "sweep": 3}
+GPU_ONLY = {"startup": 4, "sweep": 5}
 
 
 def headline(tmp_path, *args, timeout=600):
