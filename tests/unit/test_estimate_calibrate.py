@@ -239,7 +239,10 @@ def test_calibrate_out_of_time_keeps_every_routine(tmp_path):
     p = subprocess.run([str(CLI), "calibrate", "--quick", "--only", "gemm,potrf,heevd", "--output", str(out)],
                        capture_output=True, text=True, env=base_env(env), timeout=300)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert "the CPU pass ran out of time: 10 operations were not measured at their largest sizes" in p.stdout, p.stdout
+    # Up to all 10 are cut; fewer on a loaded machine, where a slow first size already predicts the
+    # next one beyond the call limit and the routine stops growing before the budget is asked.
+    m = re.search(r"the CPU pass ran out of time: (\d+) operations were not measured at their largest sizes", p.stdout)
+    assert m and 1 <= int(m.group(1)) <= 10, p.stdout
     text = out.read_text()
     assert "# the CPU pass ran out of time" in text
     for op in ("sgemm", "dgemm", "cgemm", "zgemm", "spotrf", "dpotrf", "cpotrf", "zpotrf", "cheevd", "zheevd"):
