@@ -145,6 +145,16 @@ def loop_wall(summary):
     return float(m.group(1)) if m else None
 
 
+def call_keys(rows):
+    """Each call's (op, n, which call of that op and n it is), in order: the same call in runs that
+    traced different sizes (a cpu run made with --cpu-max-n)."""
+    seen = {}
+    for r in rows:
+        k = (r["op"], r["m"])
+        seen[k] = seen.get(k, 0) + 1
+        yield k + (seen[k],)
+
+
 def replay_lines(cpu_rows, gpu_rows):
     """The replay's input (bench/replay_policy.cpp): one line per call."""
     lines = []
@@ -186,12 +196,11 @@ def per_call_min(gpu_runs):
 def replay(a, raw, gpu_runs):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
-    cpu_rows = traced_calls(raw["cpu"][0])
-    gpu_rows = per_call_min(gpu_runs) if len(gpu_runs) > 1 else traced_calls(raw["gpu"][0])
+    cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), per_call_min(gpu_runs)  # gpu_runs holds raw["gpu"]
     if len(cpu_rows) != len(gpu_rows):
         raise SystemExit(f"--replay needs a cpu run of every call: {len(cpu_rows)} cpu calls, {len(gpu_rows)} gpu "
                          f"calls (a cpu run made with --cpu-max-n cannot be replayed)")
-    startup = min(startup_of(r) for r in gpu_runs) if gpu_runs else startup_of(raw["gpu"])
+    startup = min(startup_of(r) for r in gpu_runs)
     with tempfile.NamedTemporaryFile("w", suffix=".calls", delete=False) as f:
         f.write("\n".join(replay_lines(cpu_rows, gpu_rows)) + "\n")
     try:
@@ -297,12 +306,9 @@ def main():
     if len(gpu_runs) > 1:
         runs["gpu"] = per_call_min(gpu_runs)
         print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s)")
-    # The cpu run's calls by (op, n, which of that op and n): a cpu run made with --cpu-max-n lacks the
-    # larger calls, and the gpu run's time stands for the better device there.
-    cpu_by_call, seen = {}, {}
-    for c in runs["cpu"]:
-        k = (c["op"], c["m"]); seen[k] = seen.get(k, 0) + 1
-        cpu_by_call[k + (seen[k],)] = c
+    # A cpu run made with --cpu-max-n lacks the larger calls: the gpu run's time stands for the better
+    # device there.
+    cpu_by_call = dict(zip(call_keys(runs["cpu"]), runs["cpu"]))
     cpu_top = max((int(c["m"]) for c in runs["cpu"]), default=0)
     n_calls = min(len(runs["gpu"]), len(runs["auto"]))
     if len({len(runs["gpu"]), len(runs["auto"])}) != 1:
@@ -323,11 +329,9 @@ def main():
             rep = [int(r["duration_ns"]) for r in runs["gpu"][i + 1:n_calls] if r["op"] == g["op"] and r["m"] == g["m"]]
             gpu_first[g["op"]] = max(0.0, (int(g["duration_ns"]) - min(rep)) / 1e9) if rep else 0.0
     plan_gpu_ops = set()
-    seen = {}
-    for i in range(n_calls):
+    for i, key in zip(range(n_calls), call_keys(runs["gpu"])):
         g, au = runs["gpu"][i], runs["auto"][i]
-        k = (g["op"], g["m"]); seen[k] = seen.get(k, 0) + 1
-        c = cpu_by_call.get(k + (seen[k],))
+        c = cpu_by_call.get(key)
         if c is None and int(g["m"]) > cpu_top:
             c = g  # above the cpu run's sizes: the gpu run's time is the better device's
             cpu_short += 1

@@ -70,6 +70,9 @@ SIZES = {  # full, quick
     "fft": (512, 32), "startup": ((1024, "gemm,syrk,trsm,getrf,gesv,potrf,syevd,gesdd", "float32,float64,complex128", 1000),
                                   (256, "gemm,getrf", "float64", 100)),
 }
+# The sweep's cpu run stops here (auto_sweep.py --cpu-max-n): its larger calls took 250 s on the H200
+# host, every one of them slower than on the GPU, so the GPU's time stands for the best there.
+SWEEP_CPU_MAX_N = 2048
 TIMED = {"call": "the call", "iteration": "an iteration", "trace": "from the trace", "program": "the program",
          "sweep": "the sweep's calls"}
 
@@ -504,9 +507,8 @@ def group_sweep(r):
     s = os.path.join(r.tmp, "sweep")
     sweep = [sys.executable, os.path.join(HERE, "auto_sweep.py"), "--build", r.a.build, "--max-n", str(top)]
     other_cache = dict(r.env, XDG_CACHE_HOME=os.path.join(s, "cache-cpu-gpu"))
-    # Above n = 2048 the cpu run stops (auto_sweep.py --cpu-max-n): its larger calls took 250 s on the
-    # H200 host, every one of them slower than on the GPU, so the GPU's time stands for the best there.
-    rc, out, err = r.sh(sweep + ["--modes", "cpu", "--cpu-max-n", "2048", "--save", f"{s}/cpu"], env=other_cache)
+    rc, out, err = r.sh(sweep + ["--modes", "cpu", "--cpu-max-n", str(SWEEP_CPU_MAX_N), "--save", f"{s}/cpu"],
+                        env=other_cache)
     fail = None if rc == 0 else why(rc, err, "the cpu run failed")
     gpus = []
     for i in range(k):
@@ -520,8 +522,8 @@ def group_sweep(r):
         c = replayed[which]
         if fail:
             c["gpu"] = side(na=fail)
-        elif top > 2048:
-            c["gpu"] = side(na="the cpu run stops at n = 2048: no CPU time to replay above it")
+        elif top > SWEEP_CPU_MAX_N:
+            c["gpu"] = side(na=f"the cpu run stops at n = {SWEEP_CPU_MAX_N}: no CPU time to replay above it")
         else:
             rc, out, err = r.sh(sweep + ["--load", f"{s}/cpu", "--gpu-min", ",".join(gpus), "--modes", "", "--replay",
                                          "--earlier-runs", earlier], env=other_cache)

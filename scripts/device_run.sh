@@ -506,7 +506,6 @@ if has scipytests; then
   scripts/scipy_linalg_tests.sh "$B" "$PY"
 fi
 echo "== total $(( $(date +%s) - t0 )) s"
-# The device tool brings back at most 8 files from $OUT: PACK_OUT=1 packs every log into $OUT/logs.tgz.
 if [ "${PACK_OUT:-0}" = 1 ]; then
   tar -czf /tmp/gofl-logs.tgz -C "$OUT" . && rm -rf "${OUT:?}"/* && mv /tmp/gofl-logs.tgz "$OUT/logs.tgz"
 fi
