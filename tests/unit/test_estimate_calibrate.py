@@ -270,6 +270,14 @@ def sweep_csv(rows):
     return "\n".join(lines) + "\n"
 
 
+def save_run(folder, mode, rows, startup_ms=None):
+    """A run as auto_sweep.py --save leaves it: MODE.csv (sweep_csv's rows) and MODE.summary, which
+    says what the GPU's start cost where startup_ms is given."""
+    (folder / f"{mode}.csv").write_text(sweep_csv(rows))
+    (folder / f"{mode}.summary").write_text("gpu-offload summary\n" if startup_ms is None else
+                                            f"  GPU start-up: paid {startup_ms:.1f} ms, before the first GPU call\n")
+
+
 def auto_sweep(load_dir, *args):
     """bench/auto_sweep.py on the runs saved in load_dir."""
     return subprocess.run([sys.executable, str(ROOT / "bench" / "auto_sweep.py"), "--build", str(BUILD), "--load",
@@ -282,15 +290,12 @@ def test_auto_sweep_counts_first_gpu_calls_apart(tmp_path):
     # first offload (n = 1024). The comparison names that call apart from the steady offloads, and the
     # best plan known in advance pays the gpu run's 50 ms load of ssyevd, which it runs on the GPU.
     warm = ("dgemm", 64, "cpu", 0.001)
-    (tmp_path / "cpu.csv").write_text(sweep_csv([warm] + [("ssyevd", 32, "cpu", 0.001)] * 2 +
-                                                [("ssyevd", 1024, "cpu", 0.1)] * 2))
-    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
-    (tmp_path / "gpu.csv").write_text(sweep_csv([warm, ("ssyevd", 32, "gpu", 0.051), ("ssyevd", 32, "gpu", 0.001)] +
-                                                [("ssyevd", 1024, "gpu", 0.01)] * 2))
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
-    (tmp_path / "auto.csv").write_text(sweep_csv([warm] + [("ssyevd", 32, "cpu", 0.001, "below threshold")] * 2 +
-                                                 [("ssyevd", 1024, "gpu", 0.09), ("ssyevd", 1024, "gpu", 0.01)]))
-    (tmp_path / "auto.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
+    save_run(tmp_path, "cpu", [warm] + [("ssyevd", 32, "cpu", 0.001)] * 2 +
+                              [("ssyevd", 1024, "cpu", 0.1)] * 2)
+    save_run(tmp_path, "gpu", [warm, ("ssyevd", 32, "gpu", 0.051), ("ssyevd", 32, "gpu", 0.001)] +
+                              [("ssyevd", 1024, "gpu", 0.01)] * 2, startup_ms=2.0)
+    save_run(tmp_path, "auto", [warm] + [("ssyevd", 32, "cpu", 0.001, "below threshold")] * 2 +
+                               [("ssyevd", 1024, "gpu", 0.09), ("ssyevd", 1024, "gpu", 0.01)], startup_ms=2.0)
     r = auto_sweep(tmp_path)
     assert r.returncode == 0, r.stderr
     assert re.search(r"first GPU call of the op\s+1 calls\s+\+0\.080 s", r.stdout), r.stdout
@@ -314,14 +319,11 @@ def test_auto_sweep_replays_against_the_per_call_minimum_of_several_gpu_runs(tmp
     # run B: 1 ms, 2 ms. With B, all 20 calls on the GPU come to 0.020 s, not A's 0.040.
     require(os.path.exists(BUILD / "bin" / "replay_policy"), "replay_policy not built")
     calls = [("dgemm", 1000, "cpu", 0.1)] * 21
-    (tmp_path / "cpu.csv").write_text(sweep_csv(calls))
-    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
-    (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.002)] * 21))
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 4.0 ms, before the first GPU call\n")
+    save_run(tmp_path, "cpu", calls)
+    save_run(tmp_path, "gpu", [("dgemm", 1000, "gpu", 0.002)] * 21, startup_ms=4.0)
     other = tmp_path / "b"
     other.mkdir()
-    (other / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
-    (other / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
+    save_run(other, "gpu", [("dgemm", 1000, "gpu", 0.001)] * 21, startup_ms=2.0)
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
     r = auto_sweep(tmp_path, "--replay", "--profile", fast)
     assert re.search(r"auto 0\.040 s in its calls \+ 0\.004 s start-up = 0\.044 s; per-call best 0\.040 s", r.stdout), r.stdout
@@ -361,14 +363,11 @@ def test_auto_sweep_takes_the_gpu_time_above_a_cpu_run_of_fewer_sizes(tmp_path):
     # priced then, and a call missing below the cpu run's largest n is a mismatch, not a gap.
     warm = ("dgemm", 32, "cpu", 0.001)
     small = [("dgemm", 64, "cpu", 0.002)] * 2
-    (tmp_path / "cpu.csv").write_text(sweep_csv([warm] + small))
-    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
-    (tmp_path / "gpu.csv").write_text(sweep_csv([warm, ("dgemm", 64, "gpu", 0.004), ("dgemm", 64, "gpu", 0.003)] +
-                                                [("dgemm", 1024, "gpu", 0.010)] * 2))
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 5.0 ms, before the first GPU call\n")
-    (tmp_path / "auto.csv").write_text(sweep_csv([warm] + small + [("dgemm", 1024, "cpu", 0.100),
-                                                                   ("dgemm", 1024, "gpu", 0.010)]))
-    (tmp_path / "auto.summary").write_text("  GPU start-up: paid 5.0 ms, before the first GPU call\n")
+    save_run(tmp_path, "cpu", [warm] + small)
+    save_run(tmp_path, "gpu", [warm, ("dgemm", 64, "gpu", 0.004), ("dgemm", 64, "gpu", 0.003)] +
+                              [("dgemm", 1024, "gpu", 0.010)] * 2, startup_ms=5.0)
+    save_run(tmp_path, "auto", [warm] + small + [("dgemm", 1024, "cpu", 0.100),
+                                                 ("dgemm", 1024, "gpu", 0.010)], startup_ms=5.0)
     r = auto_sweep(tmp_path, "--json", str(tmp_path / "out.json"))
     assert r.returncode == 0, r.stderr
     # per-call best: 2 x 2 ms (CPU) + 2 x 10 ms (the GPU, no cpu time) = 24 ms; auto 4 + 100 + 10 = 114 ms
@@ -392,10 +391,8 @@ def test_auto_sweep_replays_measured_calls_through_the_decision(tmp_path):
     # a probe would lose 99 ms against 3% of the GPU time: all 20 on the GPU.
     require(os.path.exists(BUILD / "bin" / "replay_policy"), "replay_policy not built")
     calls = [("dgemm", 1000, "cpu", 0.1)] * 21
-    (tmp_path / "cpu.csv").write_text(sweep_csv(calls))
-    (tmp_path / "cpu.summary").write_text("gpu-offload summary\n")
-    (tmp_path / "gpu.csv").write_text(sweep_csv([("dgemm", 1000, "gpu", 0.001)] * 21))
-    (tmp_path / "gpu.summary").write_text("  GPU start-up: paid 2.0 ms, before the first GPU call\n")
+    save_run(tmp_path, "cpu", calls)
+    save_run(tmp_path, "gpu", [("dgemm", 1000, "gpu", 0.001)] * 21, startup_ms=2.0)
     fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
     r = auto_sweep(tmp_path, "--replay", "--profile", fast)
     assert r.returncode == 0, r.stderr
