@@ -9,25 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "gpu_harness.h"
+#include "dense_check.h"
 
 namespace {
 
 using namespace gpu_test;
 using cd = std::complex<double>;
 using L = size_t;  // hidden Fortran string length
-
-template <class T> const char* prefix() {
-  if constexpr (std::is_same_v<T, float>) return "s";
-  else if constexpr (std::is_same_v<T, double>) return "d";
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return "c";
-  else return "z";
-}
-// "dsyevd_" / "zheevd_"
-template <class T> std::string name(const char* real_name, const char* complex_name) {
-  return std::string(prefix<T>()) + (is_complex_v<T> ? complex_name : real_name) + "_";
-}
-template <class F> F fn(bool gpu, const std::string& n) { return gpu ? intercepted<F>(n.c_str()) : cpu<F>(n.c_str()); }
 
 template <class T> int size_of(const T& w) { return int(std::real(w)); }
 
@@ -36,50 +24,6 @@ void expect_not_on_gpu() {
   EXPECT_NE(lc.device, 1) << "reason " << lc.reason << " gpu status " << lc.gpu_status;
 }
 
-// ---- dense helpers in double precision, for residuals ------------------------------------------------
-struct Mat {
-  int64_t rows = 0, cols = 0;
-  std::vector<cd> v;
-  Mat(int64_t r, int64_t c) : rows(r), cols(c), v(size_t(r * c)) {}
-  cd& operator()(int64_t i, int64_t j) { return v[size_t(i + j * rows)]; }
-  cd operator()(int64_t i, int64_t j) const { return v[size_t(i + j * rows)]; }
-};
-template <class T> cd to_cd(T x) {
-  if constexpr (is_complex_v<T>) return cd(double(x.real()), double(x.imag()));
-  else return cd(double(x), 0.0);
-}
-template <class T> Mat from(const T* a, int64_t rows, int64_t cols, int64_t ld) {
-  Mat m(rows, cols);
-  for (int64_t j = 0; j < cols; ++j)
-    for (int64_t i = 0; i < rows; ++i) m(i, j) = to_cd(a[i + j * ld]);
-  return m;
-}
-Mat mul(const Mat& a, const Mat& b) {
-  Mat c(a.rows, b.cols);
-  for (int64_t j = 0; j < b.cols; ++j)
-    for (int64_t k = 0; k < a.cols; ++k) {
-      const cd bkj = b(k, j);
-      for (int64_t i = 0; i < a.rows; ++i) c(i, j) += a(i, k) * bkj;
-    }
-  return c;
-}
-Mat adj(const Mat& a) {
-  Mat c(a.cols, a.rows);
-  for (int64_t j = 0; j < a.cols; ++j)
-    for (int64_t i = 0; i < a.rows; ++i) c(j, i) = std::conj(a(i, j));
-  return c;
-}
-double maxabs(const Mat& a) {
-  double m = 0;
-  for (const cd& x : a.v) m = std::max(m, std::abs(x));
-  return m;
-}
-// max |Q^H Q - I|: columns orthonormal.
-double orth_err(const Mat& q) {
-  Mat g = mul(adj(q), q);
-  for (int64_t i = 0; i < g.rows; ++i) g(i, i) -= 1.0;
-  return maxabs(g);
-}
 // max |A V - V diag(w)| relative to max|A| and n.
 double eig_residual(const Mat& a, const Mat& v, const std::vector<cd>& w) {
   Mat r = mul(a, v);
@@ -114,16 +58,6 @@ template <class T> std::pair<std::vector<T>, Mat> sym_input(int n, int ld, char 
   return {a, full};
 }
 
-// Elements strictly in the triangle opposite to `uplo` are unchanged.
-template <class T> bool other_triangle_untouched(const std::vector<T>& a, const std::vector<T>& a0, int n, int ld, char uplo) {
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      const bool other = uplo == 'U' ? i > j : i < j;
-      if (other && std::memcmp(&a[size_t(i + j * ld)], &a0[size_t(i + j * ld)], sizeof(T)) != 0) return false;
-    }
-  return true;
-}
-
 using Precisions = ::testing::Types<float, double, std::complex<float>, std::complex<double>>;
 template <class T> class EigSvd : public ::testing::Test {};
 TYPED_TEST_SUITE(EigSvd, Precisions);
@@ -143,7 +77,7 @@ template <class T> void call_sym(bool gpu, bool d, char jobz, char uplo, int n, 
                                  int lrwork, int liwork) {
   using R = real_t<T>;
   if (d) {
-    const std::string nm = name<T>("syevd", "heevd");
+    const std::string nm = lapack_name<T>("syevd", "heevd");
     if constexpr (!is_complex_v<T>) {
       using F = void (*)(const char*, const char*, const int*, T*, const int*, R*, T*, const int*, int*, const int*, int*, L, L);
       fn<F>(gpu, nm)(&jobz, &uplo, &n, b.a.data(), &lda, b.w.data(), b.work.data(), &lwork, b.iwork.data(), &liwork, &b.info, 1, 1);
@@ -154,7 +88,7 @@ template <class T> void call_sym(bool gpu, bool d, char jobz, char uplo, int n, 
                      b.iwork.data(), &liwork, &b.info, 1, 1);
     }
   } else {
-    const std::string nm = name<T>("syev", "heev");
+    const std::string nm = lapack_name<T>("syev", "heev");
     if constexpr (!is_complex_v<T>) {
       using F = void (*)(const char*, const char*, const int*, T*, const int*, R*, T*, const int*, int*, L, L);
       fn<F>(gpu, nm)(&jobz, &uplo, &n, b.a.data(), &lda, b.w.data(), b.work.data(), &lwork, &b.info, 1, 1);
@@ -292,7 +226,7 @@ void call_syevr(bool gpu, char jobz, char range, char uplo, int n, int lda, real
                 int ldz, SyevrBufs<T>& b, int lwork, int lrwork, int liwork) {
   using R = real_t<T>;
   const R abstol = 0;
-  const std::string nm = name<T>("syevr", "heevr");
+  const std::string nm = lapack_name<T>("syevr", "heevr");
   if constexpr (!is_complex_v<T>) {
     using F = void (*)(const char*, const char*, const char*, const int*, T*, const int*, const R*, const R*, const int*,
                        const int*, const R*, int*, R*, T*, const int*, int*, T*, const int*, int*, const int*, int*, L, L, L);
@@ -406,7 +340,7 @@ template <class T> struct GeevBufs {
 template <class T>
 void call_geev(bool gpu, char jobvl, char jobvr, int n, int lda, int ldvl, int ldvr, GeevBufs<T>& b, int lwork) {
   using R = real_t<T>;
-  const std::string nm = name<T>("geev", "geev");
+  const std::string nm = lapack_name<T>("geev", "geev");
   if constexpr (!is_complex_v<T>) {
     using F = void (*)(const char*, const char*, const int*, T*, const int*, R*, R*, T*, const int*, T*, const int*, T*,
                        const int*, int*, L, L);
@@ -718,7 +652,7 @@ void check_geevx(geevx_fn<T, I> gpu_f, geevx_fn<T, I> cpu_f, char balanc, char j
 
 TYPED_TEST(EigSvd, Geevx) {
   using T = TypeParam;
-  const std::string nm = name<T>("geevx", "geevx");
+  const std::string nm = lapack_name<T>("geevx", "geevx");
   const auto gpu_f = intercepted<geevx_fn<T, int>>(nm.c_str()), cpu_f = cpu<geevx_fn<T, int>>(nm.c_str());
   for (char balanc : {'B', 'N', 'P', 'S'}) {
     check_geevx<T, int>(gpu_f, cpu_f, balanc, 'N', 'V', 'N', 67, 70, 71);  // Octave's [V, D] = eig(A)
@@ -745,7 +679,7 @@ void call_svd(bool gpu, char jobz, char jobu, char jobvt, int m, int n, int lda,
               int lwork) {
   using R = real_t<T>;
   if (jobz) {
-    const std::string nm = name<T>("gesdd", "gesdd");
+    const std::string nm = lapack_name<T>("gesdd", "gesdd");
     if constexpr (!is_complex_v<T>) {
       using F = void (*)(const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*, const int*, T*,
                          const int*, int*, int*, L);
@@ -758,7 +692,7 @@ void call_svd(bool gpu, char jobz, char jobu, char jobvt, int m, int n, int lda,
                      &lwork, b.rwork.data(), b.iwork.data(), &b.info, 1);
     }
   } else {
-    const std::string nm = name<T>("gesvd", "gesvd");
+    const std::string nm = lapack_name<T>("gesvd", "gesvd");
     if constexpr (!is_complex_v<T>) {
       using F = void (*)(const char*, const char*, const int*, const int*, T*, const int*, R*, T*, const int*, T*,
                          const int*, T*, const int*, int*, L, L);
@@ -921,7 +855,7 @@ template <class T> struct LsqBufs {
 template <class T>
 void call_gelsd(bool gpu, int m, int n, int nrhs, int lda, int ldb, real_t<T> rcond, LsqBufs<T>& x, int lwork) {
   using R = real_t<T>;
-  const std::string nm = name<T>("gelsd", "gelsd");
+  const std::string nm = lapack_name<T>("gelsd", "gelsd");
   if constexpr (!is_complex_v<T>) {
     using F = void (*)(const int*, const int*, const int*, T*, const int*, T*, const int*, R*, const R*, int*, T*,
                        const int*, int*, int*);

@@ -5,7 +5,7 @@
 // tolerance, untouched triangles / ld gaps / inputs LAPACK must not write bit-exactly.
 #include <cstring>  // memcmp in gpu_harness.h
 
-#include "gpu_harness.h"
+#include "dense_check.h"
 
 #include <cctype>
 #include <complex>
@@ -63,16 +63,6 @@ template <class T> void expect_close(const std::vector<T>& gpu, const std::vecto
 template <class T> void expect_work0(const T& gpu, const T& cpu) {
   EXPECT_EQ(std::real(gpu), std::real(cpu)) << "work[0]";
   EXPECT_EQ(std::imag(gpu), std::imag(cpu)) << "work[0] (imaginary part)";
-}
-// Bit-exact over the strict `uplo` == 'U' ? lower : upper triangle (the one LAPACK never writes).
-template <class T> bool other_triangle_untouched(const std::vector<T>& a, const std::vector<T>& b, int64_t n, int64_t ld,
-                                                 char uplo) {
-  for (int64_t j = 0; j < n; ++j)
-    for (int64_t i = 0; i < n; ++i) {
-      const bool other = uplo == 'U' ? i > j : i < j;
-      if (other && std::memcmp(&a[i + j * ld], &b[i + j * ld], sizeof(T)) != 0) return false;
-    }
-  return true;
 }
 // The uplo triangle of the leading k x k block, everything else zeroed (for partial-factor compares).
 template <class T> std::vector<T> leading_triangle(const std::vector<T>& a, int64_t k, int64_t ld, char uplo) {
@@ -330,7 +320,7 @@ template <class T> void check_potrf(char uplo, int n, int lda, bool indefinite, 
   EXPECT_RAN_ON_GPU();
   gpu_test::cpu<typename F<T>::potrf>(fname<T>("potrf").c_str())(&uplo, &n, ac.data(), &lda, &ic, 1);
   EXPECT_EQ(ig, ic);
-  EXPECT_TRUE(other_triangle_untouched(ag, a0, n, lda, char(std::toupper(uplo)))) << "other triangle written";
+  EXPECT_TRUE(gpu_test::other_triangle_untouched(ag, a0, n, lda, char(std::toupper(uplo)))) << "other triangle written";
   EXPECT_TRUE(gpu_test::gaps_untouched(ag, a0, n, n, lda));
   if (indefinite) {
     EXPECT_EQ(ig, 6);
@@ -393,7 +383,7 @@ template <class T> void check_posv(char uplo, int n, int nrhs, int lda, int ldb,
   EXPECT_RAN_ON_GPU();
   gpu_test::cpu<typename F<T>::posv>(fname<T>("posv").c_str())(&uplo, &n, &nrhs, ac.data(), &lda, bc.data(), &ldb, &ic, 1);
   EXPECT_EQ(ig, ic);
-  EXPECT_TRUE(other_triangle_untouched(ag, a0, n, lda, uplo));
+  EXPECT_TRUE(gpu_test::other_triangle_untouched(ag, a0, n, lda, uplo));
   EXPECT_TRUE(gpu_test::gaps_untouched(ag, a0, n, n, lda));
   EXPECT_TRUE(gpu_test::gaps_untouched(bg, b0, n, nrhs, ldb));
   if (indefinite) {

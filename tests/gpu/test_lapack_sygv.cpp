@@ -9,7 +9,7 @@
 #include <cstring>
 #include <limits>
 
-#include "gpu_harness.h"
+#include "dense_check.h"
 
 namespace {
 
@@ -17,51 +17,10 @@ using namespace gpu_test;
 using cd = std::complex<double>;
 using L = size_t;  // hidden Fortran string length
 
-template <class T> std::string lapack_name(const char* real_name, const char* complex_name) {
-  const char* p = std::is_same_v<T, float> ? "s" : std::is_same_v<T, double> ? "d" : std::is_same_v<T, std::complex<float>> ? "c" : "z";
-  return std::string(p) + (is_complex_v<T> ? complex_name : real_name) + "_";
-}
-template <class F> F fn(bool gpu, const std::string& n) { return gpu ? intercepted<F>(n.c_str()) : cpu<F>(n.c_str()); }
-
-// ---- dense helpers in double precision ---------------------------------------------------------------
-struct Mat {
-  int64_t n = 0, m = 0;  // rows, cols
-  std::vector<cd> v;
-  Mat(int64_t r, int64_t c) : n(r), m(c), v(size_t(r * c)) {}
-  cd& operator()(int64_t i, int64_t j) { return v[size_t(i + j * n)]; }
-  cd operator()(int64_t i, int64_t j) const { return v[size_t(i + j * n)]; }
-};
-template <class T> cd to_cd(T x) {
-  if constexpr (is_complex_v<T>) return cd(double(x.real()), double(x.imag()));
-  else return cd(double(x), 0.0);
-}
-template <class T> Mat from(const T* a, int64_t rows, int64_t cols, int64_t ld) {
-  Mat r(rows, cols);
-  for (int64_t j = 0; j < cols; ++j)
-    for (int64_t i = 0; i < rows; ++i) r(i, j) = to_cd(a[i + j * ld]);
-  return r;
-}
-Mat mul(const Mat& a, const Mat& b) {
-  Mat c(a.n, b.m);
-  for (int64_t j = 0; j < b.m; ++j)
-    for (int64_t k = 0; k < a.m; ++k)
-      for (int64_t i = 0; i < a.n; ++i) c(i, j) += a(i, k) * b(k, j);
-  return c;
-}
-Mat adj(const Mat& a) {
-  Mat c(a.m, a.n);
-  for (int64_t j = 0; j < a.m; ++j)
-    for (int64_t i = 0; i < a.n; ++i) c(j, i) = std::conj(a(i, j));
-  return c;
-}
-double maxabs(const Mat& a) {
-  double r = 0;
-  for (const cd& x : a.v) r = std::max(r, std::abs(x));
-  return r;
-}
+// ---- residuals (dense_check.h holds the matrices) ---------------------------------------------------
 // inv(b) of a well-conditioned matrix, by Gauss-Jordan with partial pivoting.
 Mat inverse(Mat b) {
-  const int64_t n = b.n;
+  const int64_t n = b.rows;
   Mat x(n, n);
   for (int64_t i = 0; i < n; ++i) x(i, i) = 1.0;
   for (int64_t k = 0; k < n; ++k) {
@@ -103,14 +62,6 @@ template <class T> std::pair<std::vector<T>, Mat> herm_input(int n, int ld, char
   return {a, full};
 }
 
-template <class T> bool other_triangle_untouched(const std::vector<T>& a, const std::vector<T>& a0, int n, int ld, char uplo) {
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) {
-      const bool other = uplo == 'U' ? i > j : i < j;
-      if (other && std::memcmp(&a[size_t(i + j * ld)], &a0[size_t(i + j * ld)], sizeof(T)) != 0) return false;
-    }
-  return true;
-}
 // max |x - y| / max |y| over the uplo triangle.
 template <class T> double triangle_diff(const std::vector<T>& x, const std::vector<T>& y, int n, int ld, char uplo) {
   double num = 0, den = 0;
@@ -128,9 +79,9 @@ template <class T> double triangle_diff(const std::vector<T>& x, const std::vect
 double gen_residual(int itype, const Mat& a, const Mat& b, const Mat& z, const std::vector<double>& w) {
   const Mat lhs = itype == 1 ? mul(a, z) : itype == 2 ? mul(a, mul(b, z)) : mul(b, mul(a, z));
   const Mat rhs = itype == 1 ? mul(b, z) : z;
-  Mat r(z.n, z.m);
-  for (int64_t j = 0; j < z.m; ++j)
-    for (int64_t i = 0; i < z.n; ++i) r(i, j) = lhs(i, j) - rhs(i, j) * w[size_t(j)];
+  Mat r(z.rows, z.cols);
+  for (int64_t j = 0; j < z.cols; ++j)
+    for (int64_t i = 0; i < z.rows; ++i) r(i, j) = lhs(i, j) - rhs(i, j) * w[size_t(j)];
   double wmax = 0;
   for (double x : w) wmax = std::max(wmax, std::fabs(x));
   const double scale = std::max(maxabs(lhs), maxabs(rhs) * wmax);
@@ -138,7 +89,7 @@ double gen_residual(int itype, const Mat& a, const Mat& b, const Mat& z, const s
 }
 double normalisation_error(int itype, const Mat& b, const Mat& z) {
   Mat g = itype == 3 ? mul(adj(z), mul(inverse(b), z)) : mul(adj(z), mul(b, z));
-  for (int64_t i = 0; i < g.n; ++i) g(i, i) -= 1.0;
+  for (int64_t i = 0; i < g.rows; ++i) g(i, i) -= 1.0;
   return maxabs(g);
 }
 
