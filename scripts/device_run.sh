@@ -198,7 +198,7 @@ PYEOF
   done
 fi
 if has fft; then
-  # FFTW on cuFFT (issue #18): the GPU tests of every kind and layout, then the benchmark against FFTW with
+  # FFTW on cuFFT: the GPU tests of every kind and layout, then the benchmark against FFTW with
   # 16 threads, copies included, and --device auto on small and large transforms.
   echo "== FFT GPU tests: ctest -L gpu_fft (Fft.*)"
   gpu_ctest fft_tests.log -L gpu_fft --timeout 300

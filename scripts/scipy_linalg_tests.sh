@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SciPy's own linalg test suite, once without the library and once under it with every call on the
 # GPU (--device gpu): a program must not be able to tell that the GPU ran its calls, so the tests
-# that fail only under the library are the finding (#16). Prints both pass/fail counts, the tests
+# that fail only under the library are the finding. Prints both pass/fail counts, the tests
 # that fail only under the library, and "scipytests: PASS" or "scipytests: FAIL".
 # Usage: scripts/scipy_linalg_tests.sh BUILD_DIR [PYTHON]   (device_run.sh stage `scipytests`)
 # SCIPYTESTS_TIMEOUT: seconds per run (default 240). PYTEST_WHEELS: a folder of wheels (pytest and

@@ -1,6 +1,6 @@
 // Which multi-GPU engines of the CUDA toolkit work in one process on this machine, and what
 // cuBLASXt's dgemm costs from the program's own (pageable) buffers, before any of it is wired into
-// gpu-offload (#17 part 2): cuBLASXt dgemm on the GPU list given, with and without its pinning,
+// gpu-offload: cuBLASXt dgemm on the GPU list given, with and without its pinning,
 // each result checked at sampled entries against a host dot product; cusolverMg's handle, device
 // selection and device grid (the start of getrf/potrf/syevd there).
 //

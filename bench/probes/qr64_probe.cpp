@@ -1,4 +1,4 @@
-// Which step of a least-squares solve on the GPU fails beyond 2^31 elements (#16: ?gels / ?gelsd
+// Which step of a least-squares solve on the GPU fails beyond 2^31 elements (?gels / ?gelsd
 // through the 64_ names fall back with a CUDA error at m = 1,075,000,000, n = 2)? Each step runs in
 // its own process (a failing kernel can lose the CUDA context), on a device matrix filled from the
 // host, followed by a device synchronisation; it prints OK or the error, and what it computed.

@@ -1,4 +1,4 @@
-// How fast can an LU solve with factors already on the GPU be (#15: lu_solve with fixed factors)?
+// How fast can an LU solve with factors already on the GPU be (lu_solve with fixed factors)?
 // Times, on device-resident factors, cuSOLVER's getrs against the same solve as LAPACK's dgetrs
 // spells it (laswp, then two triangular solves) on cuBLAS's trsm, and against triangular solves
 // split recursively into cuBLAS trsm on the diagonal blocks and gemm for the rest (most of the

@@ -1,5 +1,5 @@
-"""The trace never touches the program's files and survives the program's end, however it comes
-(issue #14, items 1, 5 and 6), with tests/clients/trace_safety_client.c on reference BLAS:
+"""The trace never touches the program's files and survives the program's end, however it comes,
+with tests/clients/trace_safety_client.c on reference BLAS:
 
 - a program that closes every descriptor (close_range, closefrom) or dup2s over them, then opens a
   file of its own, finds no trace record in it, and its trace is complete;

@@ -1,4 +1,4 @@
-// Calls with more than 2^31 elements through the ILP64 names (#16): sizes, leading dimensions and
+// Calls with more than 2^31 elements through the ILP64 names: sizes, leading dimensions and
 // element offsets past 32 bits on the GPU path, checked against what the CPU library computes.
 // sgemm: about 9.2 GB of host memory and as much on the GPU. The QR family (orgqr, gels, gelsd),
 // which takes the 64-bit compact-WY route beyond int (src/cuda/householder64.h): up to 53 GB of host

@@ -127,7 +127,7 @@ def test_octave_general_eig_in_trace(octave_runs):
 
 def test_octave_general_eig_is_offered_to_the_gpu(trace_dir):
     """Octave's eig of a general matrix (dgeevx: balanc 'B', or 'N' for "nobalance"; sense 'N') is a
-    GPU-capable call since #16: under --device gpu it runs there, or says why not ('GPU unavailable'
+    GPU-capable call: under --device gpu it runs there, or says why not ('GPU unavailable'
     on a machine without one), never 'measured only'."""
     require_tool("octave-cli")
     script = "A = rand(300); [V, D] = eig(A); e = eig(A, 'nobalance');"

@@ -1,4 +1,4 @@
-"""The readers never trust what they are given (issue #14): a trace received from someone else, a FIFO
+"""The readers never trust what they are given: a trace received from someone else, a FIFO
 or a device where a file is expected, a folder of thousands of traces, an empty or cut-short file
 among good ones, records with impossible values, a config line with a NUL byte. Every command runs
 under a timeout: a hang is a failure, not a stuck CI job.

@@ -1,4 +1,4 @@
-"""What a user without a usable GPU is told (issue #16 items 1-4): why no GPU runs, in words a user
+"""What a user without a usable GPU is told: why no GPU runs, in words a user
 understands, even when no start was ever due; --verify never silent; one basis for the predicted
 savings; and the small things a reader notices. On a machine without an NVIDIA GPU (CI, the
 development machine); a GPU machine skips what only holds without one."""
