@@ -8,7 +8,10 @@ library, gpu-offload with residency off, with residency on, and the default (--d
 Each loop runs in a fresh process per column; it times each iteration's library call(s) (the
 loop's own NumPy work, such as making X_i, is outside the timing) and reports the median iteration
 after the first (steady state) and the loop's total (first iteration included, GPU start-up not:
-the process starts the GPU before the loop in the gpu columns). Every column's result is compared
+the process starts the GPU before the loop in the gpu columns). Where the GPU ran only part of the loop
+(auto, a first run: the GPU starts once the savings missed pay for it), it also reports the median once
+on the GPU: the iterations after the first whose call ran there (gpu_offload_last_call). Every column's
+result is compared
 with the CPU column's (relative difference). Figures are the calls themselves, not the program.
 --columns picks the columns (cpu, off: residency off, on: residency on, auto); --json writes every
 loop's per-iteration seconds per column.
@@ -30,14 +33,22 @@ ROOT = os.path.dirname(HERE)
 # The child: one loop, its per-iteration seconds and a result to compare. A GPU start before the
 # loop (a small product) keeps the start-up out of the gpu columns' loop times.
 CHILD = r'''
-import json, sys, time
+import ctypes, json, sys, time
 import numpy as np, scipy.linalg as sl
 name, n, iters = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 rng = np.random.default_rng(0)
 w = rng.standard_normal((2048, 2048)); w @ w  # start-up and first-call costs before the loop
-times = []
+times, on_gpu = [], []
+# Where the iteration's (last) call ran, as the preload library tells (None without it).
+last_call = getattr(ctypes.CDLL(None), "gpu_offload_last_call", None)
+def ran_on_gpu():
+    if last_call is None:
+        return None
+    device = ctypes.c_int(-1)
+    last_call(ctypes.byref(device), None, None)
+    return device.value == 1
 def timed(f):
-    t0 = time.perf_counter(); r = f(); times.append(time.perf_counter() - t0); return r
+    t0 = time.perf_counter(); r = f(); times.append(time.perf_counter() - t0); on_gpu.append(ran_on_gpu()); return r
 if name in ("A @ X_i", "A @ (A @ X_i)", "rewrite A, then A @ X_i"):
     A = rng.standard_normal((n, n))
     for i in range(iters):
@@ -77,7 +88,7 @@ elif name == "block CG":
     Y = X
 else:
     raise SystemExit("unknown loop " + name)
-print(json.dumps({"times": times, "sum": float(np.abs(Y).sum()), "norm": float(np.linalg.norm(Y))}))
+print(json.dumps({"times": times, "on_gpu": on_gpu, "sum": float(np.abs(Y).sum()), "norm": float(np.linalg.norm(Y))}))
 '''
 
 LOOPS = [  # (name, n factor, iterations factor, goal: at least this many times the CPU, or None)
@@ -111,6 +122,15 @@ def run(build, name, n, iters, opts):
     out = json.loads(p.stdout.strip().splitlines()[-1])
     out["summary"] = [ln for ln in p.stderr.splitlines() if "residency:" in ln or "where calls ran" in ln]
     return out
+
+
+def once_on_gpu(r):
+    """The iterations after the first that ran on the GPU (that one pays the operation's first GPU call,
+    as the first iteration does in the gpu columns); sets r["gpu_from"], the index of that first one
+    (None when none ran there)."""
+    flags = r.get("on_gpu") or []
+    r["gpu_from"] = next((i for i, g in enumerate(flags) if g), None)
+    return r["times"][r["gpu_from"] + 1:] if r["gpu_from"] is not None else []
 
 
 def print_table(rows, columns=COLUMNS):
@@ -165,10 +185,14 @@ def main():
                     continue
                 steady = statistics.median(r["times"][1:]) if len(r["times"]) > 1 else r["times"][0]
                 r["steady"], r["total"] = steady, sum(r["times"])
+                once = once_on_gpu(r)
                 ref = res.get("cpu", {})
                 r["diff"] = abs(r["norm"] - ref["norm"]) / ref["norm"] if "norm" in ref and ref["norm"] else float("nan")
-                print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms, total {r['total']:.3f} s, "
-                      f"vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]), flush=True)
+                gpu_part = (f" (once on the GPU, from iteration {r['gpu_from'] + 1}: {statistics.median(once) * 1e3:.2f} ms)"
+                            if once and r["gpu_from"] > 0 else "")
+                print(f"{name} [{col}] n={n} x{iters}: per iteration {steady * 1e3:.2f} ms{gpu_part}, total "
+                      f"{r['total']:.3f} s, vs cpu {r['diff']:.1e}; " + " | ".join(s.strip() for s in r["summary"]),
+                      flush=True)
     finally:
         print_table(rows, columns)
         if a.json:

@@ -494,12 +494,14 @@ if has overhead; then
 fi
 if has headline; then
   # bench/headline.py, every headline case of README.md: HEADLINE_STAGE a (the calls, FFT) or b (residency, small math,
-  # start-up, the sweep), each about 6-7 minutes, or all (two calls' worth); HEADLINE_REPEATS (5), HEADLINE_ARGS (more
-  # options). It stops starting cases HEADLINE_END s (560) after this script began, so the call ends in its 10 minutes.
+  # start-up, the sweep), each about 6-7 minutes, or all (two calls' worth; the default where HEADLINE_ARGS has --only,
+  # which then picks the groups); HEADLINE_REPEATS (5), HEADLINE_ARGS (more options). It stops starting cases
+  # HEADLINE_END s (560) after this script began, so the call ends in its 10 minutes.
   # GOFL_COMMIT names the commit (the copy here has no .git). Table: headline.log; samples: headline/headline.json.
   left=$(( ${HEADLINE_END:-560} - ($(date +%s) - t0) ))
-  echo "== headline cases, stage ${HEADLINE_STAGE:-a} (bench/headline.py; $left s left for it; commit ${GOFL_COMMIT:-not given})"
-  GOFL_COMMIT=${GOFL_COMMIT:-} timeout $(( left + 30 )) "$PY" bench/headline.py --build "$B" --stage "${HEADLINE_STAGE:-a}" \
+  case " ${HEADLINE_ARGS:-} " in *" --only "*) stage=${HEADLINE_STAGE:-all} ;; *) stage=${HEADLINE_STAGE:-a} ;; esac
+  echo "== headline cases, stage $stage (bench/headline.py; $left s left for it; commit ${GOFL_COMMIT:-not given})"
+  GOFL_COMMIT=${GOFL_COMMIT:-} timeout $(( left + 30 )) "$PY" bench/headline.py --build "$B" --stage "$stage" \
     --repeats "${HEADLINE_REPEATS:-5}" --out "$OUT/headline" --budget "$left" ${HEADLINE_ARGS:-} 2>&1 | tee "$OUT/headline.log"
 fi
 if has scipytests; then

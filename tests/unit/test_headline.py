@@ -93,7 +93,10 @@ def test_stage_and_only_choose_the_groups(tmp_path):
     assert p.returncode == 0, p.stderr
     cases = json.loads((tmp_path / "out" / "headline.json").read_text())["cases"]
     assert {c["group"] for c in cases} == {"sweep"}  # matmul is stage a
+    assert "--only matmul: not in stage b" in p.stderr, p.stderr
     assert headline(tmp_path, "--only", "nothing").returncode != 0
+    p = headline(tmp_path, "--quick", "--device-less", "--stage", "a", "--only", "sweep")  # nothing would run
+    assert p.returncode != 0 and "no group left to run" in p.stderr, p.stderr
 
 
 def sweep_csv(rows):
@@ -153,15 +156,31 @@ def test_the_gpu_paths_parse_with_a_fake_gpu(tmp_path):
     assert d["machine"]["gpu"] == "Fake GPU" and not d["device_less"]
     cases = {c["id"]: c for c in d["cases"]}
     for cid in ("matmul-float32", "matmul-float64", "dgemm-256", "dgemm-512", "numpy-solve", "fft-c2c-3d",
-                "residency-axi", "residency-lu-solve", "residency-gemv", "residency-axi-auto",
-                "residency-lu-solve-auto", "residency-gemv-auto"):
+                "residency-axi", "residency-lu-solve", "residency-gemv"):
         assert len(cases[cid]["gpu"]["samples"]) == (2 if not cid.startswith("residency") else
                                                      len(cases[cid]["cpu"]["samples"])), cases[cid]
         assert "samples" in cases[cid]["cpu"], cases[cid]
         assert "na" in cases[cid]["bound"]  # no PyTorch here: no pinned rate measured
+    # auto's loops are timed once the GPU runs; each iteration said where it ran: here, on the CPU.
+    for cid in ("residency-axi-auto", "residency-lu-solve-auto", "residency-gemv-auto"):
+        assert cases[cid]["gpu"]["na"] == "no iteration ran on the GPU", cases[cid]
+        assert "samples" in cases[cid]["cpu"], cases[cid]
     assert "last call ran on: cpu" in cases["fft-c2c-3d"]["note"]
     assert "in LAPACK" in cases["numpy-solve"]["note"]
     assert cases["gpu-start"]["gpu"]["na"] == "no process started the GPU"
     assert cases["first-calls"]["gpu"]["na"] == "no row ran on the GPU"
     assert len(cases["sweep-best-plan"]["gpu"]["samples"]) == 1
     assert len(cases["sweep-auto-first"]["gpu"]["samples"]) == len(cases["sweep-auto-second"]["gpu"]["samples"]) == 1
+
+
+def test_a_loop_under_auto_is_timed_from_after_its_first_iteration_on_the_gpu():
+    """residency_bench.py's "once on the GPU": the iterations after the first whose call ran there, whatever
+    ran on the CPU after it; none when no iteration did, or when the loop could not tell."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from residency_bench import once_on_gpu
+    r = {"times": [9.0, 8.0, 7.0, 2.0, 3.0, 6.0], "on_gpu": [False, False, True, True, True, False]}
+    assert once_on_gpu(r) == [2.0, 3.0, 6.0] and r["gpu_from"] == 2
+    r = {"times": [9.0, 8.0], "on_gpu": [False, False]}
+    assert once_on_gpu(r) == [] and r["gpu_from"] is None
+    r = {"times": [9.0, 8.0], "on_gpu": [None, None]}  # not under the library
+    assert once_on_gpu(r) == [] and r["gpu_from"] is None
