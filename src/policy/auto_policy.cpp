@@ -325,6 +325,17 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       c.reason = GOFL_R_PROBE;
       return;
     }
+    // The operation's first GPU call before its warm-up ended (never asked, or warm-ups still queued
+    // or running: PolicyConfig::first_call_s) pays the libraries' first-use work, or waits behind it.
+    if (cfg_.first_call_s > 0 && cfg_.warm && !st.warm_settled && (st.warm_n < 0 || env.warming())) {
+      const double with_first = t_gpu + cfg_.first_call_s;
+      if (!(t_cpu >= level_.required_speedup * with_first)) {
+        c.pred_gpu_s = as_float(with_first);
+        warm_for(c, env, false);
+        c.reason = GOFL_R_PREDICTED_SLOWER;
+        return;
+      }
+    }
   }
   ++st.since_cpu;
   st.gpu_s_since_cpu += t_gpu;

@@ -42,6 +42,9 @@
 //     time: where the CPU is persistently slower than its profile (PySCF's 16 OpenMP threads each
 //     calling a 956^2 dsymm, which OpenBLAS then runs on one core each: 1,276 probes took 40.6 s on
 //     the H200's host against 153 s saved), the probes that taught it make the next ones wait;
+//   - with PolicyConfig::first_call_s (off by default): an operation's first GPU call before its
+//     warm-up ended is charged that much more; a call that then gains too little stays on the CPU
+//     (PREDICTED_SLOWER) and asks for the warm-up;
 //   - otherwise the GPU (OFFLOADED).
 //
 // Learning: after each decided call, observe() gets its duration. The correction of the operation
@@ -106,6 +109,8 @@ class GpuEnv {
   // can, for calls of about size `n` (their largest dimension; the backend picks its sizes from it).
   // Returns at once.
   virtual void warm(int /*op*/, int64_t /*n*/) {}
+  // A warm-up runs or is queued (an atomic read). When none does, every warm-up asked has ended.
+  virtual bool warming() { return false; }
 
  protected:
   // The backend's plan for `c` into *p (planned set); false while no backend runs.
@@ -181,6 +186,13 @@ struct PolicyConfig {
   // every one decided before it, then earlier_gpu_ops; after, one decided on the CPU.
   // GPU_OFFLOAD_WARM=0 turns it off.
   bool warm = true;
+  // With warm: an operation's first GPU call is charged this much more (the CUDA libraries' first-use
+  // work for it) until its warm-up has ended, so that a call that gains less waits on the CPU while
+  // the warm-up runs beside it. 0 (GPU_OFFLOAD_FIRST_CALL_MS unset): no charge. In the sweep to 16384
+  // on an H100 host, first GPU calls cost first runs 0.42-0.51 s over the best plan (a zgemm of
+  // n = 64 took 175 ms behind a zheevd warm-up; unwarmed first calls of n = 1024: 1.68 s over 24
+  // routines); whether charging them pays has not been measured, so it is off.
+  double first_call_s = 0;
 };
 
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe

@@ -60,6 +60,8 @@
     "start the GPU beside the calls, before the first call predicted to gain (measured not to pay)") \
   X(START_EARLY, "", Tuning, Bool, "", 0, 0, "0", "1 or 0", \
     "when the latest runs of the program all gained from the GPU, begin its start beside the calls at the first call large enough to decide (off: no gain beyond the spread measured yet)") \
+  X(FIRST_CALL_MS, "", Tuning, Int, "", 0, 10000, "0", "a whole number of milliseconds from 0 to 10000", \
+    "under auto, add this to an operation's first GPU call until its warm-up has ended (0: nothing; unwarmed first calls measured about 70)") \
   X(RESIDENCY_CHECK, "", Tuning, Enum, "auto|pages|content", 0, 0, "auto", "auto, pages or content", \
     "how residency sees that the program changed a kept buffer: page tracking, a digest, or the best available") \
   X(RESIDENCY_MIN_MB, "", Tuning, Int, "", 0, 1L << 40, "4", "a whole number of MiB >= 0", \

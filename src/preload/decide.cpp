@@ -52,6 +52,7 @@ class LibraryGpu final : public GpuEnv {
   }
   double now() override { return now_s(); }
   void warm(int op, int64_t n) override { gpu_warm(uint32_t(op), n); }
+  bool warming() override { return gpu_working_beside(); }
 
  protected:
   bool make_plan(const gofl_call& c, gofl_plan* p) override {
@@ -103,6 +104,8 @@ AutoPolicy& policy() {
     // the calls (PolicyConfig::start_early: off, its gain not shown beyond the spread).
     cfg.start_early = setting_bool(SettingId::START_EARLY, false);
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
+    // GPU_OFFLOAD_FIRST_CALL_MS: a first GPU call's charge until its warm-up ended (off by default).
+    cfg.first_call_s = 1e-3 * double(setting_long(SettingId::FIRST_CALL_MS, 0));
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);

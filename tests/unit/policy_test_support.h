@@ -118,6 +118,8 @@ struct FakeGpu final : GpuEnv {
   double now() override { return t; }
   std::vector<int> warmed;  // the operations warm() was asked for, in order
   std::vector<int64_t> warmed_n;  // and the size of each ask
+  bool warming_now = false;  // what warming() says: a warm-up runs or is queued
+  bool warming() override { return warming_now; }
   void warm(int op, int64_t n) override {
     if (!is_started) ++asked_started_gpu;
     warmed.push_back(op);

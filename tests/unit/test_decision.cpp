@@ -359,6 +359,38 @@ gofl_call sized(const char* name, double flops, int64_t n, double bytes_in = 0) 
   c.dims[0] = c.dims[1] = n;
   return c;
 }
+TEST(Warming, WithAFirstCallChargeAnOperationsFirstGpuCallWaitsOnTheCpuUntilTheWarmUpsEnded) {
+  PolicyConfig cfg{5};
+  cfg.first_call_s = 0.07;  // GPU_OFFLOAD_FIRST_CALL_MS=70
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5)), cfg);  // copies free: 1e8 flops take 10 ms / 0.1 ms
+  FakeGpu g;
+  int guard = 0;
+  while (run(p, g, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  // dsyrk's first call after the start gains 9.9 ms, less than the charge: the CPU, and a warm-up asked.
+  gofl_call c = make_call("dsyrk", 1e8);
+  p.decide(c, g);
+  EXPECT_EQ(c.reason, GOFL_R_PREDICTED_SLOWER);
+  EXPECT_NEAR(c.pred_gpu_s, 0.0701, 1e-6);  // the GPU's time with the charge
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyrk")}));
+  g.warming_now = true;  // its warm-up (or another) still queued or running
+  EXPECT_EQ(run(p, g, make_call("dsyrk", 1e8)), GOFL_R_PREDICTED_SLOWER);
+  // A call that gains more than the charge goes at once, warm-ups running or not.
+  EXPECT_EQ(run(p, g, make_call("dtrsm", 1e10)), GOFL_R_OFFLOADED);
+  g.warming_now = false;  // every warm-up asked has ended
+  EXPECT_EQ(run(p, g, make_call("dsyrk", 1e8)), GOFL_R_OFFLOADED);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyrk")}));  // asked once
+
+  // Without the charge (the default) the same first call goes to the GPU.
+  AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{5});
+  FakeGpu h;
+  while (run(q, h, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 200) {
+  }
+  h.warming_now = true;
+  EXPECT_EQ(run(q, h, make_call("dsyrk", 1e8)), GOFL_R_OFFLOADED);
+}
+
 TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
   const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
   AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
