@@ -201,7 +201,7 @@ def per_call_min(gpu_runs):
     return out
 
 
-def replay(a, raw, gpu_runs):
+def replay(a, raw, gpu_runs, env):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
     cpu_rows, gpu_rows = traced_calls(raw["cpu"][0]), per_call_min(gpu_runs)  # gpu_runs holds raw["gpu"]
@@ -217,7 +217,7 @@ def replay(a, raw, gpu_runs):
             cmd += ["--profile", os.path.abspath(a.profile)]
         if a.earlier_runs:
             cmd += ["--earlier-runs", str(a.earlier_runs)]
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env)  # --set reaches the decision
         sys.stdout.write(p.stdout)
         sys.stderr.write(p.stderr)
         if p.returncode != 0:
@@ -256,8 +256,8 @@ def main():
                          "needs no 250-s cpu run; the all-on-the-CPU plan is not priced")
     ap.add_argument("--json", help="write the comparison's totals here")
     ap.add_argument("--set", action="append", default=[], metavar="GPU_OFFLOAD_NAME=VALUE",
-                    help="a setting for every run made now (the runs get no other GPU_OFFLOAD_ variable), "
-                         "e.g. --set GPU_OFFLOAD_START_AHEAD=1")
+                    help="a setting for every run made now and for --replay's decision (they get no other "
+                         "GPU_OFFLOAD_ variable), e.g. --set GPU_OFFLOAD_START_AHEAD=1")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n
@@ -301,7 +301,7 @@ def main():
     if gpu_runs and "gpu" not in raw:
         raw["gpu"] = gpu_runs[0]
     if a.replay:
-        return replay(a, raw, gpu_runs)
+        return replay(a, raw, gpu_runs, env)
     if len(raw) < 3:
         print(f"runs made or loaded: {sorted(raw)}; the comparison needs cpu, gpu and auto")
         return

@@ -13,7 +13,8 @@
 // one `gpu-offload estimate` replays with (ReplayGpu: no load, no memory readings). Prints one
 // line of totals and the count and extra time per reason. --earlier-runs N replays a run whose N
 // latest earlier runs all gained (the run history's rule: the GPU starts at the first call
-// predicted to gain).
+// predicted to gain). GPU_OFFLOAD_FIRST_CALL_MS from the environment (auto_sweep.py --set) is the
+// decision's first-call charge; the replay's GPU warms nothing, so each warm-up asked counts as ended.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "policy/auto_policy.h"
 #include "policy/model.h"
 #include "policy/profile.h"
+#include "policy/registry.h"
 #include "trace/call_record.h"
 
 using namespace gofl;
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
     else return usage();
   }
   if (cfg.level < 1 || cfg.level > 10 || cfg.earlier_runs < 0) return usage();
+  // The library's own policy settings that a replay can show (auto_sweep.py --set passes them).
+  cfg.first_call_s = 1e-3 * double(setting_long(SettingId::FIRST_CALL_MS, 0));
   std::string msg;
   const Profile profile = load_profile(profile_path, [](const char*) -> const char* { return nullptr; }, &msg);
   if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());

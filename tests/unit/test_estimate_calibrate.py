@@ -332,6 +332,25 @@ def test_auto_sweep_replays_against_the_per_call_minimum_of_several_gpu_runs(tmp
     assert re.search(r"auto 0\.020 s in its calls \+ 0\.002 s start-up = 0\.022 s; per-call best 0\.020 s", r.stdout), r.stdout
 
 
+def test_auto_sweep_replay_takes_the_first_call_charge_from_set(tmp_path):
+    # --set GPU_OFFLOAD_FIRST_CALL_MS reaches the replayed decision: dtrsm's first call after the start
+    # (0.1 s on the CPU, 1 ms on the GPU) gains less than 1.3 x (1 ms + 200 ms) and stays on the CPU, once;
+    # its warm-up then counts as ended (the replay's GPU warms nothing) and the next ones go. dgemm's
+    # first call starts the GPU and runs there, charge or not.
+    require(os.path.exists(BUILD / "bin" / "replay_policy"), "replay_policy not built")
+    ops = [("dgemm", 1000)] * 11 + [("dtrsm", 1000)] * 10
+    save_run(tmp_path, "cpu", [(op, n, "cpu", 0.1) for op, n in ops])
+    save_run(tmp_path, "gpu", [(op, n, "gpu", 0.001) for op, n in ops], startup_ms=2.0)
+    fast = profile(tmp_path, 1e10, 1e12, 0.001, "fast")
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast)
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"offloaded\s+20 calls", r.stdout) and "predicted slower" not in r.stdout, r.stdout
+    r = auto_sweep(tmp_path, "--replay", "--profile", fast, "--set", "GPU_OFFLOAD_FIRST_CALL_MS=200")
+    assert r.returncode == 0, r.stderr
+    assert re.search(r"predicted slower\s+1 calls\s+\+0\.099 s", r.stdout), r.stdout
+    assert re.search(r"offloaded\s+19 calls", r.stdout), r.stdout
+
+
 def test_auto_sweep_worker_makes_every_call_of_the_sweep_with_valid_matrices(tmp_path):
     # The sweep's worker through the preload on the CPU, n = 32 and 64: per dtype and n, NumPy's
     # product that makes the SPD matrix (A A^T is NumPy's syrk, A A^H with its conjugate copy a zgemm),
