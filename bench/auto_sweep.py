@@ -256,8 +256,8 @@ def main():
                          "needs no 250-s cpu run; the all-on-the-CPU plan is not priced")
     ap.add_argument("--json", help="write the comparison's totals here")
     ap.add_argument("--set", action="append", default=[], metavar="GPU_OFFLOAD_NAME=VALUE",
-                    help="a setting for every run made now and for --replay's decision (they get no other "
-                         "GPU_OFFLOAD_ variable), e.g. --set GPU_OFFLOAD_START_AHEAD=1")
+                    help="a setting for every run made now (they get no other GPU_OFFLOAD_ variable), e.g. "
+                         "--set GPU_OFFLOAD_START_AHEAD=1; --replay's decision takes GPU_OFFLOAD_FIRST_CALL_MS")
     a = ap.parse_args()
     cli = os.path.join(a.build, "bin", "gpu-offload")
     top = 2048 if a.quick else a.max_n

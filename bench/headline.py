@@ -23,7 +23,7 @@ measurement of this script):
      the gpu runs' fastest through this build's decision (auto_sweep.py --replay), a first run and a
      second: what the decision itself costs, before any one-time cost but the start (at n <= 2048 the
      level-5 start rule alone put a first run at 1.13 of the best plan on the H200 host's saved runs).
-     `--only sweep --sweep-max-n 16384` runs the sweep to 16384 (12.7 s of calls a run) in a
+     `--only sweep --sweep-max-n 16384` runs the sweep to 16384 (12.3 s of calls a run) in a
      device call of its own; there the cpu run stops at 2048 and the replay rows say n/a. On an H100 host
      it took 568 s for 2 of its 3 pairs of auto runs, with the worker's matrices made on one core
   all  both (two device calls)
@@ -373,13 +373,17 @@ def group_residency(r):
                         "iteration")
         auto["cpu"], auto["peer"] = case["cpu"], case["peer"]
         got = res.get("auto (default)", {})
-        once = got.get("times", [])[got["gpu_from"] + 1:] if got.get("gpu_from") is not None else []
+        times, gpu_from = got.get("times", []), got.get("gpu_from")
+        once = times[gpu_from + 1:] if gpu_from is not None else []
+        told = any(g is not None for g in got.get("on_gpu") or [])  # the library said where each ran
         none_why = ("no GPU" if r.gpu_na else got.get("error", na)[:200] if "times" not in got
-                    else "no iteration ran on the GPU" if got.get("on_gpu") else "the loop did not say where it ran")
+                    else "the loop did not say where it ran" if not told
+                    else "no iteration ran on the GPU" if gpu_from is None
+                    else "only the last iteration ran on the GPU")
         auto["gpu"] = side(once, none_why, "--device auto (the default), residency on, once the GPU runs")
-        if "times" in got and got.get("gpu_from") is not None:
-            auto["note"] = (f"a first run: the GPU ran from iteration {got['gpu_from'] + 1} of {len(got['times'])}; "
-                            f"every iteration after the first: {fmt_s(statistics.median(got['times'][1:]))}")
+        if gpu_from is not None and len(times) > 1:
+            auto["note"] = (f"a first run: the GPU ran from iteration {gpu_from + 1} of {len(times)}; "
+                            f"every iteration after the first: {fmt_s(statistics.median(times[1:]))}")
         for c in (case, auto):
             if peer == "gemv":
                 set_bound(r, c, nn * 8, nn * 8, 2.0 * nn * nn, "d")

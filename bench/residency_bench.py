@@ -10,7 +10,8 @@ loop's own NumPy work, such as making X_i, is outside the timing) and reports th
 after the first (steady state) and the loop's total (first iteration included, GPU start-up not:
 the process starts the GPU before the loop in the gpu columns). Where the GPU ran only part of the loop
 (auto, a first run: the GPU starts once the savings missed pay for it), it also reports the median once
-on the GPU: the iterations after the first whose call ran there (gpu_offload_last_call). Every column's
+on the GPU: every iteration after the first whose call ran there (gpu_offload_last_call), wherever the
+later ones ran (a CPU probe included). Every column's
 result is compared
 with the CPU column's (relative difference). Figures are the calls themselves, not the program.
 --columns picks the columns (cpu, off: residency off, on: residency on, auto); --json writes every

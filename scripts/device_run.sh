@@ -499,7 +499,7 @@ if has headline; then
   # HEADLINE_END s (560) after this script began, so the call ends in its 10 minutes.
   # GOFL_COMMIT names the commit (the copy here has no .git). Table: headline.log; samples: headline/headline.json.
   left=$(( ${HEADLINE_END:-560} - ($(date +%s) - t0) ))
-  case " ${HEADLINE_ARGS:-} " in *" --only "*) stage=${HEADLINE_STAGE:-all} ;; *) stage=${HEADLINE_STAGE:-a} ;; esac
+  case " ${HEADLINE_ARGS:-} " in *" --only "* | *" --only="*) stage=${HEADLINE_STAGE:-all} ;; *) stage=${HEADLINE_STAGE:-a} ;; esac
   echo "== headline cases, stage $stage (bench/headline.py; $left s left for it; commit ${GOFL_COMMIT:-not given})"
   GOFL_COMMIT=${GOFL_COMMIT:-} timeout $(( left + 30 )) "$PY" bench/headline.py --build "$B" --stage "$stage" \
     --repeats "${HEADLINE_REPEATS:-5}" --out "$OUT/headline" --budget "$left" ${HEADLINE_ARGS:-} 2>&1 | tee "$OUT/headline.log"

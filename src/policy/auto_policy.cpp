@@ -326,8 +326,10 @@ void AutoPolicy::decide(gofl_call& c, GpuEnv& env) {
       return;
     }
     // The operation's first GPU call before its warm-up ended (never asked, or warm-ups still queued
-    // or running: PolicyConfig::first_call_s) pays the libraries' first-use work, or waits behind it.
-    if (cfg_.first_call_s > 0 && cfg_.warm && !st.warm_settled && (st.warm_n < 0 || env.warming())) {
+    // or running, for at most kFirstCallWaitS since it was asked: PolicyConfig::first_call_s) pays
+    // the libraries' first-use work, or waits behind it.
+    if (cfg_.first_call_s > 0 && cfg_.warm && !st.warm_settled &&
+        (st.warm_n < 0 || (env.now() - st.warm_asked_s < kFirstCallWaitS && env.warming()))) {
       const double with_first = t_gpu + cfg_.first_call_s;
       if (!(t_cpu >= level_.required_speedup * with_first)) {
         c.pred_gpu_s = as_float(with_first);
@@ -380,6 +382,7 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   }
   if (n <= st.warm_n) return;
   st.warm_n = n;
+  st.warm_asked_s = env.now();
   env.warm(c.op, n);
 }
 
@@ -391,6 +394,7 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
     OpState& st = ops_[op];
     if (st.warm_settled || st.decided_n <= st.warm_n) continue;
     st.warm_n = st.decided_n;
+    st.warm_asked_s = env.now();
     env.warm(op, st.decided_n);
   }
   decided_order_.clear();
@@ -401,6 +405,7 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
     OpState& st = ops_[op];
     if (st.warm_settled || n <= st.warm_n) continue;
     st.warm_n = n;
+    st.warm_asked_s = env.now();
     env.warm(op, n);
   }
 }

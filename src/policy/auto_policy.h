@@ -191,10 +191,16 @@ struct PolicyConfig {
   // the warm-up runs beside it. 0 (GPU_OFFLOAD_FIRST_CALL_MS unset): no charge. In the sweep to 16384
   // on an H100 host, first GPU calls cost first runs 0.42-0.51 s over the best plan (a zgemm of
   // n = 64 took 175 ms behind a zheevd warm-up; unwarmed first calls of n = 1024: 1.68 s over 24
-  // routines); whether charging them pays has not been measured, so it is off.
+  // routines); whether charging them pays has not been measured, so it is off. The charge holds while
+  // the warm-up has not been asked, or for kFirstCallWaitS after the ask while warm-ups run.
   double first_call_s = 0;
 };
 
+// With PolicyConfig::first_call_s: how long after an operation's warm-up was asked a warm-up still
+// running or queued keeps its first call charged. GpuEnv::warming() tells of any operation's, and a
+// second run queues every operation its earlier runs used. In the sweep's auto runs on an H100 host
+// a warm-up took 3 ms (median of 256) and at most 0.29 s (zgesdd).
+constexpr double kFirstCallWaitS = 0.5;
 constexpr int kProbeEvery = 16;          // offloaded calls without a CPU observation before a probe
 constexpr double kProbeShare = 0.03;     // most a probe may lose, as a share of the operation's
                                          // predicted GPU time since its last CPU observation
@@ -277,6 +283,7 @@ class AutoPolicy {
     bool decided_before_start = false;  // a call of it was decided before the GPU started
     int64_t decided_n = 0;        // before the start: the largest size of its decided calls
     int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
+    double warm_asked_s = 0;      // when it was last asked (GpuEnv::now)
     bool warm_settled = false;    // its first GPU call came: nothing more to warm
     int64_t gpu_n = 0;            // the largest size of its calls observed on the GPU (0: none)
   };

@@ -3,6 +3,12 @@
 // checked through residuals rather than compared element by element.
 #pragma once
 
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include "gpu_harness.h"
 
 namespace gpu_test {

@@ -359,6 +359,29 @@ gofl_call sized(const char* name, double flops, int64_t n, double bytes_in = 0) 
   c.dims[0] = c.dims[1] = n;
   return c;
 }
+TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 300)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 900)), GOFL_R_NOT_STARTED);
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 200)), GOFL_R_NOT_STARTED);
+  int guard = 0;
+  while (run(p, g, sized("dgemm", 1e9, 1000)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd")}));
+  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900}));
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 800, 1e12)), GOFL_R_PREDICTED_SLOWER);   // not larger: nothing
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048, 1e12)), GOFL_R_PREDICTED_SLOWER);  // larger: asked again
+  EXPECT_EQ(run(p, g, sized("zgesdd", 1e9, 64, 1e12)), GOFL_R_PREDICTED_SLOWER);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd"), op("dsyevd"), op("zgesdd")}));
+  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900, 2048, 64}));
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048)), GOFL_R_OFFLOADED);              // its first GPU call
+  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 8192, 1e12)), GOFL_R_PREDICTED_SLOWER);  // settled: no more asks
+  EXPECT_EQ(g.warmed.size(), 3u);
+}
+
 TEST(Warming, WithAFirstCallChargeAnOperationsFirstGpuCallWaitsOnTheCpuUntilTheWarmUpsEnded) {
   PolicyConfig cfg{5};
   cfg.first_call_s = 0.07;  // GPU_OFFLOAD_FIRST_CALL_MS=70
@@ -381,6 +404,14 @@ TEST(Warming, WithAFirstCallChargeAnOperationsFirstGpuCallWaitsOnTheCpuUntilTheW
   g.warming_now = false;  // every warm-up asked has ended
   EXPECT_EQ(run(p, g, make_call("dsyrk", 1e8)), GOFL_R_OFFLOADED);
   EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyrk")}));  // asked once
+  // Warm-ups that keep running (other operations', queued at a second run's start) hold a first call
+  // for kFirstCallWaitS after its own warm-up was asked, no longer.
+  g.warming_now = true;
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e8)), GOFL_R_PREDICTED_SLOWER);
+  g.t += 0.2;
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e8)), GOFL_R_PREDICTED_SLOWER);
+  g.t += kFirstCallWaitS;
+  EXPECT_EQ(run(p, g, make_call("dpotrf", 1e8)), GOFL_R_OFFLOADED);
 
   // Without the charge (the default) the same first call goes to the GPU.
   AutoPolicy q(parse(flat_profile(1e10, 1e12, 0.5)), PolicyConfig{5});
@@ -389,29 +420,14 @@ TEST(Warming, WithAFirstCallChargeAnOperationsFirstGpuCallWaitsOnTheCpuUntilTheW
   }
   h.warming_now = true;
   EXPECT_EQ(run(q, h, make_call("dsyrk", 1e8)), GOFL_R_OFFLOADED);
-}
-
-TEST(Warming, EachAskCarriesTheLargestSizeDecidedSoFar) {
-  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
-  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
-  FakeGpu g;
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 300)), GOFL_R_NOT_STARTED);
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 900)), GOFL_R_NOT_STARTED);
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 200)), GOFL_R_NOT_STARTED);
-  int guard = 0;
-  while (run(p, g, sized("dgemm", 1e9, 1000)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  // Nor with warming off (GPU_OFFLOAD_WARM=0): no warm-up would end the charge.
+  PolicyConfig unwarmed = cfg;
+  unwarmed.warm = false;
+  AutoPolicy u(parse(flat_profile(1e10, 1e12, 0.5)), unwarmed);
+  FakeGpu k;
+  while (run(u, k, make_call("dgemm", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 300) {
   }
-  ASSERT_EQ(g.starts, 1);
-  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd")}));
-  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900}));
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 800, 1e12)), GOFL_R_PREDICTED_SLOWER);   // not larger: nothing
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048, 1e12)), GOFL_R_PREDICTED_SLOWER);  // larger: asked again
-  EXPECT_EQ(run(p, g, sized("zgesdd", 1e9, 64, 1e12)), GOFL_R_PREDICTED_SLOWER);
-  EXPECT_EQ(g.warmed, (std::vector<int>{op("dsyevd"), op("dsyevd"), op("zgesdd")}));
-  EXPECT_EQ(g.warmed_n, (std::vector<int64_t>{900, 2048, 64}));
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 2048)), GOFL_R_OFFLOADED);              // its first GPU call
-  EXPECT_EQ(run(p, g, sized("dsyevd", 1e9, 8192, 1e12)), GOFL_R_PREDICTED_SLOWER);  // settled: no more asks
-  EXPECT_EQ(g.warmed.size(), 3u);
+  EXPECT_EQ(run(u, k, make_call("dsyrk", 1e8)), GOFL_R_OFFLOADED);
 }
 
 TEST(Warming, WhatEarlierRunsRanOnTheGpuIsWarmedAtTheStartAfterWhatWasDecided) {
