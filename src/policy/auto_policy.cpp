@@ -380,34 +380,27 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
     st.warm_settled = true;
     return;
   }
-  if (n <= st.warm_n) return;
+  ask_warm(c.op, n, env);
+}
+
+void AutoPolicy::ask_warm(int op, int64_t n, GpuEnv& env) {
+  OpState& st = ops_[op];
+  if (st.warm_settled || n <= st.warm_n) return;
   st.warm_n = n;
   st.warm_asked_s = env.now();
-  env.warm(c.op, n);
+  env.warm(op, n);
 }
 
 void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   if (!cfg_.warm) return;
   warmed_at_start_ = true;
   if (first) ops_[first->op].warm_settled = true;  // it runs there now
-  for (const int op : decided_order_) {
-    OpState& st = ops_[op];
-    if (st.warm_settled || st.decided_n <= st.warm_n) continue;
-    st.warm_n = st.decided_n;
-    st.warm_asked_s = env.now();
-    env.warm(op, st.decided_n);
-  }
+  for (const int op : decided_order_) ask_warm(op, ops_[op].decided_n, env);
   decided_order_.clear();
   // Then what earlier runs of the program ran on the GPU, in their order: a program that called an
   // operation there last time is likely to again, and its warm-up then has time to end before.
-  for (const auto& [op, n] : cfg_.earlier_gpu_ops) {
-    if (op < 0 || op >= GOFL_N_OPS) continue;
-    OpState& st = ops_[op];
-    if (st.warm_settled || n <= st.warm_n) continue;
-    st.warm_n = n;
-    st.warm_asked_s = env.now();
-    env.warm(op, n);
-  }
+  for (const auto& [op, n] : cfg_.earlier_gpu_ops)
+    if (op >= 0 && op < GOFL_N_OPS) ask_warm(op, n, env);
 }
 
 std::vector<std::pair<int, int64_t>> AutoPolicy::gpu_ops() const {

@@ -293,6 +293,8 @@ class AutoPolicy {
   // At the start (`first`: the call that runs there now), or at the first decision after a start
   // beside the calls ended (null).
   void warm_at_start(const gofl_call* first, GpuEnv& env);
+  // Has the backend warm `op` for size n unless its first GPU call came or a size as large was asked.
+  void ask_warm(int op, int64_t n, GpuEnv& env);
   std::vector<int> decided_order_;  // operations in the order of their first decided call, before the start
   bool warmed_at_start_ = false;    // warm_at_start ran (after a start beside the calls: at the first decision after it)
 
