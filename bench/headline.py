@@ -64,6 +64,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import numpy_bench  # noqa: E402  (its NumPy worker: light to import, NumPy loads in the worker)
+from residency_bench import once_on_gpu  # noqa: E402  (the loops' rule for "once the GPU runs")
 
 GROUPS = {"a": ["matmul", "dgemm", "solve", "scipy", "fft"], "b": ["residency", "small", "startup", "sweep"]}
 SIZES = {  # full, quick
@@ -373,8 +374,8 @@ def group_residency(r):
                         "iteration")
         auto["cpu"], auto["peer"] = case["cpu"], case["peer"]
         got = res.get("auto (default)", {})
+        once = once_on_gpu(got) if "times" in got else []
         times, gpu_from = got.get("times", []), got.get("gpu_from")
-        once = times[gpu_from + 1:] if gpu_from is not None else []
         told = any(g is not None for g in got.get("on_gpu") or [])  # the library said where each ran
         none_why = ("no GPU" if r.gpu_na else got.get("error", na)[:200] if "times" not in got
                     else "the loop did not say where it ran" if not told
