@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   }
   if (cfg.level < 1 || cfg.level > 10 || cfg.earlier_runs < 0) return usage();
   // The library's own policy settings that a replay can show (auto_sweep.py --set passes them).
-  cfg.first_call_s = 1e-3 * double(setting_long(SettingId::FIRST_CALL_MS, 0));
+  cfg.first_call_s = first_call_charge_setting_s();
   std::string msg;
   const Profile profile = load_profile(profile_path, [](const char*) -> const char* { return nullptr; }, &msg);
   if (!msg.empty()) fprintf(stderr, "%s", msg.c_str());

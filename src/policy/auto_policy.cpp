@@ -13,6 +13,8 @@
 
 namespace gofl {
 
+double first_call_charge_setting_s() { return 1e-3 * double(setting_long(SettingId::FIRST_CALL_MS, 0)); }
+
 namespace {
 
 // Predictions go into float fields of the call and the trace record.

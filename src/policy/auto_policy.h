@@ -195,6 +195,9 @@ struct PolicyConfig {
   // the warm-up has not been asked, or for kFirstCallWaitS after the ask while warm-ups run.
   double first_call_s = 0;
 };
+// GPU_OFFLOAD_FIRST_CALL_MS in seconds, for PolicyConfig::first_call_s (0 when unset), read the same
+// by the library's policy and by bench/replay_policy.
+double first_call_charge_setting_s();
 
 // With PolicyConfig::first_call_s: how long after an operation's warm-up was asked a warm-up still
 // running or queued keeps its first call charged. GpuEnv::warming() tells of any operation's, and a

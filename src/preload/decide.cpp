@@ -105,7 +105,7 @@ AutoPolicy& policy() {
     cfg.start_early = setting_bool(SettingId::START_EARLY, false);
     cfg.warm = s.warm;  // GPU_OFFLOAD_WARM (off: no operation is warmed beside the calls)
     // GPU_OFFLOAD_FIRST_CALL_MS: a first GPU call's charge until its warm-up ended (off by default).
-    cfg.first_call_s = 1e-3 * double(setting_long(SettingId::FIRST_CALL_MS, 0));
+    cfg.first_call_s = first_call_charge_setting_s();
     // Never destroyed: calls may still arrive from other threads while the process exits.
     AutoPolicy* made = new AutoPolicy(active_profile(), cfg);
     __atomic_store_n(&g_policy, made, __ATOMIC_RELEASE);
