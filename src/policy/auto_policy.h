@@ -183,7 +183,8 @@ struct PolicyConfig {
   // sweep's run-to-run spread (bench/probes/start_early_ab.sh).
   bool start_early = false;
   // Warm each operation the program calls before its first GPU call (GpuEnv::warm): at the start,
-  // every one decided before it, then earlier_gpu_ops; after, one decided on the CPU.
+  // every one decided before it (those decided more than once first), then earlier_gpu_ops; after,
+  // one decided on the CPU.
   // GPU_OFFLOAD_WARM=0 turns it off.
   bool warm = true;
   // With warm: an operation's first GPU call is charged this much more (the CUDA libraries' first-use
@@ -283,7 +284,7 @@ class AutoPolicy {
     bool cpu_seen = false;        // a CPU observation happened
     bool probed_after_start = false;
     bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us
-    bool decided_before_start = false;  // a call of it was decided before the GPU started
+    int decided_before_start = 0;  // how many of its calls were decided before the GPU started
     int64_t decided_n = 0;        // before the start: the largest size of its decided calls
     int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
     double warm_asked_s = 0;      // when it was last asked (GpuEnv::now)

@@ -351,6 +351,25 @@ TEST(Warming, OperationsDecidedBeforeTheStartAreWarmedAtItAndLaterOnesWhenTheySt
   EXPECT_TRUE(h.warmed.empty());
 }
 
+// At the start, the operations decided more than once are warmed before those decided once, each
+// group in the order first decided: a call the program repeats is likely to come again soon.
+TEST(Warming, OperationsDecidedMoreThanOnceAreWarmedBeforeThoseDecidedOnce) {
+  const std::string copies = "h2d 1e-4 1e10\nd2h 1e-4 1e10\n";
+  AutoPolicy p(parse(flat_profile(1e10, 1e12, 0.5, copies)), PolicyConfig{5});
+  FakeGpu g;
+  EXPECT_EQ(run(p, g, make_call("dgemm", 1e9, 1e12)), GOFL_R_PREDICTED_SLOWER);  // once, first
+  EXPECT_EQ(run(p, g, make_call("zpotrf", 1e9)), GOFL_R_NOT_STARTED);            // once
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(run(p, g, make_call("ssyevd", 1e9)), GOFL_R_NOT_STARTED);
+    EXPECT_EQ(run(p, g, make_call("sgetrf", 1e9)), GOFL_R_NOT_STARTED);
+  }
+  int guard = 0;
+  while (run(p, g, make_call("ssyrk", 1e9)) == GOFL_R_NOT_STARTED && ++guard < 100) {
+  }
+  ASSERT_EQ(g.starts, 1);
+  EXPECT_EQ(g.warmed, (std::vector<int>{op("ssyevd"), op("sgetrf"), op("dgemm"), op("zpotrf")}));
+}
+
 // The size a warm-up is asked for is the largest dimension of the calls decided so far: at the start,
 // the largest decided before it; afterwards a call on the CPU asks again only when it is larger than
 // any asked before (the backend adds its larger warm-up where the family has one).
