@@ -1,4 +1,5 @@
-// Shared by the GPU LAPACK tests (test_lapack_eig_svd.cpp, test_lapack_sygv.cpp, test_lapack_lu_qr.cpp):
+// Shared by the GPU LAPACK tests (test_lapack_sym_eig.cpp, test_lapack_geev.cpp, test_lapack_svd.cpp,
+// test_lapack_sygv.cpp, test_lapack_lu_qr.cpp):
 // a routine's name in each precision, and the dense complex double matrices in which results are
 // checked through residuals rather than compared element by element.
 #pragma once
@@ -66,6 +67,23 @@ inline double orth_err(const Mat& q) {
   Mat g = mul(adj(q), q);
   for (int64_t i = 0; i < g.rows; ++i) g(i, i) -= 1.0;
   return maxabs(g);
+}
+
+// The integer LAPACK returns in a real or complex workspace entry (work[0] of a query).
+template <class T> int size_of(const T& w) { return int(std::real(w)); }
+
+// The last call stayed off the GPU (a query, an argument error, a case the GPU path leaves).
+inline void expect_not_on_gpu() {
+  auto lc = last_call();
+  EXPECT_NE(lc.device, 1) << "reason " << lc.reason << " gpu status " << lc.gpu_status;
+}
+
+// max |A V - V diag(w)| relative to max|A| and n.
+inline double eig_residual(const Mat& a, const Mat& v, const std::vector<std::complex<double>>& w) {
+  Mat r = mul(a, v);
+  for (int64_t j = 0; j < v.cols; ++j)
+    for (int64_t i = 0; i < v.rows; ++i) r(i, j) -= v(i, j) * w[size_t(j)];
+  return maxabs(r) / (std::max(maxabs(a), 1e-300) * double(a.rows));
 }
 
 // Bit-exact over the strict `uplo` == 'U' ? lower : upper triangle (the one LAPACK never writes).
