@@ -201,6 +201,16 @@ def per_call_min(gpu_runs):
     return out
 
 
+def single_run_floor(gpu_runs):
+    """Each gpu run's traced calls over the per-call minimum of all of them: what one run that put every
+    call on its better device would read against a best plan built from several runs (the noise floor
+    of the auto/best-plan ratios)."""
+    best_rows = per_call_min(gpu_runs)
+    best = sum(int(c["duration_ns"]) for c in best_rows)
+    return [sum(int(c["duration_ns"]) for c in traced_calls(r[0])[:len(best_rows)]) / best
+            for r in gpu_runs] if best else []
+
+
 def replay(a, raw, gpu_runs, env):
     if not {"cpu", "gpu"} <= set(raw):
         raise SystemExit("--replay needs the cpu and gpu runs (made now or --load)")
@@ -313,7 +323,8 @@ def main():
     runs = {m: traced_calls(r[0]) for m, r in raw.items()}
     if len(gpu_runs) > 1:
         runs["gpu"] = per_call_min(gpu_runs)
-        print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s)")
+        print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s); "
+              f"each run's calls over it: {', '.join(f'{x:.3f}' for x in single_run_floor(gpu_runs))}")
     # A cpu run made with --cpu-max-n lacks the larger calls: the gpu run's time stands for the better
     # device there.
     cpu_by_call = dict(zip(call_keys(runs["cpu"]), runs["cpu"]))
@@ -399,7 +410,8 @@ def main():
                        "cpu_run_max_n": cpu_top, "calls_above_cpu_run": cpu_short, "gpu_start_s": startup,
                        "first_gpu_calls_s": loads, "best_plan_s": planned, "auto_vs_best_plan": total_auto_all / planned,
                        "auto_vs_per_call_best": total_auto_all / total_best, "gpu_runs": len(gpu_runs),
-                       "calls": n_calls, "worst_call": worst[0], "worst_call_what": worst[1]}, f, indent=1)
+                       "gpu_run_floor": single_run_floor(gpu_runs), "calls": n_calls, "worst_call": worst[0],
+                       "worst_call_what": worst[1]}, f, indent=1)
     walls = {m: loop_wall(raw[m][1]) for m in ("cpu", "gpu", "auto")}
     if all(walls.values()):
         print("the sweep loop's wall time (NumPy's matrix making included; the gpu run started the GPU before "

@@ -23,6 +23,8 @@ measurement of this script):
      the gpu runs' fastest through this build's decision (auto_sweep.py --replay), a first run and a
      second: what the decision itself costs, before any one-time cost but the start (at n <= 2048 the
      level-5 start rule alone put a first run at 1.13 of the best plan on the H200 host's saved runs).
+     The last row is the floor under the ratios: each gpu run's calls over the per-call fastest of
+     the 3 (one run that decided every call right would read that).
      `--only sweep --sweep-max-n 16384` runs the sweep to 16384 (12.3 s of calls a run) in a
      device call of its own; there the cpu run stops at 2048 and the replay rows say n/a. On an H100 host
      it took 568 s for 2 of its 3 pairs of auto runs, with the worker's matrices made on one core
@@ -65,6 +67,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import numpy_bench  # noqa: E402  (its NumPy worker: light to import, NumPy loads in the worker)
 from residency_bench import once_on_gpu  # noqa: E402  (the loops' rule for "once the GPU runs")
+from auto_sweep import load_run, single_run_floor  # noqa: E402  (the sweep's noise floor)
 
 GROUPS = {"a": ["matmul", "dgemm", "solve", "scipy", "fft"], "b": ["residency", "small", "startup", "sweep"]}
 SIZES = {  # full, quick
@@ -511,7 +514,11 @@ def group_sweep(r):
     replayed = {which: new_case(f"sweep-decision-{which}", "sweep", f"sweep: the decision alone, a {which} run "
                                 f"(replayed on the cpu and gpu runs' calls), over its best plan", f"32-{top}", "sweep",
                                 unit="x") for which in ("first", "second")}
-    rows = (best, first, second, replayed["first"], replayed["second"])
+    # One gpu run against the per-call fastest of all k: what a run that decided every call right would
+    # read, the floor under the auto rows (2026-12-07, an H100 host, to 16384: 1.025-1.041).
+    floor = new_case("sweep-gpu-floor", "sweep", f"sweep: one --device gpu run's calls over the per-call fastest of "
+                     f"the {k} (the floor of the ratios above)", f"32-{top}", "sweep", unit="x")
+    rows = (best, first, second, replayed["first"], replayed["second"], floor)
     for c in rows:
         c["cpu"] = side(na="in the best plan")
         c["peer"] = side(na="none")
@@ -535,6 +542,11 @@ def group_sweep(r):
         if rc != 0:
             fail = why(rc, err, f"gpu run {i + 1} failed")
         gpus.append(f"{s}/gpu{i}")
+    if fail or k < 2:
+        floor["gpu"] = side(na=fail or "one gpu run")
+    else:
+        floor["gpu"] = side(single_run_floor([load_run(g, "gpu") for g in gpus]), None,
+                            "each gpu run's calls / the per-call minimum of all the gpu runs")
     for which, earlier in (("first", "0"), ("second", "1")):
         c = replayed[which]
         if fail:

@@ -16,7 +16,7 @@ from conftest import BUILD, ROOT, base_env  # noqa: E402
 HEADLINE = ROOT / "bench" / "headline.py"
 # The groups that have a CPU side, and the cases each gives.
 CPU_CASES = {"matmul": 2, "dgemm": 2, "solve": 1, "scipy": 5, "residency": 6, "fft": 1, "small": 1}
-GPU_ONLY = {"startup": 4, "sweep": 5}
+GPU_ONLY = {"startup": 4, "sweep": 6}
 
 
 def headline(tmp_path, *args, timeout=600):
@@ -129,11 +129,15 @@ def test_auto_sweep_takes_the_per_call_minimum_of_several_gpu_runs(tmp_path):
                         str(tmp_path / "gpu1"), "--gpu-min", str(tmp_path / "gpu2"), "--json", str(js)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
-    assert "gpu side: the per-call minimum over 2 gpu runs (start-up: the smallest, 0.002 s)" in p.stdout, p.stdout
+    # Each gpu run's traced calls (the warm-up call is not one) over that minimum (0.01 + 0.01 s): 0.03 / 0.02
+    # and 0.04 / 0.02.
+    assert ("gpu side: the per-call minimum over 2 gpu runs (start-up: the smallest, 0.002 s); each run's calls over "
+            "it: 1.500, 2.000") in p.stdout, p.stdout
     d = json.loads(js.read_text())
     assert d["gpu_runs"] == 2 and d["calls"] == 2
     assert d["per_call_best_s"] == pytest.approx(0.02) and d["best_plan_s"] == pytest.approx(0.022)
     assert d["auto_s"] == pytest.approx(0.026) and d["auto_vs_best_plan"] == pytest.approx(0.026 / 0.022)
+    assert d["gpu_run_floor"] == pytest.approx([1.5, 2.0])
 
 
 def test_the_gpu_paths_parse_with_a_fake_gpu(tmp_path):
@@ -171,6 +175,7 @@ def test_the_gpu_paths_parse_with_a_fake_gpu(tmp_path):
     assert cases["first-calls"]["gpu"]["na"] == "no row ran on the GPU"
     assert len(cases["sweep-best-plan"]["gpu"]["samples"]) == 1
     assert len(cases["sweep-auto-first"]["gpu"]["samples"]) == len(cases["sweep-auto-second"]["gpu"]["samples"]) == 1
+    assert cases["sweep-gpu-floor"]["gpu"]["na"] == "one gpu run"  # --quick makes one
 
 
 def test_a_loop_under_auto_is_timed_from_after_its_first_iteration_on_the_gpu():
