@@ -40,6 +40,8 @@ import subprocess
 import sys
 import tempfile
 
+from gpu_state import GpuState
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Calls shorter than this vary by more than 1.5x between runs of the same device: they count in the
 # totals but not in the worst-call check.
@@ -121,14 +123,16 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
             cmd += ["--profile", os.path.abspath(profile)]
         cmd += ["--",
                sys.executable, worker, ",".join(map(str, sizes)), ",".join(f"{k}={v}" for k, v in limits.items())]
-        p = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        with GpuState() as gpu_state:  # the GPU's clocks beside the run: its own slowdowns from the library's
+            p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
         d = subprocess.run([cli, "dump", "--csv", trace], capture_output=True, text=True, check=True)
         s = subprocess.run([cli, "dump", "--starts", "--csv", trace], capture_output=True, text=True, check=True)
         # The one-time costs (start steps, first calls' set-up, warm-ups), for a look at a run's timeline.
         u = subprocess.run([cli, "dump", "--setup", "--csv", trace], capture_output=True, text=True, check=True)
-        return d.stdout, p.stderr, s.stdout, u.stdout
+        summary = p.stderr if mode == "cpu" else p.stderr + gpu_state.line() + "\n"
+        return d.stdout, summary, s.stdout, u.stdout
 
 
 def startup_of(run):
@@ -303,7 +307,8 @@ def main():
                 for ext, text in zip(("csv", "summary", "starts.csv", "setup.csv"), raw[m]):
                     with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
                         f.write(text)
-            print(f"{m} run done", flush=True)
+            gpu_line = [ln for ln in raw[m][1].splitlines() if ln.startswith("GPU during the run: ")]
+            print(f"{m} run done" + (f"; {gpu_line[-1]}" if gpu_line else ""), flush=True)
         elif m in loadable:
             # Folders saved before the traces recorded the GPU start have no MODE.starts.csv.
             raw[m] = load_run(a.load, m)

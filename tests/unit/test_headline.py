@@ -189,3 +189,30 @@ def test_a_loop_under_auto_is_timed_from_after_its_first_iteration_on_the_gpu():
     assert once_on_gpu(r) == [] and r["gpu_from"] is None
     r = {"times": [9.0, 8.0], "on_gpu": [None, None]}  # not under the library
     assert once_on_gpu(r) == [] and r["gpu_from"] is None
+
+
+def test_the_sweep_reads_the_gpus_clocks_beside_a_run(tmp_path, monkeypatch):
+    """bench/gpu_state.py: nvidia-smi sampled beside a run gives the SM clock's range, the hottest reading,
+    the most power and the clock-event reasons seen; a driver that takes only the older field name is
+    asked with it; without nvidia-smi the line says so."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import gpu_state
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # Takes only the older name of the reasons; looped (-lms), prints a slowed reading, then a hot one.
+    (fake / "nvidia-smi").write_text(
+        '#!/bin/sh\ncase "$*" in *clocks_event_reasons*) echo "Field is not a valid field to query." >&2; exit 2;; esac\n'
+        'echo "1980, 41, 120.5, 0x0000000000000000"\n'
+        'case "$*" in *-lms*) echo "1755, 58, 402.0, 0x0000000000000004"; echo "1980, 61, [N/A], 0x0000000000000001";'
+        ' exec sleep 30;; esac\n')
+    (fake / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    with gpu_state.GpuState(every_ms=100) as g:
+        import time
+        time.sleep(0.5)
+    assert g.line() == ("GPU during the run: SM clock 1980 MHz (1755-1980), up to 61 C, 402 W; "
+                        "clock-event reasons: software power cap"), g.line()
+    monkeypatch.setenv("PATH", str(tmp_path / "none"))
+    with gpu_state.GpuState() as g:
+        pass
+    assert g.line() == "GPU during the run: not read (nvidia-smi not found)"
