@@ -179,6 +179,8 @@ if has sweepvariants; then
   # One quick sweep (n <= 2048) on the CPU and the GPU, then its auto run under each setting of
   # SWEEP_VARIANTS ("-" for none), each with a fresh cache folder (no run history): what a setting
   # changes, side by side in one device call. The CPU calls that took over 10 ms are listed for each.
+  # The output goes to sweepvariants.log too, and the saved runs to sweepvariants-runs.tgz.
+  {
   echo "== quick sweep: cpu and gpu once, auto under each of: ${SWEEP_VARIANTS:--}"
   rm -rf /tmp/gofl-qs; timeout 200 "$PY" bench/auto_sweep.py --build "$B" --quick --modes cpu,gpu --save /tmp/gofl-qs 2>&1 | tail -2
   i=0
@@ -196,6 +198,8 @@ slow = [f"{r['op']}{r['n']}:{int(r['duration_ns']) / 1e6:.0f}{'*' if r.get('core
 print("   CPU calls over 10 ms (* a core spared):", " ".join(slow))
 PYEOF
   done
+  } 2>&1 | tee "$OUT/sweepvariants.log"
+  (cd /tmp && tar -czf "$OUT/sweepvariants-runs.tgz" gofl-qs gofl-qs-[0-9]*)
 fi
 if has fft; then
   # FFTW on cuFFT: the GPU tests of every kind and layout, then the benchmark against FFTW with
