@@ -31,6 +31,7 @@ plan known in advance and the ratios to both), for bench/headline.py.
 """
 
 import argparse
+import contextlib
 import csv
 import io
 import json
@@ -123,7 +124,8 @@ def run_mode(cli, mode, sizes, limits, level, env, profile=None):
             cmd += ["--profile", os.path.abspath(profile)]
         cmd += ["--",
                sys.executable, worker, ",".join(map(str, sizes)), ",".join(f"{k}={v}" for k, v in limits.items())]
-        with GpuState() as gpu_state:  # the GPU's clocks beside the run: its own slowdowns from the library's
+        # The GPU's clocks beside a run that uses it: the GPU's own slowdowns told from the library's.
+        with (GpuState() if mode != "cpu" else contextlib.nullcontext()) as gpu_state:
             p = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if p.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{p.stderr[-2000:]}")
@@ -206,13 +208,15 @@ def per_call_min(gpu_runs):
 
 
 def single_run_floor(gpu_runs):
-    """Each gpu run's traced calls over the per-call minimum of all of them: what one run that put every
-    call on its better device would read against a best plan built from several runs (the noise floor
-    of the auto/best-plan ratios)."""
+    """Each gpu run's traced calls over the per-call minimum of all of them (None for fewer than two runs):
+    the run-to-run noise of the gpu side, about what a run that put every call on its better device
+    would read against a best plan built from the fastest of several runs."""
+    if len(gpu_runs) < 2:
+        return None
     best_rows = per_call_min(gpu_runs)
     best = sum(int(c["duration_ns"]) for c in best_rows)
     return [sum(int(c["duration_ns"]) for c in traced_calls(r[0])[:len(best_rows)]) / best
-            for r in gpu_runs] if best else []
+            for r in gpu_runs] if best else None
 
 
 def replay(a, raw, gpu_runs, env):
@@ -326,10 +330,11 @@ def main():
     auto_start = startup_of(raw["auto"])
     startup = min(startup_of(r) for r in gpu_runs) or auto_start
     runs = {m: traced_calls(r[0]) for m, r in raw.items()}
+    floor = single_run_floor(gpu_runs)
     if len(gpu_runs) > 1:
         runs["gpu"] = per_call_min(gpu_runs)
         print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s); "
-              f"each run's calls over it: {', '.join(f'{x:.3f}' for x in single_run_floor(gpu_runs))}")
+              f"each run's calls over it: {', '.join(f'{x:.3f}' for x in floor or [])}")
     # A cpu run made with --cpu-max-n lacks the larger calls: the gpu run's time stands for the better
     # device there.
     cpu_by_call = dict(zip(call_keys(runs["cpu"]), runs["cpu"]))
@@ -415,7 +420,7 @@ def main():
                        "cpu_run_max_n": cpu_top, "calls_above_cpu_run": cpu_short, "gpu_start_s": startup,
                        "first_gpu_calls_s": loads, "best_plan_s": planned, "auto_vs_best_plan": total_auto_all / planned,
                        "auto_vs_per_call_best": total_auto_all / total_best, "gpu_runs": len(gpu_runs),
-                       "gpu_run_floor": single_run_floor(gpu_runs), "calls": n_calls, "worst_call": worst[0],
+                       "gpu_run_floor": floor, "calls": n_calls, "worst_call": worst[0],
                        "worst_call_what": worst[1]}, f, indent=1)
     walls = {m: loop_wall(raw[m][1]) for m in ("cpu", "gpu", "auto")}
     if all(walls.values()):

@@ -182,7 +182,7 @@ if has sweepvariants; then
   # The output goes to sweepvariants.log too, and the saved runs to sweepvariants-runs.tgz.
   {
   echo "== quick sweep: cpu and gpu once, auto under each of: ${SWEEP_VARIANTS:--}"
-  rm -rf /tmp/gofl-qs; timeout 200 "$PY" bench/auto_sweep.py --build "$B" --quick --modes cpu,gpu --save /tmp/gofl-qs 2>&1 | tail -2
+  rm -rf /tmp/gofl-qs /tmp/gofl-qs-[0-9]* /tmp/gofl-qs-cache-*; timeout 200 "$PY" bench/auto_sweep.py --build "$B" --quick --modes cpu,gpu --save /tmp/gofl-qs 2>&1 | tail -2
   i=0
   for v in ${SWEEP_VARIANTS:--}; do
     i=$((i + 1)); sets=(); [ "$v" = - ] || for kv in ${v//,/ }; do sets+=(--set "$kv"); done

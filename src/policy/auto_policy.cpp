@@ -373,7 +373,8 @@ void AutoPolicy::warm_for(const gofl_call& c, GpuEnv& env, bool gpu) {
   if (st.warm_settled) return;
   const int64_t n = call_size(c);
   if (!env.started()) {
-    if (st.decided_before_start++ == 0) decided_order_.push_back(c.op);
+    if (st.decided_before_start == 0) decided_order_.push_back(c.op);
+    if (st.decided_before_start < 2) ++st.decided_before_start;  // once, or more than once
     st.decided_n = std::max(st.decided_n, n);
     return;
   }
@@ -398,8 +399,8 @@ void AutoPolicy::warm_at_start(const gofl_call* first, GpuEnv& env) {
   if (first) ops_[first->op].warm_settled = true;  // it runs there now
   // The operations called more than once first: a program that repeats a call is likely to make it
   // again soon, while one made once (a set-up product, say) may not come back for a while. In the
-  // sweep's traces on an H100 host a dgemm made once at the program's start was warmed first (55–94 ms), while the
-  // single-precision calls it had repeated came to the GPU cold.
+  // sweep's traces on an H100 host a dgemm made once at the program's start was warmed first
+  // (55–94 ms), while the single-precision calls it had repeated came to the GPU cold.
   for (const bool repeated : {true, false})
     for (const int op : decided_order_)
       if ((ops_[op].decided_before_start > 1) == repeated) ask_warm(op, ops_[op].decided_n, env);

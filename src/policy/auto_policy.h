@@ -284,7 +284,7 @@ class AutoPolicy {
     bool cpu_seen = false;        // a CPU observation happened
     bool probed_after_start = false;
     bool gpu_warm = false;        // the first GPU observation (warm-up) is behind us
-    int decided_before_start = 0;  // how many of its calls were decided before the GPU started
+    int decided_before_start = 0;  // its calls decided before the GPU started: 0, 1, or 2 for more
     int64_t decided_n = 0;        // before the start: the largest size of its decided calls
     int64_t warm_n = -1;          // the largest size the backend was asked to warm it for (-1: none)
     double warm_asked_s = 0;      // when it was last asked (GpuEnv::now)

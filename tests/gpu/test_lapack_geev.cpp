@@ -1,8 +1,9 @@
 // GPU nonsymmetric eigensolvers (src/cuda/lapack_geev.cpp, lapack_geevx.cpp: geev, geevx) against
 // the CPU library, run under LD_PRELOAD=libgpuoffload.so with GPU_OFFLOAD_DEVICE=gpu: every
 // precision x variant on copies of the same input. Eigenvalues are matched with the CPU's; vectors
-// (defined up to a scale) through residuals; info and work[0] exactly; what geevx leaves to the CPU
-// library (balancing, back-transform) bit-identical.
+// (defined up to a scale) through residuals, and geevx's against the CPU's as LAPACK normalises them;
+// info and work[0] exactly; what geevx leaves to the CPU library (balancing, back-transform)
+// bit-identical; the gaps a larger leading dimension leaves must stay bit-identical.
 #include <dlfcn.h>
 
 #include <cstdlib>

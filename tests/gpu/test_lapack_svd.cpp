@@ -1,8 +1,8 @@
 // GPU SVD and least squares (src/cuda/lapack_svd.cpp, lapack_gelsd.cpp: gesvd, gesdd, gelsd) against
 // the CPU library, run under LD_PRELOAD=libgpuoffload.so with GPU_OFFLOAD_DEVICE=gpu: every
 // precision x variant on copies of the same input. Singular values are compared with the CPU's;
-// vectors through orthogonality and reconstruction; info, rank and work[0]/iwork[0] exactly; the
-// gaps a larger leading dimension leaves must stay bit-identical.
+// vectors through orthogonality and reconstruction; info, rank and work[0]/rwork[0]/iwork[0] exactly;
+// the gaps a larger leading dimension leaves must stay bit-identical.
 #include <dlfcn.h>
 
 #include <cstdlib>

@@ -192,26 +192,29 @@ def test_a_loop_under_auto_is_timed_from_after_its_first_iteration_on_the_gpu():
 
 
 def test_the_sweep_reads_the_gpus_clocks_beside_a_run(tmp_path, monkeypatch):
-    """bench/gpu_state.py: nvidia-smi sampled beside a run gives the SM clock's range, the hottest reading,
-    the most power and the clock-event reasons seen; a driver that takes only the older field name is
-    asked with it; without nvidia-smi the line says so."""
+    """bench/gpu_state.py: nvidia-smi sampled beside a run gives the SM clock's range while the GPU worked,
+    the hottest reading, the most power and the clock-event reasons seen; a driver that takes only the
+    older field name is asked with it; a reading it cannot parse is skipped; without nvidia-smi the line
+    says so."""
     sys.path.insert(0, str(ROOT / "bench"))
     import gpu_state
     fake = tmp_path / "bin"
     fake.mkdir()
-    # Takes only the older name of the reasons; looped (-lms), prints a slowed reading, then a hot one.
+    # Takes only the older name of the reasons. Looped (-lms): a reading at full clock, one slowed by the
+    # power cap, one with no temperature (skipped), one idle (not counted in the clocks).
     (fake / "nvidia-smi").write_text(
         '#!/bin/sh\ncase "$*" in *clocks_event_reasons*) echo "Field is not a valid field to query." >&2; exit 2;; esac\n'
-        'echo "1980, 41, 120.5, 0x0000000000000000"\n'
-        'case "$*" in *-lms*) echo "1755, 58, 402.0, 0x0000000000000004"; echo "1980, 61, [N/A], 0x0000000000000001";'
-        ' exec sleep 30;; esac\n')
+        'case "$*" in *-lms*) ;; *) echo "1980, 41, 120.5, 0x0000000000000000"; exit 0;; esac\n'
+        'echo "1980, 41, 120.5, 0x0000000000000000"; echo "1755, 58, 402.0, 0x0000000000000004"\n'
+        'echo "1980, [N/A], 90.0, 0x0000000000000000"; echo "210, 35, [N/A], 0x0000000000000001"; exec sleep 30\n')
     (fake / "nvidia-smi").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
     with gpu_state.GpuState(every_ms=100) as g:
         import time
         time.sleep(0.5)
-    assert g.line() == ("GPU during the run: SM clock 1980 MHz (1755-1980), up to 61 C, 402 W; "
-                        "clock-event reasons: software power cap"), g.line()
+    assert g.line() == ("GPU during the run: SM clock 1868 MHz (1755-1980) in 2 of 3 readings (the others idle), "
+                        "up to 58 C, 402 W; clock-event reasons: software power cap"), g.line()
+    assert gpu_state.describe(gpu_state.parse("210, 35, 60.0, 0x1\n")) == "the GPU idle in all 1 readings"
     monkeypatch.setenv("PATH", str(tmp_path / "none"))
     with gpu_state.GpuState() as g:
         pass
