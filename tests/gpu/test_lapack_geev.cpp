@@ -28,6 +28,17 @@ template <class T> struct GeevBufs {
   std::vector<T> a, vl, vr, work, w;
   std::vector<real_t<T>> wr, wi, rwork;
   int info = -99;
+  // A copy of a0, VL and VR random (their gaps are checked), the rest zeroed; lwork entries of work.
+  void fresh(const std::vector<T>& a0, int64_t n, int64_t ldvl, int64_t ldvr, int64_t lwork) {
+    a = a0;
+    vl = random_matrix<T>(ldvl, n, ldvl, 41);
+    vr = random_matrix<T>(ldvr, n, ldvr, 42);
+    w.assign(size_t(n), T(0));
+    wr.assign(size_t(n), real_t<T>(0));
+    wi.assign(size_t(n), real_t<T>(0));
+    work.assign(size_t(lwork), T(0));
+    rwork.assign(size_t(2 * n), real_t<T>(0));
+  }
 };
 
 template <class T>
@@ -93,23 +104,13 @@ template <class T> void check_geev(char jobvl, char jobvr, int n, int lda, int l
                " ldvr=" + std::to_string(ldvr));
   const std::vector<T> a0 = random_matrix<T>(lda, n, lda, 31);
   const int ldvl = jobvl == 'V' ? ldvr : n;  // the padding of ldvr, so that VL's gaps are checked too
-  auto fresh = [&](GeevBufs<T>& x, int lwork) {
-    x.a = a0;
-    x.vl = random_matrix<T>(ldvl, n, ldvl, 41);
-    x.vr = random_matrix<T>(ldvr, n, ldvr, 42);
-    x.w.assign(size_t(n), T(0));
-    x.wr.assign(size_t(n), R(0));
-    x.wi.assign(size_t(n), R(0));
-    x.work.assign(size_t(lwork), T(0));
-    x.rwork.assign(size_t(2 * n), R(0));
-  };
   GeevBufs<T> q;
-  fresh(q, 1);
+  q.fresh(a0, n, ldvl, ldvr, 1);
   call_geev<T>(false, jobvl, jobvr, n, lda, ldvl, ldvr, q, -1);
   const int lwork = size_of(q.work[0]);
   GeevBufs<T> g, c;
-  fresh(g, lwork);
-  fresh(c, lwork);
+  g.fresh(a0, n, ldvl, ldvr, lwork);
+  c.fresh(a0, n, ldvl, ldvr, lwork);
   call_geev<T>(true, jobvl, jobvr, n, lda, ldvl, ldvr, g, lwork);
   // Left vectors come from V^-1: single precision goes back to the CPU when V is too ill-conditioned
   // for them (lapack_geev.cpp); the results below are checked wherever the call ran.
@@ -263,17 +264,10 @@ void check_geevx(geevx_fn<T, I> gpu_f, geevx_fn<T, I> cpu_f, char balanc, char j
   const std::vector<T> a0 = balancing_input<T>(n, lda, 57);
   const I ldvl = jobvl == 'V' ? ldvr : n;
   auto fresh = [&](GeevxBufs<T, I>& x, I lwork) {
-    x.a = a0;
-    x.vl = random_matrix<T>(ldvl, n, ldvl, 41);
-    x.vr = random_matrix<T>(ldvr, n, ldvr, 42);
-    x.w.assign(size_t(n), T(0));
-    x.wr.assign(size_t(n), R(0));
-    x.wi.assign(size_t(n), R(0));
+    x.fresh(a0, n, ldvl, ldvr, lwork);
     x.scale.assign(size_t(n), R(-5));
     x.rconde.assign(size_t(n), R(-6));  // not referenced with sense 'N'
     x.rcondv.assign(size_t(n), R(-6));
-    x.work.assign(size_t(lwork), T(0));
-    x.rwork.assign(size_t(2 * n), R(0));
     x.iwork.assign(size_t(2 * n), I(0));
   };
   GeevxBufs<T, I> q;

@@ -56,6 +56,14 @@ template <class T> struct SymEig {
   std::vector<real_t<T>> w, rwork;
   std::vector<int> iwork;
   int info = -99;
+  // A copy of a0, w (n entries) filled with w0, the workspaces zeroed at the sizes given.
+  void fresh(const std::vector<T>& a0, int n, real_t<T> w0, size_t lwork, size_t lrwork, size_t liwork) {
+    a = a0;
+    w.assign(size_t(n), w0);
+    work.assign(lwork, T(0));
+    rwork.assign(lrwork, real_t<T>(0));
+    iwork.assign(liwork, 0);
+  }
 };
 
 // d: syevd/heevd, else syev/heev. Negative sizes are passed as given (workspace queries).
@@ -91,13 +99,7 @@ template <class T> void check_sym_eig(bool d, char jobz, char uplo, int n, int l
   auto [a0, full] = sym_input<T>(n, lda, uplo, 11);
   // Workspace sizes from the CPU library; the intercepted query must give the same and stay on the CPU.
   SymEig<T> q, qg;
-  for (SymEig<T>* x : {&q, &qg}) {
-    x->a = a0;
-    x->w.resize(size_t(n));
-    x->work.resize(1);
-    x->rwork.resize(1);
-    x->iwork.resize(1);
-  }
+  for (SymEig<T>* x : {&q, &qg}) x->fresh(a0, n, 0, 1, 1, 1);
   call_sym<T>(false, d, jobz, uplo, n, lda, q, -1, -1, -1);
   call_sym<T>(true, d, jobz, uplo, n, lda, qg, -1, -1, -1);
   expect_not_on_gpu();
@@ -106,13 +108,7 @@ template <class T> void check_sym_eig(bool d, char jobz, char uplo, int n, int l
   const int liwork = std::max(1, q.iwork[0]);
 
   SymEig<T> g, c;
-  for (SymEig<T>* x : {&g, &c}) {
-    x->a = a0;
-    x->w.assign(size_t(n), real_t<T>(-7));
-    x->work.assign(size_t(lwork), T(0));
-    x->rwork.assign(size_t(lrwork), real_t<T>(0));
-    x->iwork.assign(size_t(liwork), 0);
-  }
+  for (SymEig<T>* x : {&g, &c}) x->fresh(a0, n, -7, size_t(lwork), size_t(lrwork), size_t(liwork));
   call_sym<T>(true, d, jobz, uplo, n, lda, g, lwork, lrwork, liwork);
   EXPECT_RAN_ON_GPU();
   call_sym<T>(false, d, jobz, uplo, n, lda, c, lwork, lrwork, liwork);
@@ -162,13 +158,7 @@ TYPED_TEST(SymmetricEig, SyevdCpuCases) {
   for (const Case& k : cases) {
     SCOPED_TRACE("n=" + std::to_string(k.n) + " lda=" + std::to_string(k.lda) + " lwork=" + std::to_string(k.lwork));
     SymEig<T> g, c;
-    for (SymEig<T>* x : {&g, &c}) {
-      x->a = a0;
-      x->w.assign(size_t(n), real_t<T>(0));
-      x->work.assign(5000, T(0));
-      x->rwork.assign(5000, real_t<T>(0));
-      x->iwork.assign(500, 0);
-    }
+    for (SymEig<T>* x : {&g, &c}) x->fresh(a0, n, 0, 5000, 5000, 500);
     call_sym<T>(true, true, 'V', 'U', k.n, k.lda, g, k.lwork, 5000, 500);
     expect_not_on_gpu();
     call_sym<T>(false, true, 'V', 'U', k.n, k.lda, c, k.lwork, 5000, 500);
@@ -184,13 +174,7 @@ TYPED_TEST(SymmetricEig, SyevdNaNStaysOnCpu) {
   (void)full;
   a0[size_t(7 + 3 * n)] = T(std::numeric_limits<real_t<T>>::quiet_NaN());
   SymEig<T> g, c;
-  for (SymEig<T>* x : {&g, &c}) {
-    x->a = a0;
-    x->w.assign(size_t(n), real_t<T>(0));
-    x->work.assign(20000, T(0));
-    x->rwork.assign(20000, real_t<T>(0));
-    x->iwork.assign(1000, 0);
-  }
+  for (SymEig<T>* x : {&g, &c}) x->fresh(a0, n, 0, 20000, 20000, 1000);
   call_sym<T>(true, true, 'V', 'L', n, n, g, 20000, 20000, 1000);
   expect_not_on_gpu();
   call_sym<T>(false, true, 'V', 'L', n, n, c, 20000, 20000, 1000);
