@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 
-from gpu_state import GpuState
+from gpu_state import LINE as GPU_STATE_LINE, GpuState
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Calls shorter than this vary by more than 1.5x between runs of the same device: they count in the
@@ -207,13 +207,14 @@ def per_call_min(gpu_runs):
     return out
 
 
-def single_run_floor(gpu_runs):
-    """Each gpu run's traced calls over the per-call minimum of all of them (None for fewer than two runs):
-    the run-to-run noise of the gpu side, about what a run that put every call on its better device
-    would read against a best plan built from the fastest of several runs."""
+def single_run_floor(gpu_runs, best_rows=None):
+    """Each gpu run's traced calls over the per-call minimum of all of them (best_rows, when the caller has
+    it already; None for fewer than two runs): the run-to-run noise of the gpu side, about what a run
+    that put every call on its better device would read against a best plan built from the fastest of
+    several runs."""
     if len(gpu_runs) < 2:
         return None
-    best_rows = per_call_min(gpu_runs)
+    best_rows = best_rows or per_call_min(gpu_runs)
     best = sum(int(c["duration_ns"]) for c in best_rows)
     return [sum(int(c["duration_ns"]) for c in traced_calls(r[0])[:len(best_rows)]) / best
             for r in gpu_runs] if best else None
@@ -311,7 +312,7 @@ def main():
                 for ext, text in zip(("csv", "summary", "starts.csv", "setup.csv"), raw[m]):
                     with open(os.path.join(a.save, f"{m}.{ext}"), "w") as f:
                         f.write(text)
-            gpu_line = [ln for ln in raw[m][1].splitlines() if ln.startswith("GPU during the run: ")]
+            gpu_line = [ln for ln in raw[m][1].splitlines() if ln.startswith(GPU_STATE_LINE)]
             print(f"{m} run done" + (f"; {gpu_line[-1]}" if gpu_line else ""), flush=True)
         elif m in loadable:
             # Folders saved before the traces recorded the GPU start have no MODE.starts.csv.
@@ -330,9 +331,10 @@ def main():
     auto_start = startup_of(raw["auto"])
     startup = min(startup_of(r) for r in gpu_runs) or auto_start
     runs = {m: traced_calls(r[0]) for m, r in raw.items()}
-    floor = single_run_floor(gpu_runs)
+    floor = None
     if len(gpu_runs) > 1:
         runs["gpu"] = per_call_min(gpu_runs)
+        floor = single_run_floor(gpu_runs, runs["gpu"])
         print(f"gpu side: the per-call minimum over {len(gpu_runs)} gpu runs (start-up: the smallest, {startup:.3f} s); "
               f"each run's calls over it: {', '.join(f'{x:.3f}' for x in floor or [])}")
     # A cpu run made with --cpu-max-n lacks the larger calls: the gpu run's time stands for the better

@@ -26,6 +26,7 @@ REASON_BITS = {0x2: "application clocks set", 0x4: "software power cap", 0x8: "h
                0x10: "sync boost", 0x20: "software thermal slowdown", 0x40: "hardware thermal slowdown",
                0x80: "hardware power brake", 0x100: "display clock setting"}
 _query = []  # the query nvidia-smi took, once found
+LINE = "GPU during the run: "  # how line() begins, for those who look for it in a run's summary
 
 
 def parse(text):
@@ -108,14 +109,14 @@ class GpuState:
         return False
 
     def line(self):
+        """LINE and what the readings say, or why there are none (once: the readings are read and dropped)."""
         try:
             if not self.file:
-                return f"GPU during the run: not read ({self.why})"
+                return f"{LINE}not read ({self.why or 'already read'})"
             self.file.seek(0)
             readings = parse(self.file.read())
             self.file.close()
-            self.file = None
-            self.why = "no reading"
-            return "GPU during the run: " + (describe(readings) if readings else "not read (no reading)")
+            self.file, self.why = None, ""
+            return LINE + (describe(readings) if readings else "not read (no reading)")
         except Exception as e:  # noqa: BLE001
-            return f"GPU during the run: not read ({e})"
+            return f"{LINE}not read ({e})"
