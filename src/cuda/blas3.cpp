@@ -234,17 +234,18 @@ template <class T, bool Herm> uint64_t symm_bytes(const SymmDesc<T, Herm>& s) {
 
 template <class T, bool Herm> void symm_run(Engine& e, const SymmDesc<T, Herm>& s) {
   const int64_t ka = ka_of(s);
+  // Only A's uplo triangle is read, and only it is copied on the host (Engine::upload_triangle).
   // hemm: the imaginary parts of A's diagonal are zeroed on the device, so A is a private copy.
   Engine::Input inA;
   DevMem dA;
   if constexpr (Herm) {
     dA = e.alloc(size_t(ka * ka) * sizeof(T));
-    e.upload(dA.get(), s.a, ka, ka, s.lda, sizeof(T));
+    e.upload_triangle(dA.get(), s.a, ka, s.lda, sizeof(T), s.uplo);
     zero_diag_imag(e, dA.get<T>(), ka);
     inA.dev = dA.get();
     inA.ld = ka;
   } else {
-    inA = e.input(s.a, ka, ka, s.lda, sizeof(T));
+    inA = e.input_triangle(s.a, ka, s.lda, sizeof(T), s.uplo);
   }
   const Engine::Input inB = e.input(s.b, s.m, s.n, s.ldb, sizeof(T));
   DevMem dC = e.alloc(size_t(s.m * s.n) * sizeof(T));
@@ -303,7 +304,8 @@ template <class T, bool Two, bool Herm> void rank_run(Engine& e, const RankDesc<
   Engine::Input inB;
   if constexpr (Two) inB = e.input(r.b, ar, ac, r.ldb, sizeof(T));
   DevMem dC = e.alloc(size_t(r.n * r.n) * sizeof(T));
-  if (!is_zero(r.beta)) e.upload(dC.get(), r.c, r.n, r.n, r.ldc, sizeof(T));
+  // C's uplo triangle is read and written; the other is neither copied in nor out.
+  if (!is_zero(r.beta)) e.upload_triangle(dC.get(), r.c, r.n, r.ldc, sizeof(T), r.uplo);
   e.begin_compute();
   const auto fill = fill_of(r.uplo);
   const auto op = op_of(real_trans<T>(r.trans));
@@ -352,7 +354,8 @@ template <class T, bool Solve> uint64_t tri_bytes(const TriDesc<T, Solve>& t) {
 template <class T, bool Solve> void tri_run(Engine& e, const TriDesc<T, Solve>& t) {
   const auto op = op_of(real_trans<T>(t.transa));
   const int64_t ka = ka_of(t);
-  const Engine::Input inA = e.input(t.a, ka, ka, t.lda, sizeof(T));
+  // Only A's uplo triangle is read (its diagonal too, unless diag is 'U').
+  const Engine::Input inA = e.input_triangle(t.a, ka, t.lda, sizeof(T), t.uplo);
   DevMem dB = e.alloc(size_t(t.m * t.n) * sizeof(T));
   e.upload(dB.get(), t.b, t.m, t.n, t.ldb, sizeof(T));
   e.begin_compute();

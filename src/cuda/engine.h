@@ -138,6 +138,13 @@ class Engine {
   void upload(void* dev, const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem,
               cudaStream_t on = nullptr);
   void upload_vec(void* dev, const void* host, size_t bytes) { upload(dev, host, int64_t(bytes), 1, int64_t(bytes), 1); }
+  // upload() of an n x n matrix the routine reads one triangle of ('U': rows [0, j] of column j,
+  // 'L': rows [j, n)): the host copies only the triangle into the pinned buffers, half of a large
+  // matrix's bytes, and the DMA moves whole columns. The device copy's other triangle holds whatever
+  // the pinned buffer held: only a routine that never reads it (symm, hemm, trmm, trsm, and the C of
+  // syrk and its kin, whose other triangle is not written back) may use it.
+  void upload_triangle(void* dev, const void* host, int64_t n, int64_t ld, size_t elem, char uplo,
+                       cudaStream_t on = nullptr);
   // upload() of the rows permuted on the way (on stream()): row i of the device matrix is row
   // rows_from[i] (0-based, each in [0, rows)) of the host one. LU solves apply LAPACK's row
   // interchanges here, while the host copies B anyway, instead of on the GPU, where 8192 swaps done
@@ -156,6 +163,10 @@ class Engine {
     template <class T> const T* get() const { return static_cast<const T*>(dev); }
   };
   Input input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on = nullptr);
+  // input() of an n x n matrix the routine reads one triangle of: a kept copy serves, or residency
+  // keeps a whole upload, as in input(); otherwise upload_triangle(), and the copy serves this call
+  // only (its other triangle is not the program's).
+  Input input_triangle(const void* host, int64_t n, int64_t ld, size_t elem, char uplo, cudaStream_t on = nullptr);
   // input() when a kept copy serves or residency keeps this upload (done on `on`); otherwise false,
   // nothing uploaded, and *spare is a device buffer of the packed size for the routine to fill as it
   // likes (a pipelined routine uploads it piece by piece).

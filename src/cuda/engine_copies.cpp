@@ -84,7 +84,8 @@ bool Engine::Impl::staged_upload(const HostView& v, char* dev, cudaStream_t stre
   const size_t span = v.span();
   // The routine reads back what it wrote this call: the host must hold it first.
   if (stage->pending(v.base, span) && stage->flush()) written = true;
-  const char* src = v.rows_from || v.tri ? nullptr : stage->input(v.base, span);
+  // A staged input is the whole matrix (a triangle's view spans the same bytes): whole columns go.
+  const char* src = v.rows_from ? nullptr : stage->input(v.base, span);
   if (!src) return false;
   if (v.cols == 1)
     check(cudaMemcpyAsync(dev, src, v.total(), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (h2d, staged)");
@@ -135,6 +136,14 @@ void Engine::upload_rows(void* dev, const void* host, int64_t rows, int64_t cols
   if (rows <= 0 || cols <= 0 || elem == 0) return upload_view(dev, nullptr, nullptr);
   const HostView v{static_cast<char*>(const_cast<void*>(host)), rows, cols, std::max(ld, rows), elem, 0, rows_from};
   upload_view(dev, &v, nullptr);
+}
+
+void Engine::upload_triangle(void* dev, const void* host, int64_t n, int64_t ld, size_t elem, char uplo,
+                             cudaStream_t on) {
+  if (n <= 0 || elem == 0) return upload_view(dev, nullptr, on);
+  const HostView v{static_cast<char*>(const_cast<void*>(host)), n, n, std::max(ld, n), elem,
+                   uplo == 'U' || uplo == 'u' ? 'U' : 'L'};
+  upload_view(dev, &v, on);
 }
 
 void Engine::upload_view(void* dev, const HostView* view, cudaStream_t on) {

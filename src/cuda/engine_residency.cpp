@@ -71,6 +71,19 @@ Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_
   return in;
 }
 
+Engine::Input Engine::input_triangle(const void* host, int64_t n, int64_t ld, size_t elem, char uplo, cudaStream_t on) {
+  Input in;
+  in.ld = std::max<int64_t>(n, 1);
+  if (n <= 0 || elem == 0) return in;
+  DevMem spare;
+  if (input_if_resident(host, n, n, ld, elem, on, &in, &spare)) return in;
+  upload_triangle(spare.get(), host, n, ld, elem, uplo, on);
+  in.dev = spare.get();
+  in.ld = n;
+  in.owned = std::move(spare);
+  return in;
+}
+
 void Engine::keep_output(DevMem&& dev, void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem) {
   // The test switch that corrupts a result leaves the host unlike the device: nothing is kept then.
   if (!impl_ || rows <= 0 || cols <= 0 || corrupt_result()) return;

@@ -170,6 +170,16 @@ void expect_other_triangle(const std::vector<T>& gpu, const std::vector<T>& orig
   EXPECT_EQ(changed, 0) << "elements of the other triangle written";
 }
 
+// The elements of a square operand that BLAS never reads: the triangle opposite `uplo` (logical
+// indices, so a row-major call's too) and, with a unit diagonal, the diagonal. They become NaN: a
+// result that reads them (or a copy that moves the wrong triangle) is NaN where the CPU's is not.
+template <class T> void poison_unread(std::vector<T>& A, const Shape& s, char uplo, bool unit_diag = false) {
+  const real_t<T> q = std::numeric_limits<real_t<T>>::quiet_NaN();
+  for (int64_t j = 0; j < s.c; ++j)
+    for (int64_t i = 0; i < s.r; ++i)
+      if ((uplo == 'U' ? i > j : i < j) || (unit_diag && i == j)) A[s.at(i, j)] = T(q);
+}
+
 #define EXPECT_GPU(lc)                                                                              \
   EXPECT_EQ((lc).device, 1) << "reason " << (lc).reason << " gpu status " << (lc).gpu_status
 
@@ -253,7 +263,7 @@ void call_symm(void* fn, const Api& a, char side, char uplo, I m, I n, T alpha, 
 
 template <class T, class I>
 bool symm_case(const Api& a, const char* routine, char side, char uplo, int64_t m, int64_t n, int64_t pad, bool nan_c,
-               uint64_t seed) {
+               uint64_t seed, bool nan_unread = false) {
   const std::string name = sym(a, prec<T>(), routine);
   void* cpu = cpu_fn(a, name);
   if (!cpu) return false;
@@ -261,7 +271,9 @@ bool symm_case(const Api& a, const char* routine, char side, char uplo, int64_t 
   SCOPED_TRACE(what(a, name, std::string("side ") + side + " uplo " + uplo + (nan_c ? " beta 0, NaN C" : "")));
   const int64_t ka = side == 'L' ? m : n;
   const Shape sa = shape(ka, ka, a.row, pad), sb = shape(m, n, a.row, pad), sc = shape(m, n, a.row, pad);
-  const auto A = fill<T>(sa, seed), B = fill<T>(sb, seed + 1);
+  auto A = fill<T>(sa, seed);
+  const auto B = fill<T>(sb, seed + 1);
+  if (nan_unread) poison_unread(A, sa, uplo);
   auto C0 = fill<T>(sc, seed + 2);
   if (nan_c) fill_nan(C0);
   const T alpha = scal<T>(0.8, 0.3), beta = nan_c ? T(0) : scal<T>(0.7, -0.2);
@@ -357,7 +369,7 @@ void call_tri(void* fn, const Api& a, char side, char uplo, char trans, char dia
 
 template <class T, class I>
 bool tri_case(const Api& a, const char* routine, char side, char uplo, char trans, char diag, int64_t m, int64_t n,
-              int64_t pad, uint64_t seed) {
+              int64_t pad, uint64_t seed, bool nan_unread = false) {
   const std::string name = sym(a, prec<T>(), routine);
   void* cpu = cpu_fn(a, name);
   if (!cpu) return false;
@@ -367,6 +379,7 @@ bool tri_case(const Api& a, const char* routine, char side, char uplo, char tran
   const Shape sa = shape(ka, ka, a.row, pad), sb = shape(m, n, a.row, pad);
   auto A = fill<T>(sa, seed);
   condition(A, sa, ka);
+  if (nan_unread) poison_unread(A, sa, uplo, diag == 'U');
   auto B0 = fill<T>(sb, seed + 1);
   const T alpha = scal<T>(0.8, 0.3);
   auto Bg = B0, Bc = B0;
@@ -541,6 +554,48 @@ TEST(Blas3Large, MultiChunkCopies) {
     rank_case<double, double, double, false, int32_t>(f, "syrk", uplo, 'N', 4100, 300, 3, false, 1103);
     rank_case<cd, double, double, false, int32_t>(row, "herk", uplo, 'C', 2100, 200, 1, false, 1104);
   }
+}
+
+// A symmetric or triangular operand crosses the host one triangle at a time (Engine::upload_triangle):
+// over several chunks, split between copy threads, row-major too, its unread elements NaN, and the
+// same host matrix read whole by the call after (a kept copy must not be a triangle's).
+TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
+  const Api& f = kApis[0];
+  const Api& row = kApis[2];
+  for (char uplo : {'U', 'L'}) {
+    symm_case<double, int32_t>(f, "symm", 'L', uplo, 3000, 200, 3, false, 1110, true);
+    symm_case<cd, int32_t>(row, "hemm", 'R', uplo, 150, 2100, 1, true, 1111, true);
+    tri_case<double, int32_t>(f, "trsm", 'L', uplo, 'T', 'N', 3000, 100, 2, 1112, true);
+    tri_case<cf, int32_t>(row, "trmm", 'R', uplo, 'N', 'U', 120, 2900, 0, 1113, true);
+    rank_case<float, float, float, true, int32_t>(f, "syr2k", uplo, 'N', 4100, 64, 5, false, 1114);
+  }
+  // The same A twice, then in a gemm: residency may keep the second upload (keep_history.h), and
+  // the gemm that reads all of A must see its whole, not a copy holding one triangle.
+  const int64_t n = 2100;
+  const Shape sa = shape(n, n, false, 0), sb = shape(n, 64, false, 0);
+  const auto A = fill<double>(sa, 1120), B = fill<double>(sb, 1121);
+  const double one = 1, zero = 0;
+  const int ni = int(n), k = 64;
+  using DsymmF = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+                          const double*, const int*, const double*, double*, const int*, size_t, size_t);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<double> Cg(size_t(n) * 64), Cc(Cg.size());
+    gpu_test::intercepted<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
+                                            &ni, 1, 1);
+    const auto lc = gpu_test::last_call();
+    gpu_test::cpu<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
+                                    1);
+    EXPECT_GPU(lc);
+    expect_same(Cg, Cc, std::vector<double>(Cg.size()), shape(n, 64, false, 0));
+  }
+  std::vector<double> Cg(size_t(n) * 64), Cc(Cg.size());
+  gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
+                                          &ni, 1, 1);
+  const auto lc = gpu_test::last_call();
+  gpu_test::cpu<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
+                                  1);
+  EXPECT_GPU(lc);
+  expect_same(Cg, Cc, std::vector<double>(Cg.size()), shape(n, 64, false, 0));
 }
 
 // Products large enough to run in column panels with the copies overlapped (n >= 2048, m >= 128,

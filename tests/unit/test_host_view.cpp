@@ -2,7 +2,8 @@
 // factorization's row interchanges on the way (Engine::upload_rows, used by ?getrs) gives exactly
 // the bytes OpenBLAS's own ?laswp leaves in B, packed, for every element size, leading dimensions
 // above the rows, and ranges cut anywhere, inside elements too (the copy threads' parts are byte
-// ranges); and LAPACK's pivots become the permutation laswp applies.
+// ranges); a triangle's copy-in writes only its elements; and LAPACK's pivots become the permutation
+// laswp applies.
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -78,6 +79,39 @@ TEST(HostView, CopyInWithRowsPermutedGivesLaswpsResult) {
   check_gather<float>(131, 5, 140, false, 3);
   check_gather<std::complex<double>>(97, 4, 101, true, 4);
   check_gather<double>(1, 3, 1, false, 5);
+}
+
+// A triangle's copy-in (Engine::upload_triangle): in whatever ranges the copy threads take, the
+// uplo triangle's elements land at their packed places and no other byte of the stage is written.
+template <class T> void check_triangle_in(int n, int ld, char uplo) {
+  std::vector<T> a(size_t(ld) * size_t(n));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = T(double(i) + 0.5);
+  const HostView v{reinterpret_cast<char*>(a.data()), n, n, ld, sizeof(T), uplo};
+  const size_t total = v.total();
+  std::vector<char> want(total, 0x5a);
+  for (int j = 0; j < n; ++j)
+    for (int i = uplo == 'U' ? 0 : j; i < (uplo == 'U' ? j + 1 : n); ++i)
+      std::memcpy(&want[(size_t(j) * n + i) * sizeof(T)], &a[size_t(j) * ld + i], sizeof(T));
+  for (size_t step : {total, sizeof(T), size_t(3), size_t(1000), total / 7 + 1}) {
+    std::vector<char> stage(total, 0x5a);
+    for (size_t at = 0; at < total; at += step) v.copy(stage.data(), 0, at, std::min(total, at + step), false);
+    ASSERT_EQ(std::memcmp(stage.data(), want.data(), total), 0)
+        << sizeof(T) << "-byte elements, n " << n << ", ld " << ld << ", uplo " << uplo << ", ranges of " << step;
+  }
+  if (total < 64) return;
+  const size_t b0 = total / 3 + 5, e0 = total - 11;  // a range staged at an offset
+  std::vector<char> stage(e0 - b0, 0x5a);
+  v.copy(stage.data(), b0, b0, e0, false);
+  EXPECT_EQ(std::memcmp(stage.data(), want.data() + b0, e0 - b0), 0);
+}
+
+TEST(HostView, CopyInOfATriangleWritesOnlyItsElements) {
+  for (char uplo : {'U', 'L'}) {
+    check_triangle_in<double>(67, 70, uplo);
+    check_triangle_in<float>(33, 33, uplo);
+    check_triangle_in<std::complex<double>>(20, 25, uplo);
+    check_triangle_in<double>(1, 1, uplo);
+  }
 }
 
 TEST(HostView, PivotsBecomeThePermutationLaswpApplies) {
