@@ -45,6 +45,10 @@ from collections import namedtuple
 # by which `gpu-offload calibrate` plans its sizes; 0: not calibrated.
 # split_copy: a large strided call runs in pieces on the library's threads (src/preload/copy_split.h);
 # only for ?copy's argument list (n x incx y incy).
+# one_triangle: the operands of which the routine reads and writes only one triangle, so that their host
+# copies move only that triangle (Engine::upload_triangle, download_triangle): the cost model counts half
+# their bytes. (A symmetric A that an eigensolver overwrites with its vectors is read by one triangle but
+# written whole: it is not one of them.)
 # row_major: for CBLAS routines, C++ statements over the descriptor `d` (generated/descs.h) that turn a
 # row-major call into the column-major call on the same memory: the transposed problem (the other
 # triangle, side or operand order; d.conj when it is the conjugated problem). An invalid flag stays
@@ -53,7 +57,7 @@ from collections import namedtuple
 Op = namedtuple(
     "Op",
     "name precs kind ifaces args cargs dims flops operands query gpu warm split split_precs verify family calib"
-    " split_copy row_major",
+    " split_copy row_major one_triangle",
 )
 
 # GPU body families: the file in src/cuda/ that defines the bodies, and the CUDA libraries they use
@@ -113,7 +117,8 @@ DEFAULT_GPU = {"blas3": "blas3", "blas2": "blas2"}
 
 
 def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifaces=("fortran",), gpu=None,
-       warm=None, split=None, verify="outputs", family=None, calib=0.0, split_copy=False, row_major=None):
+       warm=None, split=None, verify="outputs", family=None, calib=0.0, split_copy=False, row_major=None,
+       one_triangle=()):
     if gpu is None:
         if kind not in DEFAULT_GPU:
             raise ValueError(f"{name}: name its GPU family (gpu=...) or gpu=False")
@@ -128,10 +133,13 @@ def op(name, precs, kind, args, dims, flops, operands, cargs=None, query=(), ifa
             raise ValueError(f"{name}: unknown {what} {key!r}")
     if (warm or split) and not gpu:
         raise ValueError(f"{name}: a warm-up or split routine needs a GPU routine")
+    if any(t not in dict(operands) for t in one_triangle):
+        raise ValueError(f"{name}: one_triangle names an operand it does not have")
     if gpu and "cblas" in ifaces and kind != "blas1" and not row_major:
         raise ValueError(f"{name}: a CBLAS routine with a GPU body needs its row_major mapping")
     return Op(name, precs, kind, ifaces, args.split(), (cargs or args).split(), dims, flops, operands, tuple(query), gpu,
-              warm, split, split_precs, verify, family or name, float(calib), split_copy, row_major)
+              warm, split, split_precs, verify, family or name, float(calib), split_copy, row_major,
+              tuple(one_triangle))
 
 
 BLAS_IF = ("fortran", "cblas")
@@ -155,51 +163,51 @@ OPS = [
        dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
        row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
-       ifaces=BLAS_IF, calib=2),
+       one_triangle=("a",), ifaces=BLAS_IF, calib=2),
     op("hemm", "cz", "blas3",
        "side:ch uplo:ch m:int n:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
        dims=("m", "n", "0"), flops="isL(side) ? 2.0*m*m*n : 2.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)"), ("c", "mat(m, n, ldc)")],
        row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
-       ifaces=BLAS_IF, family="symm", calib=2),
+       one_triangle=("a",), ifaces=BLAS_IF, family="symm", calib=2),
     op("syrk", "sdcz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int beta:sc c:inout ldc:int",
        dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
        row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, (is_complex<T>::value ? \"T\" : \"TC\")) ? 'N' : '?';",
-       ifaces=BLAS_IF, calib=1),
+       one_triangle=("c",), ifaces=BLAS_IF, calib=1),
     op("herk", "cz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:rsc a:in lda:int beta:rsc c:inout ldc:int",
        dims=("n", "n", "k"), flops="1.0*n*(n+1)*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"), ("c", "mat(n, n, ldc)")],
        row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'C' : one_of(d.trans, \"C\") ? 'N' : '?';",
-       ifaces=BLAS_IF, family="syrk", calib=1),
+       one_triangle=("c",), ifaces=BLAS_IF, family="syrk", calib=1),
     op("syr2k", "sdcz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:sc c:inout ldc:int",
        dims=("n", "n", "k"), flops="2.0*n*n*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
                  ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
        row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, (is_complex<T>::value ? \"T\" : \"TC\")) ? 'N' : '?';",
-       ifaces=BLAS_IF, calib=2),
+       one_triangle=("c",), ifaces=BLAS_IF, calib=2),
     op("her2k", "cz", "blas3",
        "uplo:ch trans:ch n:int k:int alpha:sc a:in lda:int b:in ldb:int beta:rsc c:inout ldc:int",
        dims=("n", "n", "k"), flops="2.0*n*n*k",
        operands=[("a", "mat(isN(trans)?n:k, isN(trans)?k:n, lda)"),
                  ("b", "mat(isN(trans)?n:k, isN(trans)?k:n, ldb)"), ("c", "mat(n, n, ldc)")],
        row_major="d.uplo = flip_ul(d.uplo); d.trans = d.trans == 'N' ? 'C' : one_of(d.trans, \"C\") ? 'N' : '?'; d.alpha = std::conj(d.alpha);",
-       ifaces=BLAS_IF, family="syr2k", calib=2),
+       one_triangle=("c",), ifaces=BLAS_IF, family="syr2k", calib=2),
     op("trmm", "sdcz", "blas3",
        "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
        dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
        row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
-       ifaces=BLAS_IF, calib=1),
+       one_triangle=("a",), ifaces=BLAS_IF, calib=1),
     op("trsm", "sdcz", "blas3",
        "side:ch uplo:ch transa:ch diag:ch m:int n:int alpha:sc a:in lda:int b:inout ldb:int",
        dims=("m", "n", "0"), flops="isL(side) ? 1.0*m*m*n : 1.0*m*n*n",
        operands=[("a", "mat(isL(side)?m:n, isL(side)?m:n, lda)"), ("b", "mat(m, n, ldb)")],
        row_major="d.side = flip_side(d.side); d.uplo = flip_ul(d.uplo); std::swap(d.m, d.n);",
-       ifaces=BLAS_IF, calib=1),
+       one_triangle=("a",), ifaces=BLAS_IF, calib=1),
     # ---- BLAS-2 ---------------------------------------------------------------------------------------------
     # Memory-bound: worth the GPU when the matrix is already there. A negative increment walks the
     # vector backwards from its last element; its extent is the same as with the positive one.
@@ -265,28 +273,28 @@ OPS = [
        "uplo:ch n:int a:inout lda:int info:iout",
        gpu="lapack_lu", warm="chol", split="cusolvermg",
        dims=("n", "n", "0"), flops="1.0*n*n*n/3.0",
-       operands=[("a", "mat(n, n, lda)")], calib=1.0 / 3),
+       operands=[("a", "mat(n, n, lda)")], one_triangle=("a",), calib=1.0 / 3),
     op("potrs", "sdcz", "lapack",
        "uplo:ch n:int nrhs:int a:in lda:int b:inout ldb:int info:iout",
        gpu="lapack_lu", warm="chol", split="cusolvermg",
        dims=("n", "n", "nrhs"), flops="2.0*n*n*nrhs",
-       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], calib=2),
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], one_triangle=("a",), calib=2),
     op("posv", "sdcz", "lapack",
        "uplo:ch n:int nrhs:int a:inout lda:int b:inout ldb:int info:iout",
        gpu="lapack_lu", warm="chol",
        dims=("n", "n", "nrhs"), flops="1.0*n*n*n/3.0 + 2.0*n*n*nrhs",
-       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], calib=7.0 / 3),
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, nrhs, ldb)")], one_triangle=("a",), calib=7.0 / 3),
     # ---- LAPACK: inverses of triangular and Cholesky factors ------------------------------------------------
     op("trtri", "sdcz", "lapack",
        "uplo:ch diag:ch n:int a:inout lda:int info:iout",
        gpu="lapack_inverse", warm="chol",
        dims=("n", "n", "0"), flops="1.0*n*n*n/3.0",
-       operands=[("a", "mat(n, n, lda)")], family="potrf"),
+       operands=[("a", "mat(n, n, lda)")], one_triangle=("a",), family="potrf"),
     op("potri", "sdcz", "lapack",
        "uplo:ch n:int a:inout lda:int info:iout",
        gpu="lapack_inverse", warm="chol",
        dims=("n", "n", "0"), flops="2.0*n*n*n/3.0",
-       operands=[("a", "mat(n, n, lda)")], family="potrf"),
+       operands=[("a", "mat(n, n, lda)")], one_triangle=("a",), family="potrf"),
     # ---- LAPACK: symmetric / Hermitian eigenproblems ---------------------------------------------------------
     op("syevd", "sd", "lapack",
        "jobz:ch uplo:ch n:int a:inout lda:int w:rout work:work lwork:int iwork:iwork liwork:int info:iout",
@@ -332,26 +340,26 @@ OPS = [
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int info:iout",
        gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
-       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], family="syevd"),
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], one_triangle=("b",), family="syevd"),
     op("hegv", "cz", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int rwork:rwork info:iout",
        gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
-       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], family="heevd"),
+       operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork"], one_triangle=("b",), family="heevd"),
     op("sygvd", "sd", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int iwork:iwork"
        " liwork:int info:iout",
        gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork", "liwork"],
-       family="syevd"),
+       one_triangle=("b",), family="syevd"),
     op("hegvd", "cz", "lapack",
        "itype:int jobz:ch uplo:ch n:int a:inout lda:int b:inout ldb:int w:rout work:work lwork:int rwork:rwork"
        " lrwork:int iwork:iwork liwork:int info:iout",
        gpu="lapack_sygv", warm="syevd", verify="generalized",
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n")], query=["lwork", "lrwork", "liwork"],
-       family="heevd"),
+       one_triangle=("b",), family="heevd"),
     op("sygvx", "sd", "lapack",
        "itype:int jobz:ch range:ch uplo:ch n:int a:inout lda:int b:inout ldb:int vl:rsc vu:rsc il:int?range=I"
        " iu:int?range=I abstol:rsc m:iout w:rout z:out ldz:int work:work lwork:int iwork:iwork ifail:iwork info:iout",
@@ -359,7 +367,7 @@ OPS = [
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork"], family="syevd"),
+       query=["lwork"], one_triangle=("b",), family="syevd"),
     op("hegvx", "cz", "lapack",
        "itype:int jobz:ch range:ch uplo:ch n:int a:inout lda:int b:inout ldb:int vl:rsc vu:rsc il:int?range=I"
        " iu:int?range=I abstol:rsc m:iout w:rout z:out ldz:int work:work lwork:int rwork:rwork iwork:iwork"
@@ -368,7 +376,7 @@ OPS = [
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork"], family="heevd"),
+       query=["lwork"], one_triangle=("b",), family="heevd"),
     # ---- LAPACK: singular values -----------------------------------------------------------------------------
     op("gesvd", "sdcz", "lapack",
        "jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int info:iout",

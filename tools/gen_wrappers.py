@@ -152,9 +152,10 @@ def verify_id(mode):
 
 
 def gen_ops_inc():
-    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, family, calib, split, warmed, verify)\n"
+    lines = [BANNER, "// GOFL_OP(id, name, routine, precision, kind, gpu_capable, complex, family, calib, split, warmed, verify, tri)\n"
              "// family: the routine the cost model falls back on; calib: calibration flops / n^3, BLAS-2 / n^2 (0: none).\n"
-             "// split: the engine that runs it over several GPUs; warmed: it has a GPU warm-up; verify: --verify's comparison.\n"]
+             "// split: the engine that runs it over several GPUs; warmed: it has a GPU warm-up; verify: --verify's comparison.\n"
+             "// tri: bit i set when operand i crosses the host one triangle at a time (one_triangle).\n"]
     for name, o, p in all_ops():
         routine = o.name if o else name[1:]
         kind = KIND_ID[o.kind] if o else KIND_ID["fft"]
@@ -163,8 +164,11 @@ def gen_ops_inc():
         calib = repr(o.calib) if o else "0.0"
         warmed = 1 if o and o.warm else 0
         verify = verify_id(o.verify if o else T.FFT_VERIFY)
+        # Operand i is the i-th operand the wrapper adds: those named among the routine's arguments.
+        named = [a for a, _ in o.operands if a in dict(args_for(o, p))] if o else []
+        tri = sum(1 << i for i, a in enumerate(named) if a in o.one_triangle) if o else 0
         lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
-                     f"\"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify})\n")
+                     f"\"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify}, {tri})\n")
     return "".join(lines)
 
 

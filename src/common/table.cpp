@@ -4,8 +4,8 @@
 
 
 const gofl_op_info gofl_ops[GOFL_N_OPS] = {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, family, calib, split, warmed, verify) \
-  {name, routine, prec, kind, gpu != 0, cplx != 0, family, calib, split, warmed != 0, verify},
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, family, calib, split, warmed, verify, tri) \
+  {name, routine, prec, kind, gpu != 0, cplx != 0, family, calib, split, warmed != 0, verify, tri},
 #include "generated/ops.inc"
 #undef GOFL_OP
 };

@@ -11,7 +11,7 @@ enum gofl_iface { GOFL_IFACE_FORTRAN, GOFL_IFACE_CBLAS, GOFL_IFACE_FFTW };
 enum gofl_scheme { GOFL_SCHEME_STD, GOFL_SCHEME_SCIPY, GOFL_SCHEME_NUMPY64, GOFL_SCHEME_ILP64 };
 
 enum gofl_op_id : uint16_t {
-#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, family, calib, split, warmed, verify) id,
+#define GOFL_OP(id, name, routine, prec, kind, gpu, cplx, family, calib, split, warmed, verify, tri) id,
 #include "generated/ops.inc"
 #undef GOFL_OP
 };
@@ -34,6 +34,7 @@ struct gofl_op_info {
   gofl_split_engine split;  // the engine that runs one call over several GPUs (cuda/split.h), or none
   bool warmed;              // the CUDA backend has a warm-up for it (cuda/warm.h)
   gofl_verify_mode verify;  // how --verify compares the GPU's results with the CPU library's
+  uint32_t one_triangle;    // bit i: operand i crosses the host one triangle at a time (half its bytes)
 };
 
 struct gofl_sym_info {

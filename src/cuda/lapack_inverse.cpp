@@ -61,7 +61,7 @@ template <class T> void trtri_run(Engine& e, const desc::trtri<T>& d) {
   }
 
   DevMem dA = alloc_elems<T>(e, n * n);
-  e.upload(dA.get(), host, n, n, lda, sizeof(T));
+  e.upload_triangle(dA.get(), host, n, lda, sizeof(T), u);  // only the uplo triangle is read
   e.begin_compute();
   host_pointer_mode(e);
   screen_triangle(e, dA.get<T>(), n, u, kFinite);
@@ -99,7 +99,7 @@ template <class T> void potri_run(Engine& e, const desc::potri<T>& d) {
   if (first_zero_diagonal(host, n, lda) != 0) fail(GOFL_GPU_UNSUPPORTED, "singular factor (info > 0)");
 
   DevMem dA = alloc_elems<T>(e, n * n);
-  e.upload(dA.get(), host, n, n, lda, sizeof(T));
+  e.upload_triangle(dA.get(), host, n, lda, sizeof(T), u);  // only the uplo triangle is read
   e.begin_compute();
   host_pointer_mode(e);
   screen_triangle(e, dA.get<T>(), n, u, kFinite);

@@ -265,7 +265,7 @@ template <class T> void potrf_run(Engine& e, const desc::potrf<T>& d) {
 
   DevMem dA = alloc_elems<T>(e, n * n);
   Infos info(e, 1);
-  e.upload(dA.get(), A_, n, n, lda, sizeof(T));  // cuSOLVER reads only the uplo triangle
+  e.upload_triangle(dA.get(), A_, n, lda, sizeof(T), u);  // cuSOLVER reads only the uplo triangle
   e.begin_compute();
   const Workspace ws = gpu_potrf<T>(e, u, n, dA.get<T>(), info.at(0));
   e.finish_compute();
@@ -294,7 +294,7 @@ template <class T> void potrs_run(Engine& e, const desc::potrs<T>& d) {
   const int64_t n = d.n, nrhs = d.nrhs, lda = d.lda, ldb = d.ldb;
   T* B = d.b;
 
-  const Engine::Input inA = e.input(d.a, n, n, lda, sizeof(T));  // the factor: often kept
+  const Engine::Input inA = e.input_triangle(d.a, n, lda, sizeof(T), u);  // the factor: often kept
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   Infos info(e, 1);
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
@@ -331,7 +331,7 @@ template <class T> void posv_run(Engine& e, const desc::posv<T>& d) {
   DevMem dA = alloc_elems<T>(e, n * n);
   DevMem dB = alloc_elems<T>(e, n * nrhs);
   Infos info(e, 2);
-  e.upload(dA.get(), A_, n, n, lda, sizeof(T));
+  e.upload_triangle(dA.get(), A_, n, lda, sizeof(T), u);  // cuSOLVER reads only the uplo triangle
   e.upload(dB.get(), B, n, nrhs, ldb, sizeof(T));
   e.begin_compute();
   const Workspace ws = gpu_potrf<T>(e, u, n, dA.get<T>(), info.at(0));

@@ -86,7 +86,7 @@ template <class T, class D> void run_sym_eig(Engine& e, const D& d, const WorkOu
   T* a = d.a;
 
   DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
-  e.upload(dA.get(), a, n, n, lda, sizeof(T));
+  e.upload_triangle(dA.get(), a, n, lda, sizeof(T), uplo);  // only the uplo triangle is read
   e.begin_compute();
   host_pointer_mode(e);
   screen_triangle(e, dA.get<T>(), n, uplo, syev_bounds<R>());
@@ -230,7 +230,7 @@ template <class T> void run_syevr(Engine& e, const gofl_call& c, const SyevrDesc
   const int64_t il = range == 'I' ? d.il : 1, iu = range == 'I' ? d.iu : n;
 
   DevMem dA = alloc_elems<T>(e, n * n), dW = alloc_elems<R>(e, n);
-  e.upload(dA.get(), d.a, n, n, lda, sizeof(T));
+  e.upload_triangle(dA.get(), d.a, n, lda, sizeof(T), uplo);  // only the uplo triangle is read
   e.begin_compute();
   host_pointer_mode(e);
   screen_triangle(e, dA.get<T>(), n, uplo, syevr_bounds<R>());

@@ -285,12 +285,13 @@ template <class T> Solved<T> solve_on_gpu(Engine& e, const Problem<T>& p) {
   T* const dA = static_cast<T*>(s.dA.get());
   T* const dB = static_cast<T*>(s.dB.get());
   R* const dW = static_cast<R*>(s.dW.get());
-  e.upload(s.dA.get(), p.a, n, n, p.lda, sizeof(T));
-  e.upload(s.dB.get(), p.b, n, n, p.ldb, sizeof(T));
+  // Only the uplo triangles are inputs: only they cross the host.
+  e.upload_triangle(s.dA.get(), p.a, n, p.lda, sizeof(T), p.uplo);
+  e.upload_triangle(s.dB.get(), p.b, n, p.ldb, sizeof(T), p.uplo);
   e.begin_compute();
   host_pointer_mode(e);
-  // Only the uplo triangles are inputs. LAPACK scales the reduced matrix when its entries lie outside
-  // the safe range; cuSOLVER does not: A outside it, or anything not finite, runs on the CPU.
+  // LAPACK scales the reduced matrix when its entries lie outside the safe range; cuSOLVER does not:
+  // A outside it, or anything not finite, runs on the CPU.
   screen_triangle(e, dA, n, p.uplo, syev_bounds<R>());
   screen_triangle(e, dB, n, p.uplo, Bounds{0.0, std::numeric_limits<double>::max()});
   // zhegst and zpotrf read only the real part of a diagonal entry: the device copies agree.

@@ -304,6 +304,26 @@ TEST(Model, BytesComeFromTheOperandRoles) {
   EXPECT_DOUBLE_EQ(b.out, 40 + 112);
 }
 
+// symm reads one triangle of A and syr2k reads and writes one of C; only that triangle crosses the
+// host (Engine::upload_triangle, download_triangle), so the model counts half of those operands.
+TEST(Model, AnOperandReadOneTriangleAtATimeCountsHalfItsBytes) {
+  gofl_call c{};
+  c.op = OP_dsymm;
+  c.n_operands = 3;
+  c.operands[0] = gofl_call_operand{nullptr, 100, 8, GOFL_IN, 0};    // a
+  c.operands[1] = gofl_call_operand{nullptr, 10, 8, GOFL_IN, 1};     // b
+  c.operands[2] = gofl_call_operand{nullptr, 10, 8, GOFL_INOUT, 2};  // c
+  CallBytes b = call_bytes(c);
+  EXPECT_DOUBLE_EQ(b.in, 400 + 80 + 80);
+  EXPECT_DOUBLE_EQ(b.out, 80);
+  c.op = OP_zsyr2k;  // a, b, c: c is the triangle
+  b = call_bytes(c);
+  EXPECT_DOUBLE_EQ(b.in, 800 + 80 + 40);
+  EXPECT_DOUBLE_EQ(b.out, 40);
+  c.op = OP_dgemm;  // no triangle
+  EXPECT_DOUBLE_EQ(call_bytes(c).in, 800 + 80 + 80);
+}
+
 // The table's facts the model and the calibration read: a family is a routine of the table in the
 // same precisions' kind, and every operation the GPU runs can be calibrated, itself or through the
 // family whose measurements it borrows (geevx through geev).
