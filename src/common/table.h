@@ -48,6 +48,12 @@ struct gofl_sym_info {
 extern const gofl_op_info gofl_ops[GOFL_N_OPS];
 extern const gofl_sym_info gofl_syms[GOFL_N_SYMS];
 
+// The share of operand i's bytes that a copy of it moves on the host: half for an operand that
+// crosses one triangle at a time (one_triangle in ops/operations.py), else all of them.
+inline double gofl_copied_share(int op, int i) {
+  return op >= 0 && op < GOFL_N_OPS && i >= 0 && i < 32 && ((gofl_ops[op].one_triangle >> i) & 1u) ? 0.5 : 1.0;
+}
+
 const char* gofl_scheme_name(int scheme);
 // The op id named `name` ("dgemm"), or -1.
 int gofl_op_by_name(const char* name);

@@ -436,7 +436,7 @@ double AutoPolicy::amortized_in_bytes(const gofl_call& c) {
                         ? reuse_.find(reuse_key(o, bytes))
                         : reuse_.end();
     if (it == reuse_.end() || it->second.uses < (2u << it->second.changes)) {
-      in += bytes;
+      in += bytes * gofl_copied_share(c.op, i);
       continue;
     }
     // Over this use and as many again as were seen, the GPU copies it at most until the backend

@@ -43,9 +43,7 @@ CallBytes call_bytes(const gofl_call& c) {
   CallBytes b;
   for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     const gofl_call_operand& o = c.operands[i];
-    // One triangle of a square operand crosses the host (Engine::upload_triangle): about half its bytes.
-    const bool tri = c.op < GOFL_N_OPS && (gofl_ops[c.op].one_triangle >> i & 1u);
-    const double bytes = double(o.elems) * double(o.elem_size) * (tri ? 0.5 : 1.0);
+    const double bytes = double(o.elems) * double(o.elem_size) * gofl_copied_share(c.op, i);
     // An input whose device copy was kept from an earlier call was not copied.
     const bool kept = GOFL_RESIDENCY_OF(c.resident, i) != GOFL_RES_COPIED;
     if ((o.role == GOFL_IN || o.role == GOFL_INOUT) && !kept) b.in += bytes;

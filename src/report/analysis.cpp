@@ -153,12 +153,14 @@ void add_call(Analysis& a, TraceReader& r, const gofl_call_record& c, std::vecto
     s.compute_s += c.compute_s;
     s.copy_out_s += c.copy_out_s;
     s.gpu_wall_s += c.reason == GOFL_R_VERIFY ? double(c.copy_in_s) + c.compute_s + c.copy_out_s : secs;
-    // Bytes only where the copy was timed, so bytes / seconds is a rate.
+    // Bytes only where the copy was timed, so bytes / seconds is a rate; the bytes the host copied
+    // (half of an operand that crosses one triangle at a time).
     double in = 0;
     for (int i = 0; i < c.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
+      const double moved = double(c.operands[i].bytes) * gofl_copied_share(c.op, i);
       if (c.operands[i].fp_in && c.copy_in_s > 0 && GOFL_RESIDENCY_OF(resident, i) == GOFL_RES_COPIED)
-        in += double(c.operands[i].bytes);  // a kept device copy served it: not copied
-      if (c.operands[i].fp_out && c.copy_out_s > 0) s.bytes_out += double(c.operands[i].bytes);
+        in += moved;  // a kept device copy served it: not copied
+      if (c.operands[i].fp_out && c.copy_out_s > 0) s.bytes_out += moved;
     }
     s.bytes_in += in;
     Analysis::CopyIn& ci = a.copy_in_by_cores[(c.flags & GOFL_F_CORES_HELD) ? 1 : 0];

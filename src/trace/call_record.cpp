@@ -48,13 +48,15 @@ gofl_call call_from_record(const gofl_call_record& r, uint32_t resident) {
   c.flags = r.flags;
   c.flops = r.flops;
   memcpy(c.dims, r.dims, sizeof c.dims);
+  // Operand i stays operand i (the table's facts about operands go by their place, gofl_copied_share);
+  // one that was empty or not looked at has no role, and nothing reads it.
   for (int i = 0; i < r.n_operands && i < GOFL_MAX_OPERANDS; ++i) {
     const gofl_operand& o = r.operands[i];
     const bool in = o.fp_in != 0, out = o.fp_out != 0;
-    if (!in && !out) continue;  // empty, or not looked at
-    c.resident |= GOFL_RESIDENCY_OF(resident, i) << (2 * c.n_operands);
-    c.operands[c.n_operands++] =
-        gofl_call_operand{reinterpret_cast<const void*>(o.addr), int64_t(o.bytes), 1, uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : GOFL_OUT), 0};
+    c.resident |= GOFL_RESIDENCY_OF(resident, i) << (2 * i);
+    c.operands[c.n_operands++] = gofl_call_operand{
+        reinterpret_cast<const void*>(o.addr), in || out ? int64_t(o.bytes) : 0, 1,
+        uint16_t(in && out ? GOFL_INOUT : in ? GOFL_IN : out ? GOFL_OUT : 0), int16_t(-1)};
   }
   return c;
 }

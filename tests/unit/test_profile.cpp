@@ -18,6 +18,7 @@
 #include "policy/model.h"
 #include "policy/profile.h"
 #include "policy/split.h"
+#include "trace/call_record.h"
 #include "policy_test_support.h"
 
 using namespace gofl;
@@ -322,6 +323,24 @@ TEST(Model, AnOperandReadOneTriangleAtATimeCountsHalfItsBytes) {
   EXPECT_DOUBLE_EQ(b.out, 40);
   c.op = OP_dgemm;  // no triangle
   EXPECT_DOUBLE_EQ(call_bytes(c).in, 800 + 80 + 80);
+}
+
+// A replayed call (estimate, calibrate, replay_policy) keeps each operand in its place, so the table's
+// facts by place still apply: a dsyrk whose A was not looked at still has its C second, counted half,
+// with C's residency.
+TEST(Model, AReplayedCallKeepsItsOperandsInPlace) {
+  gofl_call_record r{};
+  r.op = OP_dsyrk;
+  r.n_operands = 2;
+  r.operands[0] = gofl_operand{0x1000, 800, 0, 0};
+  r.operands[1] = gofl_operand{0x2000, 400, 5, 6};
+  const gofl_call c = gofl::call_from_record(r, GOFL_RES_KEPT << 2);
+  ASSERT_EQ(c.n_operands, 2);
+  EXPECT_EQ(c.operands[0].role, 0);
+  EXPECT_EQ(c.operands[1].role, GOFL_INOUT);
+  EXPECT_EQ(GOFL_RESIDENCY_OF(c.resident, 1), GOFL_RES_KEPT);
+  EXPECT_DOUBLE_EQ(call_bytes(gofl::call_from_record(r)).in, 200);
+  EXPECT_DOUBLE_EQ(call_bytes(gofl::call_from_record(r)).out, 200);
 }
 
 // The table's facts the model and the calibration read: a family is a routine of the table in the
