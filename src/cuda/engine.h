@@ -277,6 +277,8 @@ class Engine {
   Engine() = default;
   // blas() and solver(): the handle of `library` that prepare() began making, or made now.
   void* take_handle(unsigned library);
+  // input() (uplo 0) and input_triangle() (a square matrix's 'U' or 'L' triangle).
+  Input input_of(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, char uplo, cudaStream_t on);
   cudaStream_t stream_ = nullptr;
   cudaStream_t side_[2] = {nullptr, nullptr};
   cublasHandle_t blas_ = nullptr;

@@ -59,27 +59,24 @@ bool Engine::input_if_resident(const void* host, int64_t rows, int64_t cols, int
 }
 
 Engine::Input Engine::input(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, cudaStream_t on) {
+  return input_of(host, rows, cols, ld, elem, 0, on);
+}
+
+Engine::Input Engine::input_triangle(const void* host, int64_t n, int64_t ld, size_t elem, char uplo, cudaStream_t on) {
+  return input_of(host, n, n, ld, elem, uplo, on);
+}
+
+Engine::Input Engine::input_of(const void* host, int64_t rows, int64_t cols, int64_t ld, size_t elem, char uplo,
+                               cudaStream_t on) {
   Input in;
   in.ld = std::max<int64_t>(rows, 1);
   if (rows <= 0 || cols <= 0 || elem == 0) return in;
   DevMem spare;
   if (input_if_resident(host, rows, cols, ld, elem, on, &in, &spare)) return in;
-  upload(spare.get(), host, rows, cols, ld, elem, on);
+  if (uplo) upload_triangle(spare.get(), host, rows, ld, elem, uplo, on);
+  else upload(spare.get(), host, rows, cols, ld, elem, on);
   in.dev = spare.get();
   in.ld = rows;
-  in.owned = std::move(spare);
-  return in;
-}
-
-Engine::Input Engine::input_triangle(const void* host, int64_t n, int64_t ld, size_t elem, char uplo, cudaStream_t on) {
-  Input in;
-  in.ld = std::max<int64_t>(n, 1);
-  if (n <= 0 || elem == 0) return in;
-  DevMem spare;
-  if (input_if_resident(host, n, n, ld, elem, on, &in, &spare)) return in;
-  upload_triangle(spare.get(), host, n, ld, elem, uplo, on);
-  in.dev = spare.get();
-  in.ld = n;
   in.owned = std::move(spare);
   return in;
 }
