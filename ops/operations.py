@@ -222,19 +222,19 @@ OPS = [
        dims=("n", "n", "0"), flops="2.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
        row_major="d.uplo = flip_ul(d.uplo);",
-       ifaces=BLAS_IF, calib=2),
+       one_triangle=("a",), ifaces=BLAS_IF, calib=2),
     op("hemv", "cz", "blas2",
        "uplo:ch n:int alpha:sc a:in lda:int x:in incx:int beta:sc y:inout incy:int",
        dims=("n", "n", "0"), flops="2.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)"), ("y", "vec(n, incy)")],
        row_major="d.uplo = flip_ul(d.uplo); d.conj = true;",
-       ifaces=BLAS_IF, family="symv", calib=2),
+       one_triangle=("a",), ifaces=BLAS_IF, family="symv", calib=2),
     op("trsv", "sdcz", "blas2",
        "uplo:ch trans:ch diag:ch n:int a:in lda:int x:inout incx:int",
        dims=("n", "n", "0"), flops="1.0*n*n",
        operands=[("a", "mat(n, n, lda)"), ("x", "vec(n, incx)")],
        row_major="d.uplo = flip_ul(d.uplo); d.conj = is_complex<T>::value && d.trans == 'C'; d.trans = d.trans == 'N' ? 'T' : one_of(d.trans, \"TC\") ? 'N' : '?';",
-       ifaces=BLAS_IF, calib=1),
+       one_triangle=("a",), ifaces=BLAS_IF, calib=1),
     # ---- BLAS-1 ---------------------------------------------------------------------------------------------
     # Measured only, never offloaded: NumPy converts each LAPACK operand to Fortran order and back with
     # one ?copy per row (strided reads), so the report can say how much time went to converting data

@@ -76,10 +76,16 @@ template <class T> void download_vec(Engine& e, const HostVec<T>& v, const T* de
 template <class T> Engine::Input matrix_in(Engine& e, const T* A, int64_t rows, int64_t cols, int64_t lda) {
   return e.input(A, rows, cols, lda, sizeof(T));
 }
-// A private device copy of A the routine may change (hemv zeroes the diagonal's imaginary parts).
-template <class T> Engine::Input matrix_copy(Engine& e, const T* A, int64_t n, int64_t lda, DevMem* own) {
+// The same for a square A of which the routine reads only the uplo triangle (symv, trsv): an
+// upload copies only that triangle on the host (Engine::input_triangle).
+template <class T> Engine::Input triangle_in(Engine& e, const T* A, int64_t n, int64_t lda, char uplo) {
+  return e.input_triangle(A, n, lda, sizeof(T), uplo);
+}
+// A private device copy of A's uplo triangle the routine may change (hemv zeroes the diagonal's
+// imaginary parts).
+template <class T> Engine::Input matrix_copy(Engine& e, const T* A, int64_t n, int64_t lda, char uplo, DevMem* own) {
   *own = e.alloc(size_t(n * n) * sizeof(T));
-  e.upload(own->get(), A, n, n, lda, sizeof(T));
+  e.upload_triangle(own->get(), A, n, lda, sizeof(T), uplo);
   Engine::Input in;
   in.dev = own->get();
   in.ld = n;
@@ -143,9 +149,11 @@ template <class T> uint64_t symv_bytes(const SymvDesc<T>& d) {
 
 template <class T> void symv_run(Engine& e, const SymvDesc<T>& d) {
   const HostVec<T> x{const_cast<T*>(d.x), d.n, d.incx}, y{d.y, d.n, d.incy};
-  // symv reads A as it is (kept copies serve); hemv zeroes its diagonal's imaginary parts: a copy.
+  // symv reads A's triangle as it is (kept copies serve); hemv zeroes its diagonal's imaginary parts:
+  // a copy.
   DevMem own;
-  const Engine::Input inA = is_complex<T>::value ? matrix_copy(e, d.a, d.n, d.lda, &own) : matrix_in(e, d.a, d.n, d.n, d.lda);
+  const Engine::Input inA =
+      is_complex<T>::value ? matrix_copy(e, d.a, d.n, d.lda, d.uplo, &own) : triangle_in(e, d.a, d.n, d.lda, d.uplo);
   if constexpr (is_complex<T>::value) zero_diag_imag(e, own.get<T>(), d.n);
   DevMem dx = e.alloc(size_t(d.n) * sizeof(T)), dy = e.alloc(size_t(d.n) * sizeof(T));
   upload_vec(e, dx.get<T>(), x, d.conj);
@@ -179,7 +187,7 @@ template <class T> uint64_t trsv_bytes(const desc::trsv<T>& d) {
 template <class T> void trsv_run(Engine& e, const desc::trsv<T>& d) {
   const char trans = real_conj_is_trans<T>(d.trans);
   const HostVec<T> x{d.x, d.n, d.incx};
-  const Engine::Input inA = matrix_in(e, d.a, d.n, d.n, d.lda);
+  const Engine::Input inA = triangle_in(e, d.a, d.n, d.lda, d.uplo);
   DevMem dx = e.alloc(size_t(d.n) * sizeof(T));
   upload_vec(e, dx.get<T>(), x, d.conj);
   e.begin_compute();
