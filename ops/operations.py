@@ -323,7 +323,7 @@ OPS = [
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork", "liwork"], calib=9),
+       one_triangle=("a",), query=["lwork", "liwork"], calib=9),
     op("heevr", "cz", "lapack",
        "jobz:ch range:ch uplo:ch n:int a:inout lda:int vl:rsc vu:rsc il:int?range=I iu:int?range=I abstol:rsc m:iout w:rout"
        " z:out ldz:int isuppz:iwork work:work lwork:int rwork:rwork lrwork:int iwork:iwork liwork:int info:iout",
@@ -331,7 +331,7 @@ OPS = [
        dims=("n", "n", "0"), flops="isV(jobz) ? 9.0*n*n*n : 4.0*n*n*n/3.0",
        operands=[("a", "mat(n, n, lda)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork", "lrwork", "liwork"], family="syevr", calib=9),
+       one_triangle=("a",), query=["lwork", "lrwork", "liwork"], family="syevr", calib=9),
     # ---- LAPACK: generalized symmetric-definite eigenproblems ------------------------------------------------
     # A x = lambda B x (itype 1), A B x = lambda x (2), B A x = lambda x (3): the Cholesky factor of B,
     # the reduction to a standard problem, its eigensolver and the back-transformation; flops are the
@@ -367,7 +367,7 @@ OPS = [
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork"], one_triangle=("b",), family="syevd"),
+       query=["lwork"], one_triangle=("a", "b"), family="syevd"),
     op("hegvx", "cz", "lapack",
        "itype:int jobz:ch range:ch uplo:ch n:int a:inout lda:int b:inout ldb:int vl:rsc vu:rsc il:int?range=I"
        " iu:int?range=I abstol:rsc m:iout w:rout z:out ldz:int work:work lwork:int rwork:rwork iwork:iwork"
@@ -376,7 +376,7 @@ OPS = [
        dims=("n", "n", "itype"), flops="isV(jobz) ? (1.0/3 + 1.0 + 9.0 + 1.0)*n*n*n : (1.0/3 + 1.0 + 4.0/3.0)*n*n*n",
        operands=[("a", "mat(n, n, lda)"), ("b", "mat(n, n, ldb)"), ("w", "n"),
                  ("z", "isV(jobz) ? mat(n, up(range)=='A' ? n : up(range)=='I' ? iu-il+1 : 0, ldz) : 0")],
-       query=["lwork"], one_triangle=("b",), family="heevd"),
+       query=["lwork"], one_triangle=("a", "b"), family="heevd"),
     # ---- LAPACK: singular values -----------------------------------------------------------------------------
     op("gesvd", "sdcz", "lapack",
        "jobu:ch jobvt:ch m:int n:int a:inout lda:int s:rout u:out ldu:int vt:out ldvt:int work:work lwork:int info:iout",

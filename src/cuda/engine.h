@@ -141,8 +141,8 @@ class Engine {
   // upload() of an n x n matrix the routine reads one triangle of ('U': rows [0, j] of column j,
   // 'L': rows [j, n)): the host copies only the triangle into the pinned buffers, half of a large
   // matrix's bytes, and the DMA moves whole columns. The device copy's other triangle holds whatever
-  // the pinned buffer held: only a routine that never reads it (symm, hemm, trmm, trsm, and the C of
-  // syrk and its kin, whose other triangle is not written back) may use it.
+  // the pinned buffer held: only a routine that never reads it may use it (symm, trsm, symv, potrf,
+  // the symmetric eigensolvers, ...: the table's one_triangle lists those written back one triangle).
   void upload_triangle(void* dev, const void* host, int64_t n, int64_t ld, size_t elem, char uplo,
                        cudaStream_t on = nullptr);
   // upload() of the rows permuted on the way (on stream()): row i of the device matrix is row

@@ -556,29 +556,55 @@ TEST(Blas3Large, MultiChunkCopies) {
   }
 }
 
+// A dgemm whose A (72 MB of NaN) passes through every pinned staging buffer: after it, what an upload
+// leaves unwritten in a buffer is NaN, and so is the device copy's other triangle after an upload of
+// one triangle. A routine that read it would give NaN where the CPU library does not.
+void fill_staging_with_nan() {
+  const int m = 3000, k = 3000, n = 1;
+  const std::vector<double> A(size_t(m) * k, std::numeric_limits<double>::quiet_NaN()), B(size_t(k), 1.0);
+  std::vector<double> C(static_cast<size_t>(m));
+  const double one = 1, zero = 0;
+  gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, C.data(), &m,
+                                          1, 1);
+  EXPECT_GPU(gpu_test::last_call());
+}
+
+unsigned last_resident() {
+  using fn = unsigned (*)();
+  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_resident"));
+  return f ? f() : 0u;
+}
+
 // A symmetric or triangular operand crosses the host one triangle at a time (Engine::upload_triangle):
-// over several chunks, split between copy threads, row-major too, its unread elements NaN, and the
-// same host matrix read whole by the call after (a kept copy must not be a triangle's).
+// over several chunks, split between copy threads, row-major too, its unread elements NaN on the host
+// and, through the staging buffers, on the device; and the same host matrix read whole by a gemm after
+// residency kept it (a kept copy must not be a triangle's).
 TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
   const Api& f = kApis[0];
   const Api& row = kApis[2];
   for (char uplo : {'U', 'L'}) {
-    symm_case<double, int32_t>(f, "symm", 'L', uplo, 3000, 200, 3, false, 1110, true);
-    symm_case<cd, int32_t>(row, "hemm", 'R', uplo, 150, 2100, 1, true, 1111, true);
-    tri_case<double, int32_t>(f, "trsm", 'L', uplo, 'T', 'N', 3000, 100, 2, 1112, true);
-    tri_case<cf, int32_t>(row, "trmm", 'R', uplo, 'N', 'U', 120, 2900, 0, 1113, true);
-    rank_case<float, float, float, true, int32_t>(f, "syr2k", uplo, 'N', 4100, 64, 5, false, 1114);
+    fill_staging_with_nan();
+    EXPECT_TRUE((symm_case<double, int32_t>(f, "symm", 'L', uplo, 3000, 200, 3, false, 1110, true)));
+    fill_staging_with_nan();
+    EXPECT_TRUE((symm_case<cd, int32_t>(row, "hemm", 'R', uplo, 150, 2100, 1, true, 1111, true)));
+    fill_staging_with_nan();
+    EXPECT_TRUE((tri_case<double, int32_t>(f, "trsm", 'L', uplo, 'T', 'N', 3000, 100, 2, 1112, true)));
+    fill_staging_with_nan();
+    EXPECT_TRUE((tri_case<cf, int32_t>(row, "trmm", 'R', uplo, 'N', 'U', 120, 2900, 0, 1113, true)));
+    fill_staging_with_nan();
+    EXPECT_TRUE((rank_case<float, float, float, true, int32_t>(f, "syr2k", uplo, 'N', 4100, 64, 5, false, 1114)));
   }
-  // The same A twice, then in a gemm: residency may keep the second upload (keep_history.h), and
-  // the gemm that reads all of A must see its whole, not a copy holding one triangle.
+  // The same A in two dsymm calls: residency keeps the second upload (keep_history.h), whole; a gemm
+  // that reads all of A is then served by that copy and must see A's whole, not one triangle.
   const int64_t n = 2100;
-  const Shape sa = shape(n, n, false, 0), sb = shape(n, 64, false, 0);
+  const Shape sa = shape(n, n, false, 0), sb = shape(n, 64, false, 0), sc = shape(n, 64, false, 0);
   const auto A = fill<double>(sa, 1120), B = fill<double>(sb, 1121);
   const double one = 1, zero = 0;
   const int ni = int(n), k = 64;
   using DsymmF = void (*)(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
                           const double*, const int*, const double*, double*, const int*, size_t, size_t);
   for (int round = 0; round < 2; ++round) {
+    fill_staging_with_nan();
     std::vector<double> Cg(size_t(n) * 64), Cc(Cg.size());
     gpu_test::intercepted<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
                                             &ni, 1, 1);
@@ -586,16 +612,18 @@ TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
     gpu_test::cpu<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
                                     1);
     EXPECT_GPU(lc);
-    expect_same(Cg, Cc, std::vector<double>(Cg.size()), shape(n, 64, false, 0));
+    expect_same(Cg, Cc, std::vector<double>(Cg.size()), sc);
   }
   std::vector<double> Cg(size_t(n) * 64), Cc(Cg.size());
   gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
                                           &ni, 1, 1);
   const auto lc = gpu_test::last_call();
+  const unsigned resident = last_resident();
   gpu_test::cpu<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
                                   1);
   EXPECT_GPU(lc);
-  expect_same(Cg, Cc, std::vector<double>(Cg.size()), shape(n, 64, false, 0));
+  EXPECT_EQ(GOFL_RESIDENCY_OF(resident, 0), unsigned(GOFL_RES_KEPT)) << "the gemm's A was not served by a kept copy";
+  expect_same(Cg, Cc, std::vector<double>(Cg.size()), sc);
 }
 
 // Products large enough to run in column panels with the copies overlapped (n >= 2048, m >= 128,
