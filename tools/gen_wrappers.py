@@ -73,6 +73,13 @@ def args_for(o, p):
     return parse_args(o.cargs if p in COMPLEX else o.args)
 
 
+def wrapper_operands(o, p):
+    """The operands a wrapper adds to its call, in order (those named among the routine's arguments):
+    operand i of a call, by which the table's one_triangle bits go."""
+    names = dict(args_for(o, p))
+    return [(a, ext) for a, ext in o.operands if a in names]
+
+
 def fortran_param(name, kind, p, itype):
     t, r = ELEM[p], REAL[p]
     if kind == CH:
@@ -164,9 +171,7 @@ def gen_ops_inc():
         calib = repr(o.calib) if o else "0.0"
         warmed = 1 if o and o.warm else 0
         verify = verify_id(o.verify if o else T.FFT_VERIFY)
-        # Operand i is the i-th operand the wrapper adds: those named among the routine's arguments.
-        named = [a for a, _ in o.operands if a in dict(args_for(o, p))] if o else []
-        tri = sum(1 << i for i, a in enumerate(named) if a in o.one_triangle) if o else 0
+        tri = sum(1 << i for i, (a, _) in enumerate(wrapper_operands(o, p)) if a in o.one_triangle) if o else 0
         lines.append(f"GOFL_OP(OP_{name}, \"{name}\", \"{routine}\", '{p}', {kind}, {gpu}, {1 if p in COMPLEX and o else 0}, "
                      f"\"{family}\", {calib}, {split_engine_id(o, p)}, {warmed}, {verify}, {tri})\n")
     return "".join(lines)
@@ -329,9 +334,7 @@ def gen_wrapper(name, opname, o, p, iface, sid, itype):
     L.append(f"  gofl_call.set_dims({d[0]}, {d[1]}, {d[2]});\n")
     if o.gpu:
         L.extend(gen_desc_fill(o, p, iface, itype, args, row_major_aware))
-    for a, ext in o.operands:
-        if a not in kinds:
-            continue
+    for a, ext in wrapper_operands(o, p):
         k = kinds[a]
         role = ROLE.get(k)
         # An output's pointer field in the descriptor (verify gives the GPU private copies through it).
