@@ -558,11 +558,12 @@ TEST(Blas3Large, MultiChunkCopies) {
 
 // A dgemm whose A (72 MB of NaN) passes through every pinned staging buffer: after it, what an upload
 // leaves unwritten in a buffer is NaN, and so is the device copy's other triangle after an upload of
-// one triangle. A routine that read it would give NaN where the CPU library does not.
+// one triangle. A routine that read it would give NaN where the CPU library does not. (Two columns of
+// B: a matrix-vector shape stays on the CPU, blas3_args.h.)
 void fill_staging_with_nan() {
-  const int m = 3000, k = 3000, n = 1;
-  const std::vector<double> A(size_t(m) * k, std::numeric_limits<double>::quiet_NaN()), B(size_t(k), 1.0);
-  std::vector<double> C(static_cast<size_t>(m));
+  const int m = 3000, k = 3000, n = 2;
+  const std::vector<double> A(size_t(m) * k, std::numeric_limits<double>::quiet_NaN()), B(size_t(k) * n, 1.0);
+  std::vector<double> C(size_t(m) * n);
   const double one = 1, zero = 0;
   gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &m, &n, &k, &one, A.data(), &m, B.data(), &k, &zero, C.data(), &m,
                                           1, 1);
