@@ -5,9 +5,7 @@
 // of that time, and the holds a second against 1 / H; then the same with a plain mutex in place of the
 // line (what the library had before it: a thread already running may take the GPU ahead of the ones
 // that wait, unfair but without a handover); and the line with its holder serving the waiting calls
-// (GPU_OFFLOAD_LINE_SERVES: the thread giving the GPU back runs up to 8 waiting calls' holds itself);
-// and the line with the first call in line spinning for its turn near the hold's expected end
-// (GPU_OFFLOAD_LINE_SPIN).
+// (GPU_OFFLOAD_LINE_SERVES: the thread giving the GPU back runs up to 8 waiting calls' holds itself).
 //   line_handoff [BUSY [WAITERS [HOLD_US [HOLDS]]]]   defaults: the cores, 4, 2000, 1000
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,10 +48,6 @@ struct Serving : Line {
   Serving() { line.set_serves(8); }
   Took take_by(uint64_t deadline_ns, gofl::GpuLine::Work* work) { return line.take_or_serve_by(deadline_ns, work); }
   static const char* name() { return "serving"; }
-};
-struct Spinning : Line {
-  Spinning() { line.set_spin(true); }
-  static const char* name() { return "spinning"; }
 };
 struct Mutex {
   std::timed_mutex m;
@@ -150,6 +144,5 @@ int main(int argc, char** argv) {
   run<Line>(busy, waiters, uint64_t(hold_us * 1e3), holds);
   run<Mutex>(busy, waiters, uint64_t(hold_us * 1e3), holds);
   run<Serving>(busy, waiters, uint64_t(hold_us * 1e3), holds);
-  run<Spinning>(busy, waiters, uint64_t(hold_us * 1e3), holds);
   return 0;
 }

@@ -80,8 +80,6 @@
     "copy a small BLAS call's operands into the calling thread's own pinned buffer before it takes the GPU: when contended, always, or never") \
   X(LINE_SERVES, "", Tuning, Int, "", 0, 64, "0", "a whole number from 0 to 64", \
     "waiting calls the thread holding the GPU runs itself, one after another, before it hands the GPU over (0: none, it hands the GPU over at once)") \
-  X(LINE_SPIN, "", Tuning, Bool, "", 0, 0, "on", "on or off", \
-    "the first call in line for the GPU wakes shortly before the current hold is expected to end and spins until handed the GPU, instead of being woken by the handover") \
   X(THREAD_STAGING_MB, "", Tuning, Int, "", 1, 1L << 40, "64", "a whole number of MiB >= 1", \
     "the largest call, its inputs and outputs together, that thread staging takes, in MiB") \
   X(RAMP_KB, "", Tuning, Int, "", 0, 1L << 40, "half a staging buffer", "a whole number of KiB >= 0", \

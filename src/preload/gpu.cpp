@@ -144,7 +144,6 @@ void finish_start(const gofl_backend* b, bool ok, uint64_t t0, uint64_t sync_ns,
     if (ok) {
       if (g_fault_set) b->set_fault(g_fault.empty() ? nullptr : g_fault.c_str());
       g_line.set_serves(int(setting_long(SettingId::LINE_SERVES, 0)));  // before any call can take the line
-      g_line.set_spin(setting_bool(SettingId::LINE_SPIN, true));
       g_backend = b;
       g_startup_s = double(dt) * 1e-9;
     }

@@ -4,20 +4,18 @@
 #include <time.h>
 
 #include <algorithm>
-#include <atomic>
 
 #include "common/clock.h"
 
 namespace gofl {
 
 // A waiting call, on its own stack: its condition variable (CLOCK_MONOTONIC, like the deadlines),
-// the work it leaves to the holder (or none), and what became of it. `state` is written under m_ and
-// read under it, or without it by the first waiter while it spins.
+// the work it leaves to the holder (or none), and what became of it.
 struct GpuLine::Waiter {
   enum State { Waiting, Granted, Serving, Served };
   pthread_cond_t cv;
   Work* work = nullptr;
-  std::atomic<State> state{Waiting};
+  State state = Waiting;
   uint64_t granted_at = 0;
   Waiter* prev = nullptr;
   Waiter* next = nullptr;
@@ -41,20 +39,6 @@ constexpr double kHoldCap = 4.0;
 // within this: a handover costs a few ms at most, which matters beside holds of a few ms (PySCF's
 // dsymm: about 2 ms) but not beside long ones, and the holder's own program waits meanwhile.
 constexpr uint64_t kServeBudgetNs = 20000000;
-// The first call in line sleeps until the current hold is expected to end within kSpinAheadNs (a
-// woken thread's wait for a core, 0.85 ms a handover in PySCF C16H34 on an H100 host), then spins
-// until the GPU is handed to it, or kSpinSlackNs past the expected end (a hold longer than the mean):
-// then it sleeps again until it is handed the GPU.
-constexpr uint64_t kSpinAheadNs = 1000000;
-constexpr uint64_t kSpinSlackNs = 1000000;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 }  // namespace
 
 bool GpuLine::take_if_free_locked(uint64_t now) {
@@ -120,31 +104,7 @@ GpuLine::Took GpuLine::take_or_serve_by(uint64_t deadline_ns, Work* work) {
   // and its Waiter linked. The wait is bounded, so it is not cancellable.
   int cancel_state = 0;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
-  bool spun = false;  // it spins once at most: after that, it sleeps until handed the GPU or the deadline
   while (w.state == Waiter::Waiting) {
-    if (spin_ && !spun && first_ == &w && held_ && mean_hold_ns_ > 0) {
-      const uint64_t t = clock_ns();
-      const uint64_t end = held_since_ + uint64_t(mean_hold_ns_);  // the current hold's expected end
-      if (end > t + kSpinAheadNs) {  // too early: sleep until kSpinAheadNs before it, or the deadline
-        const uint64_t wake = std::min(deadline_ns, end - kSpinAheadNs);
-        const timespec at{time_t(wake / 1000000000u), long(wake % 1000000000u)};
-        if (pthread_cond_timedwait(&w.cv, &m_, &at) == ETIMEDOUT && clock_ns() >= deadline_ns) break;
-        continue;
-      }
-      spun = true;
-      const uint64_t stop = std::min(deadline_ns, std::max(end, t) + kSpinSlackNs);
-      pthread_mutex_unlock(&m_);
-      uint64_t s = t;
-      while (w.state.load(std::memory_order_acquire) == Waiter::Waiting && s < stop) {
-        cpu_relax();
-        s = clock_ns();
-      }
-      pthread_mutex_lock(&m_);  // give_back() signals w.cv under m_: it is done with w once this returns
-      ++tally_.spins;
-      tally_.spin_ns += clock_ns() - t;
-      if (w.state == Waiter::Waiting && s >= deadline_ns) break;
-      continue;
-    }
     if (pthread_cond_timedwait(&w.cv, &m_, &until) == ETIMEDOUT) break;
   }
   // The holder has begun this call's work: it ends within one hold, deadline or not.
@@ -203,7 +163,7 @@ uint64_t GpuLine::give_back(bool timed) {
   for (int n = 0; first_ && first_->work && n < serves_ && served_ns + first_->work->expected_ns < kServeBudgetNs;
        ++n) {
     Waiter* w = pop_first_locked();
-    w->state.store(Waiter::Serving, std::memory_order_release);
+    w->state = Waiter::Serving;
     held_since_ = now;
     pthread_mutex_unlock(&m_);
     const bool work_timed = w->work->run(w->work->arg);
@@ -214,17 +174,15 @@ uint64_t GpuLine::give_back(bool timed) {
     tally_.served_ns += end - now;
     served_ns += end - now;
     now = end;
-    w->state.store(Waiter::Served, std::memory_order_release);  // w lives until its thread gets m_ after this one lets it go
+    w->state = Waiter::Served;  // w lives until its thread gets m_ after this one lets it go
     pthread_cond_signal(&w->cv);
   }
   if (first_) {
     Waiter* w = pop_first_locked();
+    w->state = Waiter::Granted;
     w->granted_at = now;
-    w->state.store(Waiter::Granted, std::memory_order_release);
     held_since_ = now;
     pthread_cond_signal(&w->cv);
-    // The next in line is now first: it wakes to time its spin while this hold runs.
-    if (spin_ && first_) pthread_cond_signal(&first_->cv);
   } else {
     held_ = false;
   }
@@ -235,12 +193,6 @@ uint64_t GpuLine::give_back(bool timed) {
 void GpuLine::set_serves(int n) {
   pthread_mutex_lock(&m_);
   serves_ = std::max(0, n);
-  pthread_mutex_unlock(&m_);
-}
-
-void GpuLine::set_spin(bool on) {
-  pthread_mutex_lock(&m_);
-  spin_ = on;
   pthread_mutex_unlock(&m_);
 }
 

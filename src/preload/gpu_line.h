@@ -18,13 +18,7 @@
 // `serves` of them in a row, then it hands the GPU over as above). The GPU goes from one call to the
 // next without waiting for a woken thread to get a core; the served call's thread only has to wake up
 // to find its call done, while the GPU already runs the next. Off unless GPU_OFFLOAD_LINE_SERVES says
-// how many: on an H100 host it cut PySCF C16H34's handovers from 4-7 s to 0.5 s a run, but the
-// holder's copies of other threads' operands were slower and the program was not faster.
-//
-// Or the first call in line gets ready (GPU_OFFLOAD_LINE_SPIN): it wakes when the current hold is
-// expected to end within about a woken thread's wait for a core, and spins on a core until the GPU
-// is handed to it, so the handover needs no wake-up. Its thread's core is spent meanwhile, up to a
-// hold's end and a millisecond more; then it sleeps until the GPU is handed to it.
+// how many: what it gains on a GPU host is not measured yet.
 #pragma once
 
 #include <pthread.h>
@@ -69,8 +63,6 @@ class GpuLine {
   uint64_t give_back(bool timed = true);
   // Calls a holder serves in a row before it hands the GPU over (0: it never serves).
   void set_serves(int n);
-  // Whether the first call in line spins for the GPU near the current hold's expected end.
-  void set_spin(bool on);
   int serves();
   // In a child after fork(): nobody holds the GPU, nobody waits (the parent's threads are gone).
   void reset();
@@ -89,7 +81,6 @@ class GpuLine {
     uint64_t handover_ns = 0;                  // of the holds: from handing the GPU to a waiting call
                                                // to that call running
     uint64_t served = 0, served_ns = 0;        // of the waited calls: those whose work the holder ran
-    uint64_t spins = 0, spin_ns = 0;           // waiting calls that spun for the GPU, and for how long
   };
   Tally tally();
 
@@ -110,7 +101,6 @@ class GpuLine {
   Waiter* last_ = nullptr;
   int waiting_ = 0;
   int serves_ = 0;
-  bool spin_ = false;
   Tally tally_;
 };
 

@@ -149,7 +149,7 @@ std::string spare_line() {
 // Lines (each starting with two spaces) on the GPU start-up, paid or avoided, and the time the
 // decision saved.
 std::string policy_lines() {
-  char line[1024];
+  char line[512];
   if (!auto_mode()) {
     // --device gpu (or verify): the start-up is not part of any call's time, so say what it cost.
     if (!gpu_started()) {
@@ -443,13 +443,10 @@ void summary_print(int fd) {
   out += g_staged.line("staged", "copied their operands into their thread's pinned buffer before taking the GPU, "
                                  "while other threads' calls held it or the cores");
   if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
-    char served[240] = "";
+    char served[160] = "";
     if (l.served)  // GPU_OFFLOAD_LINE_SERVES
       snprintf(served, sizeof served, "; %llu of them run by the thread holding the GPU, %.3f s",
                (unsigned long long)l.served, double(l.served_ns) * 1e-9);
-    if (l.spins)  // GPU_OFFLOAD_LINE_SPIN
-      snprintf(served + strlen(served), sizeof served - strlen(served), "; %llu spun for it on their core, %.3f s",
-               (unsigned long long)l.spins, double(l.spin_ns) * 1e-9);
     snprintf(line, sizeof line,
              "  GPU line: held %.3f s by %llu calls (%.3f s of it handing the GPU to a waiting call until that call "
              "ran); %llu waited for other threads' calls (%.3f s in line%s), %llu gave up "

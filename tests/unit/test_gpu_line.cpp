@@ -1,9 +1,8 @@
 // The line for the GPU (src/preload/gpu_line.h) with real threads: calls get the GPU in the order
 // they came, a call whose deadline passes leaves the line and the others keep their order, a call
 // that the line's expected wait would keep past its deadline does not wait, one long hold does not
-// stop the next calls from waiting, a cancelled waiter leaves the line usable, a fork child starts
-// with a free GPU, and the first call in line that spins for the GPU (GPU_OFFLOAD_LINE_SPIN) keeps
-// all of that. The tests set the mean hold themselves and wait for exact line lengths,
+// stop the next calls from waiting, a cancelled waiter leaves the line usable, and a fork child
+// starts with a free GPU. The tests set the mean hold themselves and wait for exact line lengths,
 // so a loaded machine makes them slower, not wrong.
 #include "preload/gpu_line.h"
 
@@ -365,146 +364,6 @@ TEST(GpuLine, ACallThatGivesUpWhileAnotherIsServedIsNeverRun) {
   EXPECT_EQ(line.tally().gave_up, 1u);
   EXPECT_EQ(line.waiting(), 0);
   EXPECT_TRUE(line.try_take());  // nobody was handed the GPU
-  line.give_back();
-}
-
-TEST(GpuLine, NoSpinningUnlessAsked) {
-  GpuLine line;
-  line.set_mean_hold_ns(0.1 * kMs);
-  ASSERT_TRUE(line.try_take());
-  std::thread waiter([&] {
-    if (line.take_by(kNever)) line.give_back();
-  });
-  wait_until_waiting(line, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  line.give_back();
-  waiter.join();
-  EXPECT_EQ(line.tally().spins, 0u);
-}
-
-// With holds near the mean, each call that becomes first in line spins and is handed the GPU while
-// it spins; the order, one holder at a time and the tally stay as without spinning.
-TEST(GpuLine, TheFirstCallInLineSpinsAndTheOthersKeepTheirOrder) {
-  GpuLine line;
-  line.set_spin(true);
-  line.set_mean_hold_ns(0.5 * kMs);
-  ASSERT_TRUE(line.try_take());
-  std::mutex m;
-  std::vector<int> order;
-  std::atomic<int> holders{0}, most{0};
-  std::vector<std::thread> th;
-  for (int i = 0; i < 6; ++i) {
-    th.emplace_back([&, i] {
-      if (!line.take_by(kNever)) return;
-      const int h = ++holders;
-      most = std::max(most.load(), h);
-      {
-        std::lock_guard<std::mutex> lk(m);
-        order.push_back(i);
-      }
-      const uint64_t until = clock_ns() + kMs / 2;  // a hold of about the mean
-      while (clock_ns() < until) {
-      }
-      --holders;
-      line.give_back();
-    });
-    wait_until_waiting(line, i + 1);
-  }
-  EXPECT_FALSE(line.try_take());
-  line.give_back();
-  for (auto& t : th) t.join();
-  EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
-  EXPECT_EQ(most.load(), 1);
-  const GpuLine::Tally t = line.tally();
-  EXPECT_EQ(t.waited, 6u);
-  EXPECT_EQ(t.gave_up, 0u);
-  // Thread 0 joined first, after the hold's expected end: it spun at once. The others spun if they
-  // got a core before the hold ahead of them (0.5 ms) ended.
-  EXPECT_GE(t.spins, 1u);
-  EXPECT_TRUE(line.try_take());
-  line.give_back();
-}
-
-// A first call whose hold is expected to end long after now sleeps; handed the GPU before the hold's
-// expected end, it never spun.
-TEST(GpuLine, TheFirstCallSleepsWhileTheHoldIsFarFromItsEnd) {
-  GpuLine line;
-  line.set_spin(true);
-  line.set_mean_hold_ns(2000.0 * kMs);
-  ASSERT_TRUE(line.try_take());
-  bool took = false;
-  std::thread waiter([&] {
-    took = line.take_by(kNever);
-    if (took) line.give_back();
-  });
-  wait_until_waiting(line, 1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  line.give_back();
-  waiter.join();
-  EXPECT_TRUE(took);
-  EXPECT_EQ(line.tally().spins, 0u);
-}
-
-// A first call whose deadline comes while it spins leaves the line, and the line stays usable.
-TEST(GpuLine, AFirstCallWhoseDeadlineComesWhileItSpinsGivesUp) {
-  GpuLine line;
-  line.set_spin(true);
-  line.set_mean_hold_ns(0.5 * kMs);
-  ASSERT_TRUE(line.try_take());
-  const uint64_t t0 = clock_ns();
-  bool took = true;
-  // The expected wait (0.5 ms) is within the 300 ms given, so it joins; nobody gives the GPU back.
-  std::thread impatient([&] { took = line.take_by(t0 + 300 * kMs); });
-  impatient.join();
-  EXPECT_FALSE(took);
-  EXPECT_GE(clock_ns(), t0 + 300 * kMs);
-  EXPECT_EQ(line.waiting(), 0);
-  GpuLine::Tally t = line.tally();
-  EXPECT_EQ(t.gave_up, 1u);
-  EXPECT_EQ(t.spins, 1u);  // it spun once (up to a millisecond past the expected end), then slept
-  line.give_back();
-  EXPECT_TRUE(line.try_take());
-  line.give_back();
-}
-
-// Many threads taking the line with short deadlines while the first in line spins: one holder at a
-// time, and every call either held the GPU or gave up or did not wait.
-TEST(GpuLine, SpinningWaitersRacingDeadlinesKeepOneHolderAtATime) {
-  GpuLine line;
-  line.set_spin(true);
-  line.set_mean_hold_ns(0.05 * kMs);
-  std::atomic<int> holders{0}, most{0};
-  std::atomic<uint64_t> held{0}, refused{0};
-  std::vector<std::thread> th;
-  for (int i = 0; i < 8; ++i) {
-    th.emplace_back([&, i] {
-      for (int k = 0; k < 300; ++k) {
-        const uint64_t bound = uint64_t((k * 7 + i * 3) % 5) * kMs / 10;  // 0 to 0.4 ms
-        if (!line.take_by(clock_ns() + bound)) {
-          ++refused;
-          continue;
-        }
-        const int h = ++holders;
-        int m = most.load();
-        while (h > m && !most.compare_exchange_weak(m, h)) {
-        }
-        const uint64_t until = clock_ns() + uint64_t(k % 3) * 20000;  // holds of 0 to 40 us
-        while (clock_ns() < until) {
-        }
-        --holders;
-        ++held;
-        line.give_back();
-      }
-    });
-  }
-  for (auto& t : th) t.join();
-  EXPECT_EQ(most.load(), 1);
-  EXPECT_EQ(held + refused, 8u * 300u);
-  const GpuLine::Tally t = line.tally();
-  EXPECT_EQ(t.holds, held.load());
-  EXPECT_EQ(t.gave_up + t.not_joined, refused.load());
-  EXPECT_EQ(line.waiting(), 0);
-  EXPECT_TRUE(line.try_take());
   line.give_back();
 }
 
