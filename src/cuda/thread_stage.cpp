@@ -45,6 +45,17 @@ char* take_pinned(size_t want, size_t* got) {
 }
 
 bool overlaps(const char* a, size_t an, const char* b, size_t bn) { return a < b + bn && b < a + an; }
+
+// The stages that hold a call now (between stage() and finish()), so that the thread serving a call
+// finds its stage. One lookup a GPU call.
+std::mutex& g_active_m = *new std::mutex;
+std::vector<ThreadStage*>& g_active = *new std::vector<ThreadStage*>;
+void set_active(ThreadStage* s, bool on) {
+  std::lock_guard<std::mutex> lk(g_active_m);
+  const auto at = std::find(g_active.begin(), g_active.end(), s);
+  if (on && at == g_active.end()) g_active.push_back(s);
+  if (!on && at != g_active.end()) g_active.erase(at);
+}
 }  // namespace
 
 ThreadStage& ThreadStage::mine() {
@@ -53,17 +64,24 @@ ThreadStage& ThreadStage::mine() {
 }
 
 ThreadStage::~ThreadStage() {
+  set_active(this, false);
   if (!buf_) return;
   std::lock_guard<std::mutex> lk(g_spare_m);
   g_spare.emplace_back(buf_, cap_);
 }
 
 ThreadStage* ThreadStage::for_call(const gofl_call* c) {
+  if (!c) return nullptr;
   ThreadStage& s = mine();
-  return c && s.call_ == c ? &s : nullptr;
+  if (s.call_ == c) return &s;
+  std::lock_guard<std::mutex> lk(g_active_m);
+  for (ThreadStage* t : g_active)
+    if (t->call_ == c) return t;
+  return nullptr;
 }
 
 bool ThreadStage::stage(const gofl_call& c, size_t cap) {
+  set_active(this, false);
   call_ = nullptr;
   ranges_.clear();
   writes_.clear();
@@ -102,6 +120,7 @@ bool ThreadStage::stage(const gofl_call& c, size_t cap) {
     }
   }
   call_ = &c;
+  set_active(this, true);
   return true;
 }
 
@@ -144,6 +163,7 @@ double ThreadStage::finish(const gofl_call* c, bool ok) {
   writes_.clear();
   ranges_.clear();
   call_ = nullptr;
+  set_active(this, false);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

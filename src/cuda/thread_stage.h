@@ -5,7 +5,10 @@
 // about 3 GB/s on the H100 host). Staged, the thread copies the call's inputs into its own pinned
 // buffer before it takes the GPU; the DMA reads them there at the link's rate; the outputs come back
 // into the same buffer and the thread writes them into the program's memory after it gave the GPU
-// back. Many threads' host copies then run at once, beside one GPU call.
+// back. Many threads' host copies then run at once, beside one GPU call. With the line's holder
+// serving waiting calls (gpu_line.h), the holder runs a staged call from its stage, and the call's
+// own thread writes the outputs when it wakes: the GPU is then held for the DMAs and the computation
+// alone, from one call to the next, without a woken thread in between.
 //
 // Only the program's own operand ranges are staged (the call's operands: pointer and extent). The
 // engine (engine_copies.cpp) serves an upload from the stage when a staged input holds its whole
@@ -34,7 +37,8 @@ class ThreadStage {
   // known. Needs the engine's context current (pinned memory is allocated here, once per thread and
   // size). False: nothing staged (too large, nothing to stage, no pinned memory).
   bool stage(const gofl_call& c, size_t cap);
-  // This thread's stage when it holds call `c`'s operands, else null.
+  // The stage that holds call `c`'s operands, else null: this thread's, or, when the thread that
+  // holds the GPU runs a waiting call for it (GPU_OFFLOAD_LINE_SERVES), that call's thread's.
   static ThreadStage* for_call(const gofl_call* c);
 
   // The pinned copy of host bytes [host, host + bytes) when one staged input holds them all, else null.

@@ -362,11 +362,14 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
+  int st = GOFL_GPU_OK;
+  bool ran = false;
   if (!have) {
-    // A staged call's operands are in this thread's pinned buffer: it runs itself.
+    // The thread holding the GPU may run this call for it (a staged call from this thread's stage,
+    // which the backend finds by the call); this thread then only writes a staged call's outputs.
     ServedCall served{&c, r, GOFL_GPU_OK};
     GpuLine::Work work{run_served, &served, uint64_t(std::max(0.0f, c.pred_gpu_s) * 1e9)};
-    const GpuLine::Took took = take_gpu(c, staged ? nullptr : &work);
+    const GpuLine::Took took = take_gpu(c, &work);
     if (took == GpuLine::Took::No) {
       if (staged) b->finish(&c, 0, nullptr);
       *busy = true;
@@ -374,12 +377,14 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
     }
     if (took == GpuLine::Took::Served) {
       t_was_served = true;
-      gpu_note_warmed();
-      return served.status;
+      st = served.status;
+      ran = true;
     }
   }
-  const int st = b->run(&c, r);
-  give_gpu_back(c);
+  if (!ran) {
+    st = b->run(&c, r);
+    give_gpu_back(c);
+  }
   if (staged) {
     if (staged_out) *staged_out = true;
     double written_s = 0;

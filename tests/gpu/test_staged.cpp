@@ -4,6 +4,8 @@
 // are as the CPU library leaves them; a failure leaves the program's memory untouched; threads that
 // contend for the GPU stage their calls. The tests that need every call staged run in the
 // gpu_staged entry (GPU_OFFLOAD_THREAD_STAGING=on, tests/gpu/CMakeLists.txt) and skip elsewhere.
+#include <dlfcn.h>
+
 #include <atomic>
 #include <complex>
 #include <cstdlib>
@@ -214,13 +216,18 @@ TEST(StagedCalls, CorruptSwitchChangesTheStagedResult) {
 }
 
 // Threads that contend for the GPU stage their calls (auto, and on), and every result is right. Eight
-// threads, each a run of dgemm of 400 on its own matrices.
+// threads, each a run of dgemm of 400 on its own matrices. With GPU_OFFLOAD_LINE_SERVES (the
+// gpu_staged_served entry), the thread holding the GPU runs staged calls of other threads from their
+// stages, and those calls' results are right too.
 TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
   const char* mode = std::getenv("GPU_OFFLOAD_THREAD_STAGING");
   if (!mode || std::string(mode) == "off") GTEST_SKIP() << "staging is off (the default)";
   Gemm first(400, 400, 400, 0.5, 180);
   first.run();  // the routine's first GPU call (its handle, workspace) out of the race
-  std::atomic<int> wrong{0}, on_gpu{0}, staged{0};
+  using ServedF = int (*)();
+  const auto served = reinterpret_cast<ServedF>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_served"));
+  ASSERT_NE(served, nullptr) << "libgpuoffload.so is not preloaded";
+  std::atomic<int> wrong{0}, on_gpu{0}, staged{0}, staged_served{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < 8; ++t)
     ts.emplace_back([&, t] {
@@ -230,6 +237,7 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
         const auto lc = gpu_test::last_call();
         if (lc.device == 1) ++on_gpu;
         if (last_staged() == 1) ++staged;
+        if (last_staged() == 1 && served() == 1) ++staged_served;
         g.reference();
         if (g.diff() > gpu_test::tolerance<double>() || !g.gaps()) ++wrong;
       }
@@ -238,6 +246,11 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
   EXPECT_EQ(wrong.load(), 0);
   EXPECT_EQ(on_gpu.load(), 48);
   EXPECT_GE(staged.load(), 1) << "no call found the GPU busy and staged";
+  const char* serves = std::getenv("GPU_OFFLOAD_LINE_SERVES");
+  if (serves && std::atoi(serves) > 0)
+    EXPECT_GE(staged_served.load(), 1) << "no staged call was run by the thread holding the GPU";
+  else
+    EXPECT_EQ(staged_served.load(), 0);
 }
 
 }  // namespace
