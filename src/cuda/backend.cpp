@@ -244,9 +244,11 @@ int b_stage(const gofl_call* call, int contended, double* seconds) {
   return staged ? 1 : 0;
 }
 
-void b_finish(const gofl_call* call, int ok, double* seconds) {
-  const double s = ThreadStage::mine().finish(call, ok != 0);
+int b_finish(const gofl_call* call, int ok, double* seconds) {
+  bool used = false;
+  const double s = ThreadStage::mine().finish(call, ok != 0, &used);
   if (seconds) *seconds = s;
+  return used ? 1 : 0;
 }
 
 // ---- one call over several GPUs (split.h) -------------------------------------------------------------

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define GOFL_BACKEND_ABI 15
+#define GOFL_BACKEND_ABI 16
 // The entry point's name carries no version: the table it returns does (abi).
 #define GOFL_BACKEND_ENTRY "gofl_backend_entry"
 #define GOFL_BACKEND_SONAME "libgpuoffload-cuda.so"
@@ -126,10 +126,12 @@ typedef struct gofl_backend {
   // takes the GPU (cuda/thread_stage.h). run() then copies from there at the link's rate and leaves
   // the outputs there; finish() writes them into the program's memory (ok: run() returned
   // GOFL_GPU_OK) or drops them, and must follow every stage() that returned 1, on the same thread,
-  // whether run() was called or not. Neither takes the GPU. `seconds` (may be null): the time each
-  // spent copying. stage() returns 1 when it staged the call, else 0 (then finish() does nothing).
+  // whether run() was called or not; run() may be called on another thread, the one holding the GPU
+  // serving this call (gpu_line.h). Neither takes the GPU. `seconds` (may be null): the time each
+  // spent copying. stage() returns 1 when it staged the call, else 0 (then finish() does nothing);
+  // finish() returns 1 when run() copied from or into the stage, else 0.
   int (*stage)(const gofl_call* call, int contended, double* seconds);
-  void (*finish)(const gofl_call* call, int ok, double* seconds);
+  int (*finish)(const gofl_call* call, int ok, double* seconds);
 } gofl_backend;
 
 typedef const gofl_backend* (*gofl_backend_entry_fn)(void);

@@ -83,6 +83,7 @@ ThreadStage* ThreadStage::for_call(const gofl_call* c) {
 bool ThreadStage::stage(const gofl_call& c, size_t cap) {
   set_active(this, false);
   call_ = nullptr;
+  used_ = false;
   ranges_.clear();
   writes_.clear();
   size_t need = 0;
@@ -126,7 +127,10 @@ bool ThreadStage::stage(const gofl_call& c, size_t cap) {
 
 const char* ThreadStage::input(const char* host, size_t bytes) const {
   for (const Range& r : ranges_)
-    if (!r.out && host >= r.host && host + bytes <= r.host + r.bytes) return r.pinned + (host - r.host);
+    if (!r.out && host >= r.host && host + bytes <= r.host + r.bytes) {
+      used_ = true;
+      return r.pinned + (host - r.host);
+    }
   return nullptr;
 }
 
@@ -141,7 +145,10 @@ char* ThreadStage::output(const char* host, size_t span, size_t packed) const {
   return nullptr;
 }
 
-void ThreadStage::defer(const HostView& v, const char* pinned) { writes_.push_back({v, pinned}); }
+void ThreadStage::defer(const HostView& v, const char* pinned) {
+  used_ = true;
+  writes_.push_back({v, pinned});
+}
 
 bool ThreadStage::pending(const char* host, size_t bytes) const {
   for (const Write& w : writes_)
@@ -156,14 +163,17 @@ bool ThreadStage::flush() {
   return true;
 }
 
-double ThreadStage::finish(const gofl_call* c, bool ok) {
+double ThreadStage::finish(const gofl_call* c, bool ok, bool* used) {
+  if (used) *used = false;
   if (!c || call_ != c) return 0;
+  set_active(this, false);  // before anything changes: a serving thread reads call_ of listed stages
+  if (used) *used = used_;
   const auto t0 = std::chrono::steady_clock::now();
   if (ok) flush();
   writes_.clear();
   ranges_.clear();
   call_ = nullptr;
-  set_active(this, false);
+  used_ = false;
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

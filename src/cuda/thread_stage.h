@@ -55,8 +55,9 @@ class ThreadStage {
   // true when it wrote any.
   bool flush();
   // The call is over: ok writes the deferred outputs into the program's memory, otherwise they are
-  // dropped. The stage is free again. Returns the seconds spent writing.
-  double finish(const gofl_call* c, bool ok);
+  // dropped. The stage is free again. Returns the seconds spent writing; `used` (may be null):
+  // whether an upload was served from the stage or a download deferred into it.
+  double finish(const gofl_call* c, bool ok, bool* used = nullptr);
 
   ~ThreadStage();
 
@@ -73,6 +74,7 @@ class ThreadStage {
     const char* pinned;
   };
   const gofl_call* call_ = nullptr;  // the staged call, null when none
+  mutable bool used_ = false;         // the engine copied from or into the stage for call_
   std::vector<Range> ranges_;
   std::vector<Write> writes_;
   char* buf_ = nullptr;  // pinned

@@ -386,9 +386,10 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
     give_gpu_back(c);
   }
   if (staged) {
-    if (staged_out) *staged_out = true;
     double written_s = 0;
-    b->finish(&c, st == GOFL_GPU_OK, &written_s);
+    // Staged: the GPU run copied from or into this thread's stage (whichever thread ran it).
+    const bool used = b->finish(&c, st == GOFL_GPU_OK, &written_s) != 0;
+    if (staged_out) *staged_out = used;
     r->copy_in_s += float(staged_s);
     r->copy_out_s += float(written_s);
   }

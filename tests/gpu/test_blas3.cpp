@@ -632,8 +632,9 @@ TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
   gpu_test::cpu<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
                                   1);
   EXPECT_GPU(lc);
-  if (!staged)
+  if (!staged) {
     EXPECT_EQ(GOFL_RESIDENCY_OF(resident, 0), unsigned(GOFL_RES_KEPT)) << "the gemm's A was not served by a kept copy";
+  }
   expect_same(Cg, Cc, std::vector<double>(Cg.size()), sc);
 }
 

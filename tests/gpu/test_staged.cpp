@@ -218,7 +218,8 @@ TEST(StagedCalls, CorruptSwitchChangesTheStagedResult) {
 // Threads that contend for the GPU stage their calls (auto, and on), and every result is right. Eight
 // threads, each a run of dgemm of 400 on its own matrices. With GPU_OFFLOAD_LINE_SERVES (the
 // gpu_staged_served entry), the thread holding the GPU runs staged calls of other threads from their
-// stages, and those calls' results are right too.
+// stages (a call counts as staged only when its GPU run copied through its stage), and those calls'
+// results are right too.
 TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
   const char* mode = std::getenv("GPU_OFFLOAD_THREAD_STAGING");
   if (!mode || std::string(mode) == "off") GTEST_SKIP() << "staging is off (the default)";
