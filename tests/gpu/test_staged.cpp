@@ -254,4 +254,50 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
     EXPECT_EQ(staged_served.load(), 0);
 }
 
+// A staged call whose GPU run fails, whether its own thread ran it or the thread holding the GPU
+// served it (gpu_staged_served): the CPU library runs it on memory the GPU attempt left untouched.
+// Eight threads meet before each round; in the middle round every GPU run fails (d2h-before).
+TEST(StagedCalls, ContendingCallsThatFailOnTheGpuGiveTheCpuResult) {
+  const char* mode = std::getenv("GPU_OFFLOAD_THREAD_STAGING");
+  if (!mode || std::string(mode) == "off") GTEST_SKIP() << "staging is off (the default)";
+  Gemm first(400, 400, 400, 0.5, 300);
+  first.run();  // the routine's first GPU call out of the race
+  constexpr int kThreads = 8, kRounds = 3, kFailing = 1;
+  std::atomic<int> arrived{0};
+  auto meet = [&](int round) {  // all threads, and the main thread, between rounds
+    ++arrived;
+    while (arrived.load() < (round + 1) * (kThreads + 1)) std::this_thread::yield();
+  };
+  std::atomic<int> wrong{0}, not_cpu{0}, failed_on_gpu{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t)
+    ts.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        meet(2 * r);  // the main thread sets or clears the fault between the two meetings
+        meet(2 * r + 1);
+        Gemm g(400, 400, 400, 0.5, uint64_t(310 + 10 * t + r));
+        g.run();
+        const auto lc = gpu_test::last_call();
+        g.reference();
+        if (r == kFailing) {
+          if (lc.device != 0) ++not_cpu;
+          if (lc.reason == GOFL_R_GPU_FAILED) ++failed_on_gpu;
+          if (std::memcmp(g.gpu.data(), g.cpu.data(), g.cpu.size() * sizeof(double)) != 0) ++wrong;
+        } else if (g.diff() > gpu_test::tolerance<double>() || !g.gaps()) {
+          ++wrong;
+        }
+      }
+    });
+  for (int r = 0; r < kRounds; ++r) {
+    meet(2 * r);
+    gpu_test::set_fault(r == kFailing ? "d2h-before" : nullptr);
+    meet(2 * r + 1);  // the threads' next meeting comes after their call: the fault stays until then
+  }
+  for (auto& t : ts) t.join();
+  gpu_test::set_fault(nullptr);
+  EXPECT_EQ(wrong.load(), 0) << "a result differs from the CPU library's";
+  EXPECT_EQ(not_cpu.load(), 0) << "a call of the failing round did not end on the CPU";
+  EXPECT_GE(failed_on_gpu.load(), 1) << "no call of the failing round reached the GPU";
+}
+
 }  // namespace
