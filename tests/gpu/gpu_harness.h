@@ -54,6 +54,21 @@ inline LastCall last_call() {
   if (failure) r.failure = failure();
   return r;
 }
+// More of the test API on this thread's last intercepted call: whether its GPU run copied through its
+// thread's pinned stage (thread_stage.h), whether the thread holding the GPU ran it (gpu_line.h), -1
+// for either when libgpuoffload.so is not preloaded; and its operands' residency bits (0 then).
+inline int last_call_staged() {
+  static auto f = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_staged"));
+  return f ? f() : -1;
+}
+inline int last_call_served() {
+  static auto f = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_served"));
+  return f ? f() : -1;
+}
+inline unsigned last_call_resident() {
+  static auto f = reinterpret_cast<unsigned (*)()>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_resident"));
+  return f ? f() : 0u;
+}
 inline void set_fault(const char* spec) {
   using fn = void (*)(const char*);
   static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_test_fault"));

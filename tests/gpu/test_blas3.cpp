@@ -570,18 +570,6 @@ void fill_staging_with_nan() {
   EXPECT_GPU(gpu_test::last_call());
 }
 
-unsigned last_resident() {
-  using fn = unsigned (*)();
-  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_resident"));
-  return f ? f() : 0u;
-}
-
-bool last_staged() {
-  using fn = int (*)();
-  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_staged"));
-  return f && f() != 0;
-}
-
 // A symmetric or triangular operand crosses the host one triangle at a time (Engine::upload_triangle):
 // over several chunks, split between copy threads, row-major too, its unread elements NaN on the host
 // and, through the staging buffers, on the device; and the same host matrix read whole by a gemm after
@@ -618,7 +606,7 @@ TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
     gpu_test::intercepted<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
                                             &ni, 1, 1);
     const auto lc = gpu_test::last_call();
-    staged = last_staged();
+    staged = gpu_test::last_call_staged() == 1;
     gpu_test::cpu<DsymmF>("dsymm_")("L", "U", &ni, &k, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
                                     1);
     EXPECT_GPU(lc);
@@ -628,7 +616,7 @@ TEST(Blas3Large, OneTriangleOfAnOperandIsRead) {
   gpu_test::intercepted<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cg.data(),
                                           &ni, 1, 1);
   const auto lc = gpu_test::last_call();
-  const unsigned resident = last_resident();
+  const unsigned resident = gpu_test::last_call_resident();
   gpu_test::cpu<DgemmF>("dgemm_")("N", "N", &ni, &k, &ni, &one, A.data(), &ni, B.data(), &ni, &zero, Cc.data(), &ni, 1,
                                   1);
   EXPECT_GPU(lc);
@@ -756,9 +744,7 @@ TEST(Blas3Corrupt, CorruptSwitchChangesTheGpuResult) {
 // right, those of the calls that the thread holding the GPU ran for them too (GPU_OFFLOAD_LINE_SERVES,
 // the gpu_line_serves entry; none without it).
 TEST(Blas3Threads, EightThreadsAtOnce) {
-  using ServedF = int (*)();
-  const auto served = reinterpret_cast<ServedF>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_served"));
-  ASSERT_NE(served, nullptr) << "libgpuoffload.so is not preloaded";
+  ASSERT_GE(gpu_test::last_call_served(), 0) << "libgpuoffload.so is not preloaded";
   EXPECT_GPU(dgemm_pair(4999).lc);  // the routine's first GPU call (its handle, workspace) out of the race
   std::atomic<int> wrong{0}, on_gpu{0}, by_holder{0};
   std::vector<std::thread> ts;
@@ -768,7 +754,7 @@ TEST(Blas3Threads, EightThreadsAtOnce) {
         const Pair p = dgemm_pair(uint64_t(5000 + 10 * t + r));
         if (gpu_test::rel_diff(p.gpu.data(), p.cpu.data(), 129, 77, 130) > tolerance<double>()) ++wrong;
         if (p.lc.device == 1) ++on_gpu;
-        by_holder += served();  // the intercepted call's (the CPU reference is called directly)
+        by_holder += gpu_test::last_call_served();  // the intercepted call's (the CPU reference is called directly)
       }
     });
   for (auto& t : ts) t.join();

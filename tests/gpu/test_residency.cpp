@@ -29,11 +29,6 @@ constexpr int kN = 1024;  // 8 MB matrices: above the size worth keeping (4 MB)
 constexpr size_t kElems = size_t(kN) * kN;
 constexpr size_t kBytes = kElems * sizeof(double);
 
-unsigned last_resident() {
-  using fn = unsigned (*)();
-  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_resident"));
-  return f ? f() : 0u;
-}
 unsigned res_of(unsigned bits, int operand) { return GOFL_RESIDENCY_OF(bits, operand); }
 
 // C = A(m x k, lda) * B (k x n): on the GPU through the wrapper, checked against the CPU library on
@@ -44,7 +39,7 @@ unsigned gemm_checked(const double* a, const double* b, int m = kN, int lda = kN
   const double one = 1, zero = 0;
   gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, c.data(), &m);
   EXPECT_RAN_ON_GPU();
-  const unsigned bits = last_resident();
+  const unsigned bits = gpu_test::last_call_resident();
   gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &m, &n, &k, &one, a, &lda, b, &ldb, &zero, ref.data(), &m);
   EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, m), 1e-10) << "stale device copy";
   return bits;
@@ -270,12 +265,12 @@ TEST(Residency, GpuResultServesTheNextCall) {
   std::vector<double> d(elems), ref(elems);
   gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, c.p, &n, a.p, &n, &zero, d.data(), &n);
   EXPECT_RAN_ON_GPU();
-  EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_OUTPUT) << "A of the second product is the first's result";
+  EXPECT_EQ(res_of(gpu_test::last_call_resident(), 0), GOFL_RES_OUTPUT) << "A of the second product is the first's result";
   gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, c.p, &n, a.p, &n, &zero, ref.data(), &n);
   EXPECT_LE(gpu_test::rel_diff(d.data(), ref.data(), n, n, n), 1e-10);
   c.p[17] += 1.0;  // the program changes the result: the next product copies it
   gpu_test::intercepted<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, c.p, &n, a.p, &n, &zero, d.data(), &n);
-  EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_COPIED);
+  EXPECT_EQ(res_of(gpu_test::last_call_resident(), 0), GOFL_RES_COPIED);
   gpu_test::cpu<dgemm_fn>("dgemm_")("N", "N", &n, &n, &n, &one, c.p, &n, a.p, &n, &zero, ref.data(), &n);
   EXPECT_LE(gpu_test::rel_diff(d.data(), ref.data(), n, n, n), 1e-10);
 }
@@ -379,7 +374,7 @@ TEST(Residency, FactorsKeptForRepeatedSolves) {
     EXPECT_RAN_ON_GPU();
     // 8 MB factors: copied at the first two solves (kept from the second), reused from the third.
     if (rep >= 2) {
-      EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_KEPT) << "the factors stay on the GPU";
+      EXPECT_EQ(res_of(gpu_test::last_call_resident(), 0), GOFL_RES_KEPT) << "the factors stay on the GPU";
     }
     gpu_test::cpu<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), ref.data(), &n, &info);
     EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
@@ -389,7 +384,7 @@ TEST(Residency, FactorsKeptForRepeatedSolves) {
   fill(x.data(), x.size(), 40);
   ref = x;
   gpu_test::intercepted<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), x.data(), &n, &info);
-  EXPECT_EQ(res_of(last_resident(), 0), GOFL_RES_COPIED);
+  EXPECT_EQ(res_of(gpu_test::last_call_resident(), 0), GOFL_RES_COPIED);
   gpu_test::cpu<dgetrs_fn>("dgetrs_")("N", &n, &nrhs, lu.p, &n, piv.data(), ref.data(), &n, &info);
   EXPECT_LE(gpu_test::rel_diff(x.data(), ref.data(), n, nrhs, n), 1e-10);
 }
@@ -414,7 +409,7 @@ TEST(Residency, ThinProductsWithAKeptMatrix) {
     fill(a.data(), a_elems, 60 + call);
     gemm(ta, "N", &m, &n, &k, &one, a.data(), &lda, b.p, &k, &zero, c.data(), &ldc);
     EXPECT_RAN_ON_GPU();
-    const unsigned bits = last_resident();
+    const unsigned bits = gpu_test::last_call_resident();
     ref_gemm(ta, "N", &m, &n, &k, &one, a.data(), &lda, b.p, &k, &zero, ref.data(), &ldc);
     EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10) << "call " << call << ", op(A) " << ta;
     for (int j = 0; j < n; ++j)
@@ -441,7 +436,7 @@ TEST(Residency, ThinProductsWithAKeptMatrix) {
   fill(a.data(), a.size(), 71);
   gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, c.data(), &ldc);
   EXPECT_RAN_ON_GPU();
-  EXPECT_EQ(res_of(last_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
+  EXPECT_EQ(res_of(gpu_test::last_call_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
   ref_gemm("N", "N", &m, &n, &k, &one, a.data(), &m, b.p, &k, &zero, ref.data(), &ldc);
   EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10);
 }
@@ -468,7 +463,7 @@ TEST(Residency, ProductsInPiecesOverKWithAKeptMatrix) {
       fill(a.data(), a.size(), 90 + call);
       gemm("N", tb, &m, &n, &k, &one, a.data(), &lda, b.p, &ldb, &zero, c.data(), &ldc);
       EXPECT_RAN_ON_GPU();
-      const unsigned bits = last_resident();
+      const unsigned bits = gpu_test::last_call_resident();
       ref_gemm("N", tb, &m, &n, &k, &one, a.data(), &lda, b.p, &ldb, &zero, ref.data(), &ldc);
       EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10) << "call " << call << ", op(B) " << tb;
       for (int j = 0; j < n; ++j)
@@ -493,7 +488,7 @@ TEST(Residency, ProductsInPiecesOverKWithAKeptMatrix) {
     fill(a.data(), a.size(), 100);
     gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, c.data(), &ldc);
     EXPECT_RAN_ON_GPU();
-    EXPECT_EQ(res_of(last_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
+    EXPECT_EQ(res_of(gpu_test::last_call_resident(), 1), GOFL_RES_KEPT) << "the failed calls dropped the kept B";
     ref_gemm("N", tb, &m, &n, &k, &one, a.data(), &m, b.p, &ldb, &zero, ref.data(), &ldc);
     EXPECT_LE(gpu_test::rel_diff(c.data(), ref.data(), m, n, ldc), 1e-10);
   }

@@ -4,8 +4,6 @@
 // are as the CPU library leaves them; a failure leaves the program's memory untouched; threads that
 // contend for the GPU stage their calls. The tests that need every call staged run in the
 // gpu_staged entry (GPU_OFFLOAD_THREAD_STAGING=on, tests/gpu/CMakeLists.txt) and skip elsewhere.
-#include <dlfcn.h>
-
 #include <atomic>
 #include <complex>
 #include <cstdlib>
@@ -35,12 +33,6 @@ using ZgemmF = void (*)(const char*, const char*, const int*, const int*, const 
 using DgemvF = void (*)(const char*, const int*, const int*, const double*, const double*, const int*, const double*,
                         const int*, const double*, double*, const int*, size_t);
 
-int last_staged() {
-  using fn = int (*)();
-  static fn f = reinterpret_cast<fn>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_staged"));
-  return f ? f() : -1;
-}
-
 bool every_call_staged() {
   const char* v = std::getenv("GPU_OFFLOAD_THREAD_STAGING");
   return v && std::string(v) == "on";
@@ -52,7 +44,7 @@ bool every_call_staged() {
   do {                                                                                                    \
     const auto lc_ = gpu_test::last_call();                                                               \
     EXPECT_EQ(lc_.device, 1) << "reason " << lc_.reason << " gpu status " << lc_.gpu_status << " " << lc_.failure; \
-    EXPECT_EQ(last_staged(), 1);                                                                          \
+    EXPECT_EQ(gpu_test::last_call_staged(), 1);                                                           \
   } while (0)
 
 // C = alpha A B + beta C with every leading dimension larger than its rows: the gaps must come back
@@ -225,9 +217,7 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
   if (!mode || std::string(mode) == "off") GTEST_SKIP() << "staging is off (the default)";
   Gemm first(400, 400, 400, 0.5, 180);
   first.run();  // the routine's first GPU call (its handle, workspace) out of the race
-  using ServedF = int (*)();
-  const auto served = reinterpret_cast<ServedF>(dlsym(RTLD_DEFAULT, "gpu_offload_last_call_served"));
-  ASSERT_NE(served, nullptr) << "libgpuoffload.so is not preloaded";
+  ASSERT_GE(gpu_test::last_call_served(), 0) << "libgpuoffload.so is not preloaded";
   std::atomic<int> wrong{0}, on_gpu{0}, staged{0}, staged_served{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < 8; ++t)
@@ -237,8 +227,9 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
         g.run();
         const auto lc = gpu_test::last_call();
         if (lc.device == 1) ++on_gpu;
-        if (last_staged() == 1) ++staged;
-        if (last_staged() == 1 && served() == 1) ++staged_served;
+        const int was_staged = gpu_test::last_call_staged();
+        if (was_staged == 1) ++staged;
+        if (was_staged == 1 && gpu_test::last_call_served() == 1) ++staged_served;
         g.reference();
         if (g.diff() > gpu_test::tolerance<double>() || !g.gaps()) ++wrong;
       }
