@@ -362,26 +362,19 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
-  int st = GOFL_GPU_OK;
-  bool ran = false;
-  if (!have) {
-    // The thread holding the GPU may run this call for it (a staged call from this thread's stage,
-    // which the backend finds by the call); this thread then only writes a staged call's outputs.
-    ServedCall served{&c, r, GOFL_GPU_OK};
-    GpuLine::Work work{run_served, &served, uint64_t(std::max(0.0f, c.pred_gpu_s) * 1e9)};
-    const GpuLine::Took took = take_gpu(c, &work);
-    if (took == GpuLine::Took::No) {
-      if (staged) b->finish(&c, 0, nullptr);
-      *busy = true;
-      return GOFL_GPU_OK;
-    }
-    if (took == GpuLine::Took::Served) {
-      t_was_served = true;
-      st = served.status;
-      ran = true;
-    }
+  // The thread holding the GPU may run this call for it (a staged call from this thread's stage,
+  // which the backend finds by the call); this thread then only writes a staged call's outputs.
+  ServedCall served{&c, r, GOFL_GPU_OK};
+  GpuLine::Work work{run_served, &served, uint64_t(std::max(0.0f, c.pred_gpu_s) * 1e9)};
+  const GpuLine::Took took = have ? GpuLine::Took::Held : take_gpu(c, &work);
+  if (took == GpuLine::Took::No) {
+    if (staged) b->finish(&c, 0, nullptr);
+    *busy = true;
+    return GOFL_GPU_OK;
   }
-  if (!ran) {
+  t_was_served = took == GpuLine::Took::Served;
+  int st = served.status;
+  if (!t_was_served) {
     st = b->run(&c, r);
     give_gpu_back(c);
   }
