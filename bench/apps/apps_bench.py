@@ -9,6 +9,11 @@ case's own, so its first run has none and later runs have the earlier ones'. Bar
 of each mode, auto and gpu against bare, and whether the physical result (energy, score) equals the
 bare run's to its printed digits; then auto's report of its last run (where the time went).
 
+--variants runs `auto` under several sets of settings, alternating within each repeat (bare, then
+each variant), each with a run history of its own: `--variants 'default=;combo=GPU_OFFLOAD_THREAD_STAGING=auto,GPU_OFFLOAD_LINE_SERVES=8'`
+gives the rows auto[default] and auto[combo]. --budget SECONDS starts no run that the longest run of
+its case so far would carry past that many seconds from the start, so a device call ends in its limit.
+
   . bench/apps/unpack_apps.sh        # the kits of bench/apps/fetch_apps.sh, on the GPU machine
   python3 bench/apps/apps_bench.py --build BUILD --cases qe-si64,nwchem-w8 --repeats 3 --out DIR
 """
@@ -74,13 +79,31 @@ for _c, _n, _what in (("pca", 20000, "PCA(svd_solver='full'), 20000 x 3000"),
                               [PY, os.path.join(HERE, "sklearn_case.py"), _c, str(_n)], r"score (\S+)")
 
 
-def run_once(name, mode, args, hist_dir, keep):
+def parse_variants(text):
+    """'NAME=VAR=VALUE,VAR=VALUE;NAME2=' -> [(NAME, {VAR: VALUE})]; none: [(None, {})]."""
+    out = []
+    for part in filter(None, (p.strip() for p in (text or "").split(";"))):
+        name, _, settings = part.partition("=")
+        env = {}
+        for kv in filter(None, settings.split(",")):
+            k, eq, v = kv.partition("=")
+            if not eq or not k:
+                sys.exit(f"apps_bench: --variants: {kv!r} in {part!r} is not VAR=VALUE")
+            env[k] = v
+        if not name or name in [n for n, _ in out]:
+            sys.exit(f"apps_bench: --variants: each variant needs a name of its own ({part!r})")
+        out.append((name, env))
+    return out or [(None, {})]
+
+
+def run_once(name, mode, args, hist_dir, keep, variant=None, extra_env=None):
     app, what, files, cmd, pattern = CASES[name]
     work = tempfile.mkdtemp(prefix=f"gofl-app-{name}-")
     for fn, text in files().items():
         with open(os.path.join(work, fn), "w") as f:
             f.write(text)
     env = dict(os.environ)
+    env.update(extra_env or {})
     if name.startswith("pyscf") and os.environ.get("PYSCF_SITE"):
         env["PYTHONPATH"] = os.environ["PYSCF_SITE"] + os.pathsep + env.get("PYTHONPATH", "")
     env["XDG_CACHE_HOME"] = hist_dir  # the run history of this case alone
@@ -105,6 +128,8 @@ def run_once(name, mode, args, hist_dir, keep):
     m = re.findall(pattern, p.stdout, re.M)
     result = m[-1] if m else None
     r = {"case": name, "mode": mode, "wall_s": wall, "rc": p.returncode, "result": result}
+    if variant is not None:
+        r["variant"], r["settings"] = variant, extra_env
     if p.returncode != 0 or result is None:
         r["tail"] = (p.stdout[-1500:] + "\n" + p.stderr[-1500:]).strip()
     if mode != "bare":
@@ -119,6 +144,10 @@ def run_once(name, mode, args, hist_dir, keep):
             f.write(f"==== {' '.join(full)}\n{p.stdout}\n---- stderr\n{p.stderr}\n")
     shutil.rmtree(work, ignore_errors=True)
     return r
+
+
+def label_of(variant):
+    return f"[{variant}]" if variant is not None else ""
 
 
 def fmt(xs):
@@ -136,7 +165,14 @@ def main():
     ap.add_argument("--gpu-timeout", type=float, default=120,
                     help="seconds a --device gpu run may take: it forces every call there, millions of tiny ones too")
     ap.add_argument("--out", default=None, help="folder for results.jsonl and each run's output")
+    ap.add_argument("--variants", default=None,
+                    help="auto under each set of settings, alternating: 'NAME=VAR=VALUE,VAR=VALUE;NAME2=...'")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="seconds from the start after which no run may end: a run the longest run of its case so "
+                         "far would carry past it is not started")
     args = ap.parse_args()
+    variants = parse_variants(args.variants)
+    t_start = time.perf_counter()
     args.build = os.path.abspath(args.build)
     modes = args.modes.split(",")
     keep = args.out
@@ -151,32 +187,50 @@ def main():
     for name in args.cases.split(","):
         if name not in CASES:
             sys.exit(f"apps_bench: unknown case {name!r}; cases: {', '.join(CASES)}")
-        hist = tempfile.mkdtemp(prefix=f"gofl-hist-{name}-")
+        # The run history of each variant's auto runs is its own: its first run has none, later runs have
+        # its earlier ones'.
+        hists = {v: tempfile.mkdtemp(prefix=f"gofl-hist-{name}-") for v, _ in variants}
         runs = []
-        for i in range(args.repeats):
-            for mode in [m for m in modes if m != "gpu"]:
-                runs.append(run_once(name, mode, args, hist, keep))
-                print(f"  {name} {mode} run {i + 1}: {runs[-1]['wall_s']:.2f} s, result {runs[-1]['result']}, rc {runs[-1]['rc']}", flush=True)
-        if "gpu" in modes:
-            for i in range(args.gpu_repeats):
-                runs.append(run_once(name, "gpu", args, hist, keep))
-                print(f"  {name} gpu run {i + 1}: {runs[-1]['wall_s']:.2f} s, result {runs[-1]['result']}, rc {runs[-1]['rc']}", flush=True)
-        for r in runs:
+        longest = [0.0]
+
+        def one(mode, i, variant=None, env=None):
+            if args.budget is not None and time.perf_counter() - t_start + longest[0] > args.budget:
+                print(f"  {name} {mode}{label_of(variant)} run {i + 1}: not started, the budget of {args.budget:.1f} s "
+                      f"would not hold a run of {longest[0]:.1f} s", flush=True)
+                return
+            r = run_once(name, mode, args, hists[variant if mode == "auto" else variants[0][0]], keep, variant, env)
+            runs.append(r)
+            longest[0] = max(longest[0], r["wall_s"])
+            print(f"  {name} {mode}{label_of(variant)} run {i + 1}: {r['wall_s']:.2f} s, result {r['result']}, rc {r['rc']}",
+                  flush=True)
             if "tail" in r:
                 print(f"  !! {name} {r['mode']} rc {r['rc']}:\n" + "\n".join("     " + l for l in r["tail"].splitlines()[-25:]))
-        if keep:
-            with open(os.path.join(keep, "results.jsonl"), "a") as f:
-                for r in runs:
+            if keep:  # each run as it ends, so that a call stopped later keeps it
+                with open(os.path.join(keep, "results.jsonl"), "a") as f:
                     f.write(json.dumps(dict(r, commit=commit)) + "\n")
+
+        for i in range(args.repeats):
+            for mode in [m for m in modes if m != "gpu"]:
+                if mode == "auto":
+                    for v, env in variants:
+                        one(mode, i, v, env)
+                else:
+                    one(mode, i)
+        if "gpu" in modes:
+            for i in range(args.gpu_repeats):
+                one("gpu", i)
         rows.append((name, runs))
-        shutil.rmtree(hist, ignore_errors=True)
-    print(f"\n{'case':14} {'what':44} {'mode':5} {'median s':>8} {'min':>7} {'max':>7} {'vs bare':>8}  result (= bare?)")
+        for h in hists.values():
+            shutil.rmtree(h, ignore_errors=True)
+    mw = max(len(m + label_of(v)) for m in modes for v in ([v for v, _ in variants] if m == "auto" else [None]))
+    print(f"\n{'case':14} {'what':44} {'mode':{mw}} {'median s':>8} {'min':>7} {'max':>7} {'vs bare':>8}  result (= bare?)")
     for name, runs in rows:
         app, what = CASES[name][0], CASES[name][1]
         bare = [r["wall_s"] for r in runs if r["mode"] == "bare" and r["rc"] == 0]
         bare_res = {r["result"] for r in runs if r["mode"] == "bare"}
-        for mode in modes:
-            rs = [r for r in runs if r["mode"] == mode]
+        shown = [(m, v) for m in modes for v in ([v for v, _ in variants] if m == "auto" else [None])]
+        for mode, variant in shown:
+            rs = [r for r in runs if r["mode"] == mode and r.get("variant") == variant]
             ts = [r["wall_s"] for r in rs if r["rc"] == 0]
             stopped = [r for r in rs if r["rc"] != 0 and "stopped after" in r.get("tail", "")]
             ratio = f"{statistics.median(bare) / statistics.median(ts):7.2f}x" if bare and ts and mode != "bare" else ""
@@ -184,14 +238,17 @@ def main():
             # Against the bare runs of this invocation; without one there is nothing to compare.
             same = ("" if mode == "bare" else " (no bare run)" if not bare_res
                     else " (same)" if set(res) <= {str(x) for x in bare_res} else " (DIFFERS)")
-            label = f"{app}: {what}" if mode == modes[0] else ""
+            first = (mode, variant) == shown[0]
+            label = f"{app}: {what}" if first else ""
             note = f"  {len(stopped)} run(s) stopped at the {args.gpu_timeout if mode == 'gpu' else args.timeout:.0f} s limit" if stopped else ""
-            print(f"{name if mode == modes[0] else '':14} {label[:44]:44} {mode:5} {fmt(ts)} {ratio:>8}  {', '.join(res)}{same}{note}")
-        firsts = [r["wall_s"] for r in runs if r["mode"] == "auto"][:1]
-        if firsts and len([r for r in runs if r["mode"] == "auto"]) > 1:
-            print(f"{'':14} {'auto, first run (no history)':44} {'':5} {firsts[0]:8.2f}")
+            print(f"{name if first else '':14} {label[:44]:44} {mode + label_of(variant):{mw}} {fmt(ts)} {ratio:>8}  "
+                  f"{', '.join(res)}{same}{note}")
+        for v, _ in variants:
+            autos = [r["wall_s"] for r in runs if r["mode"] == "auto" and r.get("variant") == v]
+            if len(autos) > 1:
+                print(f"{'':14} {'auto' + label_of(v) + ', first run (no history)':44} {'':{mw}} {autos[0]:8.2f}")
     for name, runs in rows:
-        last = {r["mode"]: r for r in runs}
+        last = {r["mode"]: r for r in runs}  # with variants: the last variant's
         for mode in ("auto", "gpu"):
             if mode in last and last[mode].get("summary"):
                 print(f"\n==== {name}: {mode} summary (last run)\n{last[mode]['summary'].rstrip()}")

@@ -3,6 +3,8 @@
 # builds the library, unpacks the applications and runs bench/apps/apps_bench.py; logs under $OUT.
 #
 #   CASES=qe-si64,nwchem-w8 REPEATS=3 bench/apps/device_apps.sh
+#   CASES=pyscf-c16 MODES=bare,auto REPEATS=2 VARIANTS='default=;combo=GPU_OFFLOAD_THREAD_STAGING=auto,GPU_OFFLOAD_LINE_SERVES=8' \
+#     BUDGET=540 bench/apps/device_apps.sh       # auto under each variant, alternating (apps_bench.py --variants)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gofl-out}; mkdir -p "$OUT"
@@ -22,6 +24,7 @@ for set in 1 2; do
   [ -n "$cases" ] || continue
   timeout "${SET_TIMEOUT:-560}" python3 bench/apps/apps_bench.py --build "$B" --cases "$cases" --repeats "$reps" \
     --gpu-repeats "${GPU_REPEATS:-1}" --modes "${MODES:-bare,auto,gpu}" --timeout "${APP_TIMEOUT:-300}" --gpu-timeout "${GPU_TIMEOUT:-120}" --out /tmp/gofl-apps-out \
+    ${VARIANTS:+--variants "$VARIANTS"} ${BUDGET:+--budget $(( BUDGET - ($(date +%s) - t0) ))} \
     2>&1 | tee -a "$OUT/apps.log"
 done
 cp /tmp/gofl-apps-out/results.jsonl "$OUT/" 2>/dev/null
