@@ -259,6 +259,9 @@ void Engine::download_parts(const std::vector<OutPart>& parts, cudaStream_t on, 
     throw;
   }
   account();
+  // Test switch: a failure after the outputs came back while none reached the program (a staged call's
+  // wait in its pinned buffer): they must be dropped, and the CPU must run the call on untouched memory.
+  if (fault("d2h-after") && !impl_->written) fail(GOFL_GPU_INJECTED, "after d2h (injected)");
 }
 
 }  // namespace cuda

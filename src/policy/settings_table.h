@@ -104,6 +104,6 @@
     "cuBLASXt's tile size for calls split over several GPUs") \
   X(BACKEND, "", Test, Path, "", 0, 0, "libgpuoffload-cuda.so next to the library", "a file", \
     "the CUDA backend to load") \
-  X(FAULT, "", Test, Text, "", 0, 0, "none", "alloc, h2d, piece, compute, panel, d2h-before, corrupt or qr64, comma-separated", \
+  X(FAULT, "", Test, Text, "", 0, 0, "none", "alloc, h2d, piece, compute, panel, d2h-before, d2h-after, corrupt or qr64, comma-separated", \
     "make a GPU step fail or corrupt its result, to test the fallbacks")
 // clang-format on

@@ -321,6 +321,15 @@ __thread uint64_t t_served_ns __attribute__((tls_model("initial-exec")));
 __thread bool t_was_served __attribute__((tls_model("initial-exec")));  // this thread's last gpu_run
 void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_what_it_set_up(c)); }
 
+// The backend's runs while holding the GPU (gpu_runs_in_holds_ns): two clock reads a GPU call.
+std::atomic<uint64_t> g_runs_in_holds_ns{0};
+int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r) {
+  const uint64_t t0 = clock_ns();
+  const int st = b->run(&c, r);
+  g_runs_in_holds_ns.fetch_add(clock_ns() - t0, std::memory_order_relaxed);
+  return st;
+}
+
 // A waiting call's work, run by the thread that holds the GPU (GpuLine::Work).
 struct ServedCall {
   const gofl_call* c;
@@ -330,7 +339,7 @@ struct ServedCall {
 bool run_served(void* arg) {
   ServedCall* s = static_cast<ServedCall*>(arg);
   try {
-    s->status = g_backend->run(s->c, s->r);
+    s->status = timed_run(g_backend, *s->c, s->r);
     return trace_what_it_set_up(*s->c);
   } catch (...) {
     // Nothing may escape into the line (the waiting call would wait for ever). Where the run stopped
@@ -375,7 +384,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   t_was_served = took == GpuLine::Took::Served;
   int st = served.status;
   if (!t_was_served) {
-    st = b->run(&c, r);
+    st = timed_run(b, c, r);
     give_gpu_back(c);
   }
   if (staged) {
@@ -450,6 +459,8 @@ void gpu_warmed(int* asked, int* count, double* seconds, double* cpu_seconds) {
 
 GpuLine::Tally gpu_line_tally() { return g_line.tally(); }
 
+uint64_t gpu_runs_in_holds_ns() { return g_runs_in_holds_ns.load(std::memory_order_relaxed); }
+
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
 
 std::atomic<bool> g_split_started{false};
@@ -462,7 +473,9 @@ int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
     *busy = true;
     return GOFL_GPU_OK;
   }
+  const uint64_t t0 = clock_ns();
   const int st = g_backend->split_run(&c, r);
+  g_runs_in_holds_ns.fetch_add(clock_ns() - t0, std::memory_order_relaxed);
   give_gpu_back(c);  // with what the split engines set up (cuBLASXt's handle, with cuBLAS's loading)
   if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
   return st;
@@ -483,6 +496,7 @@ void gpu_fork_child() {
   // The mutexes may have been held by other threads of the parent.
   new (&g_start_mu) std::mutex();
   g_line.reset();
+  g_runs_in_holds_ns.store(0);
   new (&g_start_cv) std::condition_variable();
   new (&g_warmed_mu) std::mutex();
   g_warm_asked.store(false);

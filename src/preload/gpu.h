@@ -40,6 +40,9 @@ uint64_t gpu_take_served_ns();
 bool gpu_last_run_served();
 // The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
 GpuLine::Tally gpu_line_tally();
+// Of the holds: the time inside the backend's runs of calls (its own or served ones, split calls too),
+// so that a hold splits into the handover, the backend's run and the rest (taking, staging lookups).
+uint64_t gpu_runs_in_holds_ns();
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
 // the start), and the run itself (of a call whose plan's split_status is GOFL_GPU_OK).
 int gpu_split_gpus();

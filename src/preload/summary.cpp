@@ -449,10 +449,11 @@ void summary_print(int fd) {
                (unsigned long long)l.served, double(l.served_ns) * 1e-9);
     snprintf(line, sizeof line,
              "  GPU line: held %.3f s by %llu calls (%.3f s of it handing the GPU to a waiting call until that call "
-             "ran); %llu waited for other threads' calls (%.3f s in line%s), %llu gave up "
+             "ran, %.3f s running the calls in the backend); %llu waited for other threads' calls (%.3f s in line%s), %llu gave up "
              "after %.3f s and %llu did not wait (the calls ahead would have held it longer than they could gain): "
              "those ran on the CPU (GPU held)\n",
              double(l.held_ns) * 1e-9, (unsigned long long)l.holds, double(l.handover_ns) * 1e-9,
+             double(gpu_runs_in_holds_ns()) * 1e-9,
              (unsigned long long)l.waited, double(l.waited_ns) * 1e-9, served, (unsigned long long)l.gave_up,
              double(l.gave_up_ns) * 1e-9, (unsigned long long)l.not_joined);
     out += line;

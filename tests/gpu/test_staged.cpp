@@ -190,7 +190,9 @@ TEST_P(StagedFaults, TheCpuRunsItOnUntouchedMemory) {
   after.reference();
   EXPECT_LE(after.diff(), gpu_test::tolerance<double>());
 }
-INSTANTIATE_TEST_SUITE_P(Steps, StagedFaults, ::testing::Values("alloc", "h2d", "compute", "d2h-before"));
+// d2h-after: the outputs came back into the stage before the failure; writing them anyway would change
+// the C (beta != 0) that the CPU then reads.
+INSTANTIATE_TEST_SUITE_P(Steps, StagedFaults, ::testing::Values("alloc", "h2d", "compute", "d2h-before", "d2h-after"));
 
 // The verify-mode test switch reaches a staged result too (verify must be able to catch it).
 TEST(StagedCalls, CorruptSwitchChangesTheStagedResult) {
@@ -246,20 +248,24 @@ TEST(StagedCalls, ThreadsContendingForTheGpuStageTheirCalls) {
 }
 
 // A staged call whose GPU run fails, whether its own thread ran it or the thread holding the GPU
-// served it (gpu_staged_served): the CPU library runs it on memory the GPU attempt left untouched.
-// Eight threads meet before each round; in the middle round every GPU run fails (d2h-before).
+// served it (gpu_staged_served, gpu_auto_staged_served): the CPU library runs it on memory the GPU
+// attempt left untouched. Eight threads meet before each round. In round 1 every GPU run fails before
+// its download (d2h-before); in round 3 after it (d2h-after), which fails only the calls whose outputs
+// wait in their stage (a call that wrote the program's memory has no such failure): each of those
+// must give the CPU's result bit for bit, so outputs held back in a failed call's stage were dropped
+// (with beta != 0, C written before the CPU's run would change its result); the others the GPU's.
 TEST(StagedCalls, ContendingCallsThatFailOnTheGpuGiveTheCpuResult) {
   const char* mode = std::getenv("GPU_OFFLOAD_THREAD_STAGING");
   if (!mode || std::string(mode) == "off") GTEST_SKIP() << "staging is off (the default)";
   Gemm first(400, 400, 400, 0.5, 300);
   first.run();  // the routine's first GPU call out of the race
-  constexpr int kThreads = 8, kRounds = 3, kFailing = 1;
+  constexpr int kThreads = 8, kRounds = 5, kFailsBefore = 1, kFailsAfter = 3;
   std::atomic<int> arrived{0};
   auto meet = [&](int round) {  // all threads, and the main thread, between rounds
     ++arrived;
     while (arrived.load() < (round + 1) * (kThreads + 1)) std::this_thread::yield();
   };
-  std::atomic<int> wrong{0}, not_cpu{0}, failed_on_gpu{0};
+  std::atomic<int> wrong{0}, not_cpu{0}, failed_before{0}, failed_after{0};
   std::vector<std::thread> ts;
   for (int t = 0; t < kThreads; ++t)
     ts.emplace_back([&, t] {
@@ -270,10 +276,14 @@ TEST(StagedCalls, ContendingCallsThatFailOnTheGpuGiveTheCpuResult) {
         g.run();
         const auto lc = gpu_test::last_call();
         g.reference();
-        if (r == kFailing) {
+        const bool bitwise = std::memcmp(g.gpu.data(), g.cpu.data(), g.cpu.size() * sizeof(double)) == 0;
+        if (r == kFailsBefore) {
           if (lc.device != 0) ++not_cpu;
-          if (lc.reason == GOFL_R_GPU_FAILED) ++failed_on_gpu;
-          if (std::memcmp(g.gpu.data(), g.cpu.data(), g.cpu.size() * sizeof(double)) != 0) ++wrong;
+          if (lc.reason == GOFL_R_GPU_FAILED) ++failed_before;
+          if (!bitwise) ++wrong;
+        } else if (r == kFailsAfter && lc.device == 0) {
+          if (lc.reason == GOFL_R_GPU_FAILED) ++failed_after;
+          if (!bitwise) ++wrong;
         } else if (g.diff() > gpu_test::tolerance<double>() || !g.gaps()) {
           ++wrong;
         }
@@ -281,14 +291,15 @@ TEST(StagedCalls, ContendingCallsThatFailOnTheGpuGiveTheCpuResult) {
     });
   for (int r = 0; r < kRounds; ++r) {
     meet(2 * r);
-    gpu_test::set_fault(r == kFailing ? "d2h-before" : nullptr);
+    gpu_test::set_fault(r == kFailsBefore ? "d2h-before" : r == kFailsAfter ? "d2h-after" : nullptr);
     meet(2 * r + 1);  // the threads' next meeting comes after their call: the fault stays until then
   }
   for (auto& t : ts) t.join();
   gpu_test::set_fault(nullptr);
   EXPECT_EQ(wrong.load(), 0) << "a result differs from the CPU library's";
-  EXPECT_EQ(not_cpu.load(), 0) << "a call of the failing round did not end on the CPU";
-  EXPECT_GE(failed_on_gpu.load(), 1) << "no call of the failing round reached the GPU";
+  EXPECT_EQ(not_cpu.load(), 0) << "a call of the d2h-before round did not end on the CPU";
+  EXPECT_GE(failed_before.load(), 1) << "no call of the d2h-before round reached the GPU";
+  EXPECT_GE(failed_after.load(), 1) << "no staged call of the d2h-after round failed after its download";
 }
 
 }  // namespace
