@@ -323,6 +323,8 @@ void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_w
 
 // The backend's runs while holding the GPU (gpu_runs_in_holds_ns): two clock reads a GPU call.
 std::atomic<uint64_t> g_runs_in_holds_ns{0};
+// Staged calls' own copies on their threads, outside the hold (gpu_staged_copies_ns).
+std::atomic<uint64_t> g_staging_ns{0}, g_writing_ns{0};
 int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r) {
   const uint64_t t0 = clock_ns();
   const int st = b->run(&c, r);
@@ -394,6 +396,10 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
     if (staged_out) *staged_out = used;
     r->copy_in_s += float(staged_s);
     r->copy_out_s += float(written_s);
+    if (used && st == GOFL_GPU_OK) {
+      g_staging_ns.fetch_add(uint64_t(staged_s * 1e9), std::memory_order_relaxed);
+      g_writing_ns.fetch_add(uint64_t(written_s * 1e9), std::memory_order_relaxed);
+    }
   }
   gpu_note_warmed();
   return st;
@@ -461,6 +467,11 @@ GpuLine::Tally gpu_line_tally() { return g_line.tally(); }
 
 uint64_t gpu_runs_in_holds_ns() { return g_runs_in_holds_ns.load(std::memory_order_relaxed); }
 
+void gpu_staged_copies_ns(uint64_t* in_ns, uint64_t* out_ns) {
+  *in_ns = g_staging_ns.load(std::memory_order_relaxed);
+  *out_ns = g_writing_ns.load(std::memory_order_relaxed);
+}
+
 int gpu_split_gpus() { return gpu_started() ? g_backend->split_gpus() : 0; }
 
 std::atomic<bool> g_split_started{false};
@@ -497,6 +508,8 @@ void gpu_fork_child() {
   new (&g_start_mu) std::mutex();
   g_line.reset();
   g_runs_in_holds_ns.store(0);
+  g_staging_ns.store(0);
+  g_writing_ns.store(0);
   new (&g_start_cv) std::condition_variable();
   new (&g_warmed_mu) std::mutex();
   g_warm_asked.store(false);

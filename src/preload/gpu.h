@@ -43,6 +43,9 @@ GpuLine::Tally gpu_line_tally();
 // Of the holds: the time inside the backend's runs of calls (its own or served ones, split calls too),
 // so that a hold splits into the handover, the backend's run and the rest (taking, staging lookups).
 uint64_t gpu_runs_in_holds_ns();
+// Staged calls (cuda/thread_stage.h): their threads' own copies into their pinned buffers before the
+// GPU was taken, and out of them after it was given back (in their calls' copy-in and copy-out too).
+void gpu_staged_copies_ns(uint64_t* in_ns, uint64_t* out_ns);
 // One call over several GPUs (cuda/split.h), as gpu_run: the GPUs a split call spreads over (0 before
 // the start), and the run itself (of a call whose plan's split_status is GOFL_GPU_OK).
 int gpu_split_gpus();

@@ -440,8 +440,16 @@ void summary_print(int fd) {
   out += spare_line();
   out += g_cores_held.line("beside the program's own CPU calls on other threads",
                            "copied on their own thread, the cores being taken");
-  out += g_staged.line("staged", "copied their operands into their thread's pinned buffer before taking the GPU, "
-                                 "while other threads' calls held it or the cores");
+  {
+    uint64_t in_ns = 0, out_ns = 0;
+    gpu_staged_copies_ns(&in_ns, &out_ns);
+    char tail[256];
+    snprintf(tail, sizeof tail,
+             "copied their operands into their thread's pinned buffer before taking the GPU, while other threads' "
+             "calls held it or the cores (%.3f s), and their results out of it after giving it back (%.3f s)",
+             double(in_ns) * 1e-9, double(out_ns) * 1e-9);
+    out += g_staged.line("staged", tail);
+  }
   if (const GpuLine::Tally l = gpu_line_tally(); l.waited || l.gave_up || l.not_joined) {
     char served[160] = "";
     if (l.served)  // GPU_OFFLOAD_LINE_SERVES
