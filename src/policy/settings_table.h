@@ -80,6 +80,8 @@
     "copy a small BLAS call's operands into the calling thread's own pinned buffer before it takes the GPU: when contended, always, or never") \
   X(LINE_SERVES, "", Tuning, Int, "", 0, 64, "0", "a whole number from 0 to 64", \
     "waiting calls the thread holding the GPU runs itself, one after another, before it hands the GPU over (0: none, it hands the GPU over at once)") \
+  X(LINE_WAIT_PERCENT, "", Tuning, Int, "", 1, 100, "50", "a whole number from 1 to 100", \
+    "how much of its predicted gain a call that finds the GPU held by another thread's call waits for it, in percent (at most 2 s), before it runs on the CPU") \
   X(THREAD_STAGING_MB, "", Tuning, Int, "", 1, 1L << 40, "64", "a whole number of MiB >= 1", \
     "the largest call, its inputs and outputs together, that thread staging takes, in MiB") \
   X(RAMP_KB, "", Tuning, Int, "", 0, 1L << 40, "half a staging buffer", "a whole number of KiB >= 0", \

@@ -288,9 +288,10 @@ namespace {
 // Takes the GPU for call c: at once, or after waiting in line behind other threads' calls (gpu_line.h).
 // Programs that call BLAS from many threads at once (PySCF's OpenMP loops: 16 threads, each a
 // single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms on the GPU) lose the GPU's gain if
-// each such call falls back to the CPU, so the call waits for the GPU for at most half its predicted
-// gain (at most kMaxGpuWait), and not at all when the calls ahead of it are expected to hold the GPU
-// longer; Took::No: it runs on the CPU. With `work` (may be null), the thread holding the GPU may run
+// each such call falls back to the CPU, so the call waits for the GPU for at most a share of its
+// predicted gain (GPU_OFFLOAD_LINE_WAIT_PERCENT, half by default: a margin for a wait longer than the
+// line expects, since a call that waits out its bound then runs on the CPU too; at most kMaxGpuWait),
+// and not at all when the calls ahead of it are expected to hold the GPU longer; Took::No: it runs on the CPU. With `work` (may be null), the thread holding the GPU may run
 // the call for it (Took::Served). The wait is in the call's observed time, so the policy learns from a
 // contended GPU. A call of this thread made inside the backend never gets here (it is nested: the CPU
 // runs it), and the bound keeps any other thread from waiting forever.
@@ -298,8 +299,9 @@ GpuLine::Took take_gpu(const gofl_call& c, GpuLine::Work* work) {
   if (g_line.try_take()) return GpuLine::Took::Held;
   constexpr double kMaxGpuWait = 2.0;        // seconds
   constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
+  static const double share = double(setting_long(SettingId::LINE_WAIT_PERCENT, 50)) / 100.0;
   const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
-  const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, 0.5 * gain)) : kUnpredictedWait;
+  const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, share * gain)) : kUnpredictedWait;
   if (wait <= 0) return GpuLine::Took::No;
   return g_line.take_or_serve_by(clock_ns() + uint64_t(wait * 1e9), work);
 }
