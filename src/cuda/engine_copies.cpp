@@ -87,7 +87,8 @@ bool Engine::Impl::staged_upload(const HostView& v, char* dev, cudaStream_t stre
   // A staged input is the whole matrix (a triangle's view spans the same bytes): whole columns go.
   const char* src = v.rows_from ? nullptr : stage->input(v.base, span);
   if (!src) return false;
-  if (v.cols == 1)
+  // Columns back to back (ld == rows: PySCF's 956^2 A) go as one DMA, not as a 2D copy of 956 rows.
+  if (v.cols == 1 || v.ld == v.rows)
     check(cudaMemcpyAsync(dev, src, v.total(), cudaMemcpyHostToDevice, stream), "cudaMemcpyAsync (h2d, staged)");
   else
     check(cudaMemcpy2DAsync(dev, v.col_bytes(), src, size_t(v.ld) * v.elem, v.col_bytes(), size_t(v.cols),
