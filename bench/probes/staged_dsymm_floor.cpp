@@ -10,6 +10,7 @@
 // Every way copies A (N x N) and B (N x R) from pinned memory to the device, runs cublasDsymm (side L,
 // uplo L, beta 0) and copies C (N x R) back into pinned memory; per call, median, min and max of CALLS:
 //   three waits   the engine's order: wait for the uploads, then for the kernel, then for the download;
+//                 and the same with A sent as a 2D copy of its columns (cudaMemcpy2DAsync);
 //   one wait      all four queued on one stream, one wait at the end;
 //   two streams   calls alternate between two streams, each waiting for its call of two calls before
 //                 (the time a call of calls in flight two at a time: what a second GPU line would give);
@@ -125,6 +126,24 @@ int main(int argc, char** argv) {
     down.push_back(ms);
   }
 
+  // The same with A sent as a 2D copy of its N columns (how the staged path sent it before 5546bc5).
+  std::vector<double> t2d;
+  for (int i = 0; i < calls; ++i) {
+    Slot& x = slot[0];
+    const double t = gofl::now_s();
+    ck(cudaMemcpy2DAsync(x.da, size_t(n) * sizeof(double), x.a, size_t(n) * sizeof(double), size_t(n) * sizeof(double),
+                         size_t(n), cudaMemcpyHostToDevice, x.s),
+       "h2d A (2D)");
+    ck(cudaMemcpyAsync(x.db, x.b, bc_bytes, cudaMemcpyHostToDevice, x.s), "h2d B");
+    ck(cudaStreamSynchronize(x.s), "wait (uploads)");
+    ckb(cublasSetStream(h, x.s), "cublasSetStream");
+    ckb(cublasDsymm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, n, r, &one, x.da, n, x.db, n, &zero, x.dc, n), "dsymm");
+    ck(cudaStreamSynchronize(x.s), "wait (kernel)");
+    ck(cudaMemcpyAsync(x.c, x.dc, bc_bytes, cudaMemcpyDeviceToHost, x.s), "d2h C");
+    ck(cudaStreamSynchronize(x.s), "wait (download)");
+    t2d.push_back((gofl::now_s() - t) * 1e3);
+  }
+
   std::vector<double> t1;
   for (int i = 0; i < calls; ++i) {
     const double t = gofl::now_s();
@@ -165,6 +184,7 @@ int main(int argc, char** argv) {
     std::printf("  %-34s %9.3f %9.3f %9.3f\n", what, s.med, s.lo, s.hi);
   };
   row("three waits (the engine's order)", t3);
+  row("three waits, A as a 2D copy", t2d);
   row("one wait", t1);
   row("two streams, a call's share", t2);
   row("  uploads (events)", up);
