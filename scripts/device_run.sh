@@ -4,7 +4,7 @@
 # Usage: scripts/device_run.sh [memwarm] [tests] [fault] [auto] [numpy-matmul] [numpy-quick] [numpy] [sweep] [sweeptwice] [small] [sweepvariants]
 #                              [busy] [nvblas] [copies] [calibrate] [overhead] [firstcall] [driverprobe] [startup] [residency]
 #                              [firstuse] [cpubeside] [pye2e] [copysplit] [gpus] [mpi] [split] [multigpu] [fft] [scipytests] [solveprobe] [large] [qr64probe]
-#                              [headline]
+#                              [headline] [line]
 # The GPU tests are ctest entries with labels (tests/gpu/CMakeLists.txt): `tests` runs `ctest -L gpu_suite`,
 # every GPU test but the calls of more than 2^31 elements (Ilp64Large.*: up to 53 GB of host memory and
 # 60 GB on the GPU each); `large` runs those (`-L gpu_large`); `fft`, `split` and `gpus` run their label
@@ -456,6 +456,15 @@ if has multigpu; then
     printf "%-8s %6s %9s %9s %9s %9s %7s  %s, %s; %s\n" "$r" "$n" "$cpu" "${t1:--}" "${ts:--}" "${ta:--}" "$ratio" \
       "$(echo "$gs" | awk '{print $6}')" "$(echo "$ga" | awk '{print $6}')" "checksums within $spread"
   done
+fi
+if has line; then
+  # The GPU line under many threads (PySCF's OpenMP loops): the floor of a staged dsymm's hold on CUDA
+  # alone (bench/probes/staged_dsymm_floor.cpp), then 16 threads of dsymm under each line setting
+  # (bench/probes/threads_probe.sh: the summary's GPU line gives the hold, the handover and the
+  # backend's runs; each variant's median phases).
+  echo "== the GPU line: a staged dsymm's floor, then ${LINE_THREADS:-16} threads of dsymm under each line setting"
+  "$B/bin/staged_dsymm_floor" 956 135 300 2>&1 | tee "$OUT/staged_floor.log"
+  timeout 300 bash bench/probes/threads_probe.sh "$B" 956 135 "${LINE_THREADS:-16}" 40 2>&1 | tee "$OUT/threads_probe.log"
 fi
 if has small; then
   echo "== small NumPy script with and without the library (bench/small_numpy_bench.py)"
