@@ -467,7 +467,7 @@ void AutoPolicy::note_reuse(const gofl_call& c) {
   }
 }
 
-void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
+void AutoPolicy::observe(const gofl_call& c, double seconds, double now, double line_wait_s) {
   if (c.op >= GOFL_N_OPS || (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0)) return;  // decide() made no prediction
   std::lock_guard<std::mutex> lk(mu_);
   note_reuse(c);
@@ -504,15 +504,16 @@ void AutoPolicy::observe(const gofl_call& c, double seconds, double now) {
     st.gpu_warm = true;  // the first GPU call of an operation pays one-off costs: not a speed
     return;
   }
-  double raw;
+  double raw, own = seconds;
   if (d == kCpu) {
     raw = model_.cpu_seconds(c.op, c.flops);
   } else {
     const CallBytes b = call_bytes(c);
     raw = model_.gpu_seconds(c.op, c.flops, b.in, b.out);
+    if (line_wait_s > 0 && line_wait_s < seconds) own = seconds - line_wait_s;
   }
   if (!(raw > 0) || !std::isfinite(raw)) return;
-  st.correction[d].learn(c.flops, std::clamp(seconds / raw, 1e-3, 1e3));
+  st.correction[d].learn(c.flops, std::clamp(own / raw, 1e-3, 1e3));
 }
 
 }  // namespace gofl

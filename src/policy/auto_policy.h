@@ -256,8 +256,14 @@ class AutoPolicy {
   // Sets c.device, c.reason, c.pred_cpu_s and c.pred_gpu_s (0 when no prediction was made).
   void decide(gofl_call& c, GpuEnv& env);
   // The call has run on c.device in `seconds` (`now`: when it ended). Every call decide() made a
-  // prediction for must come back here, whatever happened to it.
-  void observe(const gofl_call& c, double seconds, double now);
+  // prediction for must come back here, whatever happened to it. `line_wait_s`: of a GPU call's
+  // seconds, those it spent waiting in line behind other threads' calls. The GPU's correction learns
+  // from the rest, its own time: the wait is the line's (preload/gpu_line.h), which a call weighs
+  // against its gain with the line as it finds it; learnt into the GPU's speed, the waits of one burst
+  // of calls made the next calls of that size predict the GPU slower even with the line empty (PySCF
+  // C8H18: 12,640 dsymm calls predicted slower on the GPU, 3.9 ms each on the CPU, 0.7 ms of copies
+  // and kernel on the GPU). The summary's times keep the wait.
+  void observe(const gofl_call& c, double seconds, double now, double line_wait_s = 0);
 
   // Predicted seconds with the current corrections.
   double predict_cpu(const gofl_call& c) const;

@@ -157,12 +157,12 @@ void decide(gofl_call& c) {
   choose_split(c);
 }
 
-void decide_done(const gofl_call& c, uint64_t duration_ns) {
+void decide_done(const gofl_call& c, uint64_t duration_ns, uint64_t line_wait_ns) {
   if (c.pred_cpu_s <= 0 && c.pred_gpu_s <= 0) return;  // no prediction: nothing to learn
   if (!auto_mode()) return;
   // A split call's time says nothing about one GPU's speed: it corrects no prediction.
   if (c.flags & GOFL_F_SPLIT) return;
-  policy().observe(c, double(duration_ns) * 1e-9, now_s());
+  policy().observe(c, double(duration_ns) * 1e-9, now_s(), double(line_wait_ns) * 1e-9);
 }
 
 void decide_fork_child() {

@@ -13,8 +13,9 @@
 namespace gofl {
 
 void decide(gofl_call& c);
-// A top-level call has run (duration_ns on c.device): the learning and the policy's bookkeeping.
-void decide_done(const gofl_call& c, uint64_t duration_ns);
+// A top-level call has run (duration_ns on c.device; line_wait_ns of it in line for the GPU behind
+// other threads' calls): the learning and the policy's bookkeeping.
+void decide_done(const gofl_call& c, uint64_t duration_ns, uint64_t line_wait_ns = 0);
 // The profile in use, for the summary and the trace header. Loads it on first use; a profile that
 // cannot be read or parsed is reported once on stderr and the built-in one serves.
 std::string active_profile_label();

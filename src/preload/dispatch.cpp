@@ -262,7 +262,8 @@ void leave(gofl_call& c) {
   if (info != 0) c.flags |= GOFL_F_INFO_NONZERO;
   if (c.depth == 0) {
     note_last_call(c);
-    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur);  // learning
+    // Learning; a GPU call's time in line is the line's, not the GPU's speed (AutoPolicy::observe).
+    if (!(c.flags & GOFL_F_QUERY)) decide_done(c, dur, c.device == GOFL_DEV_GPU ? gpu_line_wait_ns() : 0);
   }
   if (!g_record) return;
   if (c.traced) {

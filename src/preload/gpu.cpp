@@ -291,10 +291,12 @@ namespace {
 // each such call falls back to the CPU, so the call waits for the GPU for at most a share of its
 // predicted gain (GPU_OFFLOAD_LINE_WAIT_PERCENT, half by default: a margin for a wait longer than the
 // line expects, since a call that waits out its bound then runs on the CPU too; at most kMaxGpuWait),
-// and not at all when the calls ahead of it are expected to hold the GPU longer; Took::No: it runs on the CPU. With `work` (may be null), the thread holding the GPU may run
-// the call for it (Took::Served). The wait is in the call's observed time, so the policy learns from a
-// contended GPU. A call of this thread made inside the backend never gets here (it is nested: the CPU
-// runs it), and the bound keeps any other thread from waiting forever.
+// and not at all when the calls ahead of it are expected to hold the GPU longer; Took::No: it runs on
+// the CPU. With `work` (may be null), the thread holding the GPU may run the call for it
+// (Took::Served). The wait is in the call's time as the summary and the trace count it, but not in
+// what the policy learns of the GPU's speed (gpu_line_wait_ns, AutoPolicy::observe): the line weighs
+// the wait as it finds it. A call of this thread made inside the backend never gets here (it is
+// nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
 GpuLine::Took take_gpu(const gofl_call& c, GpuLine::Work* work) {
   if (g_line.try_take()) return GpuLine::Took::Held;
   constexpr double kMaxGpuWait = 2.0;        // seconds
@@ -327,23 +329,30 @@ void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_w
 std::atomic<uint64_t> g_runs_in_holds_ns{0};
 // Staged calls' own copies on their threads, outside the hold (gpu_staged_copies_ns).
 std::atomic<uint64_t> g_staging_ns{0}, g_writing_ns{0};
-int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r) {
+int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r, uint64_t* ran_ns = nullptr) {
   const uint64_t t0 = clock_ns();
   const int st = b->run(&c, r);
-  g_runs_in_holds_ns.fetch_add(clock_ns() - t0, std::memory_order_relaxed);
+  const uint64_t dt = clock_ns() - t0;
+  g_runs_in_holds_ns.fetch_add(dt, std::memory_order_relaxed);
+  if (ran_ns) *ran_ns = dt;
   return st;
 }
+
+// This thread's last gpu_run: its time in line for the GPU, less its own run when the holder ran it
+// (gpu_take_line_wait_ns).
+__thread uint64_t t_line_wait_ns __attribute__((tls_model("initial-exec")));
 
 // A waiting call's work, run by the thread that holds the GPU (GpuLine::Work).
 struct ServedCall {
   const gofl_call* c;
   gofl_gpu_result* r;
   int status;
+  uint64_t run_ns;  // the backend's run, on the holder's thread
 };
 bool run_served(void* arg) {
   ServedCall* s = static_cast<ServedCall*>(arg);
   try {
-    s->status = timed_run(g_backend, *s->c, s->r);
+    s->status = timed_run(g_backend, *s->c, s->r, &s->run_ns);
     return trace_what_it_set_up(*s->c);
   } catch (...) {
     // Nothing may escape into the line (the waiting call would wait for ever). Where the run stopped
@@ -363,10 +372,13 @@ uint64_t gpu_take_served_ns() {
   return n;
 }
 
+uint64_t gpu_line_wait_ns() { return t_line_wait_ns; }
+
 int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out) {
   *busy = false;
   if (staged_out) *staged_out = false;
   t_was_served = false;
+  t_line_wait_ns = 0;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
@@ -377,8 +389,9 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
   // The thread holding the GPU may run this call for it (a staged call from this thread's stage,
   // which the backend finds by the call); this thread then only writes a staged call's outputs.
-  ServedCall served{&c, r, GOFL_GPU_OK};
+  ServedCall served{&c, r, GOFL_GPU_OK, 0};
   GpuLine::Work work{run_served, &served, uint64_t(std::max(0.0f, c.pred_gpu_s) * 1e9)};
+  const uint64_t t_line = clock_ns();
   const GpuLine::Took took = have ? GpuLine::Took::Held : take_gpu(c, &work);
   if (took == GpuLine::Took::No) {
     if (staged) b->finish(&c, 0, nullptr);
@@ -386,6 +399,10 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
     return GOFL_GPU_OK;
   }
   t_was_served = took == GpuLine::Took::Served;
+  if (!have) {
+    const uint64_t in_line = clock_ns() - t_line;
+    t_line_wait_ns = in_line - std::min(in_line, served.run_ns);
+  }
   int st = served.status;
   if (!t_was_served) {
     st = timed_run(b, c, r);

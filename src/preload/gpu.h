@@ -38,6 +38,9 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged = n
 uint64_t gpu_take_served_ns();
 // Whether this thread's last gpu_run was run by the thread holding the GPU (gpu_line.h).
 bool gpu_last_run_served();
+// This thread's last gpu_run's time in line behind other threads' calls (with the wake-up after
+// it; less its own run, when the thread holding the GPU ran it): contention, not the call's own time.
+uint64_t gpu_line_wait_ns();
 // The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
 GpuLine::Tally gpu_line_tally();
 // Of the holds: the time inside the backend's runs of calls (its own or served ones, split calls too),
