@@ -338,9 +338,11 @@ int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r, uin
   return st;
 }
 
-// This thread's last gpu_run: its time in line for the GPU, less its own run when the holder ran it
-// (gpu_take_line_wait_ns).
+// This thread's last gpu_run: its time in line for the GPU, less its own run when the holder ran it,
+// and the time of a split attempt just before it that gave up or failed (gpu_line_wait_ns).
 __thread uint64_t t_line_wait_ns __attribute__((tls_model("initial-exec")));
+// That split attempt's time, for the gpu_run that follows it (0 after a split call that ran).
+__thread uint64_t t_split_tried_ns __attribute__((tls_model("initial-exec")));
 
 // A waiting call's work, run by the thread that holds the GPU (GpuLine::Work).
 struct ServedCall {
@@ -378,7 +380,8 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   *busy = false;
   if (staged_out) *staged_out = false;
   t_was_served = false;
-  t_line_wait_ns = 0;
+  t_line_wait_ns = t_split_tried_ns;  // not this call's own single-GPU time either
+  t_split_tried_ns = 0;
   const gofl_backend* b = gpu_backend();
   if (!b) return GOFL_GPU_NO_DEVICE;
   // A call that would wait for another thread's GPU call, or copy on its own thread beside the
@@ -401,7 +404,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   t_was_served = took == GpuLine::Took::Served;
   if (!have) {
     const uint64_t in_line = clock_ns() - t_line;
-    t_line_wait_ns = in_line - std::min(in_line, served.run_ns);
+    t_line_wait_ns += in_line - std::min(in_line, served.run_ns);
   }
   int st = served.status;
   if (!t_was_served) {
@@ -498,8 +501,11 @@ bool gpu_split_started() { return g_split_started.load(std::memory_order_relaxed
 
 int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   *busy = false;
+  t_split_tried_ns = 0;
   if (!gpu_started()) return GOFL_GPU_NO_DEVICE;
+  const uint64_t t_line = clock_ns();
   if (take_gpu(c, nullptr) != GpuLine::Took::Held) {
+    t_split_tried_ns = clock_ns() - t_line;  // the one-GPU run that follows does not learn it
     *busy = true;
     return GOFL_GPU_OK;
   }
@@ -508,6 +514,7 @@ int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   g_runs_in_holds_ns.fetch_add(clock_ns() - t0, std::memory_order_relaxed);
   give_gpu_back(c);  // with what the split engines set up (cuBLASXt's handle, with cuBLAS's loading)
   if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
+  else t_split_tried_ns = clock_ns() - t_line;  // a failed attempt: the one-GPU run that follows does not learn it
   return st;
 }
 

@@ -39,7 +39,8 @@ uint64_t gpu_take_served_ns();
 // Whether this thread's last gpu_run was run by the thread holding the GPU (gpu_line.h).
 bool gpu_last_run_served();
 // This thread's last gpu_run's time in line behind other threads' calls (with the wake-up after
-// it; less its own run, when the thread holding the GPU ran it): contention, not the call's own time.
+// it; less its own run, when the thread holding the GPU ran it), and the time of a split attempt
+// (gpu_run_split) that gave up or failed just before it: not the call's own time on one GPU.
 uint64_t gpu_line_wait_ns();
 // The line for the GPU so far (preload/gpu_line.h): holds, waits, calls that gave up or did not wait.
 GpuLine::Tally gpu_line_tally();
