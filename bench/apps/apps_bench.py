@@ -11,7 +11,8 @@ bare run's to its printed digits; then auto's report of its last run (where the 
 
 --variants runs `auto` under several sets of settings, alternating within each repeat (bare, then
 each variant), each with a run history of its own: `--variants 'default=;combo=GPU_OFFLOAD_THREAD_STAGING=auto,GPU_OFFLOAD_LINE_SERVES=8'`
-gives the rows auto[default] and auto[combo]. --budget SECONDS starts no run that the longest run of
+gives the rows auto[default] and auto[combo]. GOFL_BUILD=DIR in a variant runs it under another build
+of the library (an older commit's, for an A/B of a change that has no setting) instead of --build. --budget SECONDS starts no run that the longest run of
 its case so far would carry past that many seconds from the start, so a device call ends in its limit.
 
   . bench/apps/unpack_apps.sh        # the kits of bench/apps/fetch_apps.sh, on the GPU machine
@@ -103,7 +104,9 @@ def run_once(name, mode, args, hist_dir, keep, variant=None, extra_env=None):
         with open(os.path.join(work, fn), "w") as f:
             f.write(text)
     env = dict(os.environ)
-    env.update(extra_env or {})
+    extra = dict(extra_env or {})
+    build = os.path.abspath(extra.pop("GOFL_BUILD", args.build))  # a variant's own build of the library
+    env.update(extra)
     if name.startswith("pyscf") and os.environ.get("PYSCF_SITE"):
         env["PYTHONPATH"] = os.environ["PYSCF_SITE"] + os.pathsep + env.get("PYTHONPATH", "")
     env["XDG_CACHE_HOME"] = hist_dir  # the run history of this case alone
@@ -111,7 +114,7 @@ def run_once(name, mode, args, hist_dir, keep, variant=None, extra_env=None):
     full = list(cmd)
     if mode != "bare":
         opts = ["--device", mode, "--summary"] + (["--trace", trace] if mode == "auto" else [])
-        full = [os.path.join(args.build, "bin", "gpu-offload"), "run"] + opts + ["--"] + full
+        full = [os.path.join(build, "bin", "gpu-offload"), "run"] + opts + ["--"] + full
     limit = args.gpu_timeout if mode == "gpu" else args.timeout
     t = time.perf_counter()
     # A process group of its own, so that a run past its limit is stopped with all its children.
@@ -136,7 +139,7 @@ def run_once(name, mode, args, hist_dir, keep, variant=None, extra_env=None):
         i = p.stderr.find("gpu-offload summary")
         r["summary"] = p.stderr[i:] if i >= 0 else p.stderr[-3000:]
     if mode == "auto" and os.path.isdir(trace):
-        rep = subprocess.run([os.path.join(args.build, "bin", "gpu-offload"), "report", trace],
+        rep = subprocess.run([os.path.join(build, "bin", "gpu-offload"), "report", trace],
                              capture_output=True, text=True)
         r["report"] = rep.stdout + rep.stderr
     if keep:
@@ -166,7 +169,8 @@ def main():
                     help="seconds a --device gpu run may take: it forces every call there, millions of tiny ones too")
     ap.add_argument("--out", default=None, help="folder for results.jsonl and each run's output")
     ap.add_argument("--variants", default=None,
-                    help="auto under each set of settings, alternating: 'NAME=VAR=VALUE,VAR=VALUE;NAME2=...'")
+                    help="auto under each set of settings, alternating: 'NAME=VAR=VALUE,VAR=VALUE;NAME2=...' "
+                         "(GOFL_BUILD=DIR: that variant under another build of the library)")
     ap.add_argument("--budget", type=float, default=None,
                     help="seconds from the start after which no run may end: a run the longest run of its case so "
                          "far would carry past it is not started")

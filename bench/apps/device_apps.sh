@@ -5,6 +5,7 @@
 #   CASES=qe-si64,nwchem-w8 REPEATS=3 bench/apps/device_apps.sh
 #   CASES=pyscf-c16 MODES=bare,auto REPEATS=2 VARIANTS='default=;combo=GPU_OFFLOAD_THREAD_STAGING=auto,GPU_OFFLOAD_LINE_SERVES=8' \
 #     BUDGET=540 bench/apps/device_apps.sh       # auto under each variant, alternating (apps_bench.py --variants)
+#   OLD_TREE=.debs/old-03859ab.tar.gz VARIANTS='new=;old=GOFL_BUILD=/tmp/gofl-old-build' ...   # against an older build
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/gofl-out}; mkdir -p "$OUT"
@@ -13,6 +14,13 @@ t0=$(date +%s)
 if [ ! -x "$B/bin/gpu-offload" ]; then
   cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGOFL_PYTHON="$(command -v python3)" > "$OUT/configure.log" 2>&1 || { tail -30 "$OUT/configure.log"; exit 1; }
   ninja -C "$B" -j16 gpuoffload gpuoffload-cuda gpu-offload > "$OUT/build.log" 2>&1 || { grep -E "error|FAILED" -A4 "$OUT/build.log" | head -60; exit 1; }
+fi
+# OLD_TREE=FILE.tar.gz (git archive of an older commit): built into /tmp/gofl-old-build, for a variant
+# GOFL_BUILD=/tmp/gofl-old-build (an A/B of a change that has no setting).
+if [ -n "${OLD_TREE:-}" ] && [ ! -x /tmp/gofl-old-build/bin/gpu-offload ]; then
+  rm -rf /tmp/gofl-old-src && mkdir -p /tmp/gofl-old-src && tar -C /tmp/gofl-old-src -xzf "$OLD_TREE" || exit 1
+  cmake -S /tmp/gofl-old-src -B /tmp/gofl-old-build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGOFL_PYTHON="$(command -v python3)" > "$OUT/configure-old.log" 2>&1 || { tail -30 "$OUT/configure-old.log"; exit 1; }
+  ninja -C /tmp/gofl-old-build -j16 gpuoffload gpuoffload-cuda gpu-offload > "$OUT/build-old.log" 2>&1 || { grep -E "error|FAILED" -A4 "$OUT/build-old.log" | head -60; exit 1; }
 fi
 echo "== built in $(( $(date +%s) - t0 )) s"
 . bench/apps/unpack_apps.sh /tmp/gofl-apps

@@ -15,7 +15,8 @@ from conftest import BUILD, ROOT  # noqa: E402
 sys.path.insert(0, str(ROOT / "bench" / "apps"))
 import apps_bench  # noqa: E402
 
-SHOW = 'sleep 0.2; echo "energy ${GPU_OFFLOAD_LINE_SERVES:-none}"; echo "history $XDG_CACHE_HOME"'
+SHOW = ('sleep 0.2; echo "energy ${GPU_OFFLOAD_LINE_SERVES:-none}"; echo "history $XDG_CACHE_HOME"; '
+        'echo "build ${GOFL_BUILD:-unset}"')
 
 
 @pytest.fixture
@@ -51,6 +52,23 @@ def test_variants_alternate_each_with_its_settings_and_history(show_case, monkey
     # one table row a variant, against the bare runs; a variant whose result differs says so
     assert re.search(r"auto\[plain\]\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+none \(same\)", text)
     assert re.search(r"auto\[served\]\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+x\s+8 \(DIFFERS\)", text)
+
+
+def test_a_variant_may_run_under_another_build(show_case, monkeypatch, capsys, tmp_path):
+    # An "older build": its bin/gpu-offload says so and runs the program after "--".
+    other = tmp_path / "other-build"
+    (other / "bin").mkdir(parents=True)
+    (other / "bin" / "gpu-offload").write_text('#!/bin/sh\nwhile [ "$1" != "--" ]; do shift; done; shift\n'
+                                               'echo "under the other build"\nexec "$@"\n')
+    (other / "bin" / "gpu-offload").chmod(0o755)
+    text, runs = bench(monkeypatch, capsys, tmp_path / "out", "--repeats", "1", "--modes", "auto",
+                       "--variants", f"new=;old=GOFL_BUILD={other}")
+    assert [r.get("variant") for r in runs] == ["new", "old"] and all(r["rc"] == 0 for r in runs)
+    assert runs[1]["settings"] == {"GOFL_BUILD": str(other)}
+    new_run, old_run = (tmp_path / "out" / "show.auto.out").read_text().split("==== ")[1:]
+    assert new_run.startswith(f"{BUILD}/bin/gpu-offload run --device auto") and "under the other build" not in new_run
+    assert old_run.startswith(f"{other}/bin/gpu-offload run --device auto") and "under the other build" in old_run
+    assert "build unset" in old_run  # GOFL_BUILD chose the build; the program's environment does not have it
 
 
 def test_a_run_the_budget_cannot_hold_is_not_started(show_case, monkeypatch, capsys, tmp_path):
