@@ -285,6 +285,15 @@ std::string gpu_never_usable() {
 }
 
 namespace {
+// The longest call c waits in line for the GPU, in seconds (0: it does not wait); see take_gpu.
+double line_wait_bound(const gofl_call& c) {
+  constexpr double kMaxGpuWait = 2.0;        // seconds
+  constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
+  static const double share = double(setting_long(SettingId::LINE_WAIT_PERCENT, 50)) / 100.0;
+  const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
+  return c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, share * gain)) : kUnpredictedWait;
+}
+
 // Takes the GPU for call c: at once, or after waiting in line behind other threads' calls (gpu_line.h).
 // Programs that call BLAS from many threads at once (PySCF's OpenMP loops: 16 threads, each a
 // single-threaded dsymm of 956^2 taking ~0.1 s on its core, ~2 ms on the GPU) lose the GPU's gain if
@@ -299,11 +308,7 @@ namespace {
 // nested: the CPU runs it), and the bound keeps any other thread from waiting forever.
 GpuLine::Took take_gpu(const gofl_call& c, GpuLine::Work* work) {
   if (g_line.try_take()) return GpuLine::Took::Held;
-  constexpr double kMaxGpuWait = 2.0;        // seconds
-  constexpr double kUnpredictedWait = 0.25;  // a call without a prediction (--device gpu)
-  static const double share = double(setting_long(SettingId::LINE_WAIT_PERCENT, 50)) / 100.0;
-  const double gain = double(c.pred_cpu_s) - double(c.pred_gpu_s);
-  const double wait = c.pred_cpu_s > 0 ? std::min(kMaxGpuWait, std::max(0.0, share * gain)) : kUnpredictedWait;
+  const double wait = line_wait_bound(c);
   if (wait <= 0) return GpuLine::Took::No;
   return g_line.take_or_serve_by(clock_ns() + uint64_t(wait * 1e9), work);
 }
@@ -388,6 +393,11 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   // program's CPU calls, copies its operands into pinned memory before it takes the GPU
   // (cuda/thread_stage.h): the GPU is then held only for the DMAs and the computation.
   const bool have = !(c.flags & GOFL_F_CORES_HELD) && g_line.try_take();
+  // A call that would not wait in line runs on the CPU before it copies anything into pinned memory.
+  if (!have && g_line.too_long_for(clock_ns() + uint64_t(line_wait_bound(c) * 1e9))) {
+    *busy = true;
+    return GOFL_GPU_OK;
+  }
   double staged_s = 0;
   const bool staged = b->stage(&c, have ? 0 : 1, &staged_s) != 0;
   // The thread holding the GPU may run this call for it (a staged call from this thread's stage,

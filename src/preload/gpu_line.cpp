@@ -81,6 +81,16 @@ void GpuLine::set_mean_hold_ns(double ns) {
   pthread_mutex_unlock(&m_);
 }
 
+bool GpuLine::too_long_for(uint64_t deadline_ns) {
+  pthread_mutex_lock(&m_);
+  const uint64_t now = clock_ns();
+  const bool free = !held_ && !first_;
+  const bool no = !free && (deadline_ns <= now || now + expected_wait_locked(now) > deadline_ns);
+  if (no) ++tally_.not_joined;
+  pthread_mutex_unlock(&m_);
+  return no;
+}
+
 GpuLine::Took GpuLine::take_or_serve_by(uint64_t deadline_ns, Work* work) {
   pthread_mutex_lock(&m_);
   const uint64_t now = clock_ns();

@@ -51,6 +51,11 @@ class GpuLine {
     Held,    // this call holds the GPU: it runs itself and gives the GPU back
     Served,  // another call's thread ran `work` while holding the GPU; this call does not hold it
   };
+  // Whether a call with this deadline would not join the line now (take_by would return false at
+  // once: the deadline has passed, or the calls ahead are expected to hold the GPU beyond it); such a
+  // call counts as one that did not wait. False while the GPU is free. For a call that has work to do
+  // before it joins (copying its operands into pinned memory) that would be wasted.
+  bool too_long_for(uint64_t deadline_ns);
   // As take_by, and with `work` (may be null) the holder may run it instead of handing the GPU over.
   // Once the holder has begun it, the deadline no longer counts: the call waits for it to end.
   Took take_or_serve_by(uint64_t deadline_ns, Work* work);

@@ -126,6 +126,25 @@ TEST(GpuLine, ACallDoesNotWaitWhenTheLineIsLongerThanItsDeadline) {
   line.give_back();
 }
 
+// Asked before a call copies its operands into pinned memory (thread staging), so that a call that
+// will not wait does not copy them for nothing: the same answer as take_by's at once, counted the same.
+TEST(GpuLine, ACallCanTellBeforeJoiningThatTheLineIsTooLong) {
+  GpuLine line;
+  line.set_mean_hold_ns(50.0 * kMs);
+  EXPECT_FALSE(line.too_long_for(clock_ns() + 20 * kMs));  // the GPU is free
+  ASSERT_TRUE(line.try_take());
+  EXPECT_TRUE(line.too_long_for(clock_ns() + 20 * kMs));   // the current hold alone is expected to last longer
+  EXPECT_FALSE(line.too_long_for(clock_ns() + 200 * kMs));
+  EXPECT_TRUE(line.too_long_for(clock_ns() - 1));          // a deadline already passed
+  GpuLine::Tally t = line.tally();
+  EXPECT_EQ(t.not_joined, 2u);
+  EXPECT_EQ(t.waited + t.gave_up, 0u);
+  EXPECT_EQ(line.waiting(), 0);  // asking joins nothing
+  line.give_back();
+  EXPECT_TRUE(line.try_take());  // and takes nothing
+  line.give_back();
+}
+
 TEST(GpuLine, OneLongHoldDoesNotStopTheNextCallsFromWaiting) {
   GpuLine line;
   line.set_mean_hold_ns(1.0 * kMs);
