@@ -365,6 +365,7 @@ bool run_served(void* arg) {
     // Nothing may escape into the line (the waiting call would wait for ever). Where the run stopped
     // is not known, outputs may be written: the caller treats it as such (stops if an input is lost).
     s->status = GOFL_GPU_COPY_OUT_FAILED;
+    snprintf(s->r->where, sizeof s->r->where, "an exception out of the backend's run");
     return false;
   }
 }
@@ -418,7 +419,14 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   }
   int st = served.status;
   if (!t_was_served) {
-    st = timed_run(b, c, r);
+    try {
+      st = timed_run(b, c, r);
+    } catch (...) {
+      // As run_served: where the run stopped is not known, outputs may be written. The GPU goes back
+      // to the line whatever happened, or every other thread's call would find it held for good.
+      st = GOFL_GPU_COPY_OUT_FAILED;
+      snprintf(r->where, sizeof r->where, "an exception out of the backend's run");
+    }
     give_gpu_back(c);
   }
   if (staged) {
