@@ -334,11 +334,26 @@ void give_gpu_back(const gofl_call& c) { t_served_ns += g_line.give_back(trace_w
 std::atomic<uint64_t> g_runs_in_holds_ns{0};
 // Staged calls' own copies on their threads, outside the hold (gpu_staged_copies_ns).
 std::atomic<uint64_t> g_staging_ns{0}, g_writing_ns{0};
-int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r, uint64_t* ran_ns = nullptr) {
-  const uint64_t t0 = clock_ns();
-  const int st = b->run(&c, r);
+// Counts a run that began at t0 in the holds' backend time; returns its length.
+uint64_t count_run_since(uint64_t t0) {
   const uint64_t dt = clock_ns() - t0;
   g_runs_in_holds_ns.fetch_add(dt, std::memory_order_relaxed);
+  return dt;
+}
+// The backend's run of c while this thread holds the GPU, timed; it throws nothing, whoever's call
+// it is, so the GPU always goes back to the line. An exception out of it (a host bad_alloc outside
+// the routine's own attempt): where the run stopped is not known and outputs may be written, so the
+// caller treats it as a failed copy-out (it stops if an in-place input is lost).
+int timed_run(const gofl_backend* b, const gofl_call& c, gofl_gpu_result* r, uint64_t* ran_ns = nullptr) {
+  const uint64_t t0 = clock_ns();
+  int st;
+  try {
+    st = b->run(&c, r);
+  } catch (...) {
+    st = GOFL_GPU_COPY_OUT_FAILED;
+    snprintf(r->where, sizeof r->where, "an exception out of the backend's run");
+  }
+  const uint64_t dt = count_run_since(t0);
   if (ran_ns) *ran_ns = dt;
   return st;
 }
@@ -358,14 +373,14 @@ struct ServedCall {
 };
 bool run_served(void* arg) {
   ServedCall* s = static_cast<ServedCall*>(arg);
+  s->status = timed_run(g_backend, *s->c, s->r, &s->run_ns);
   try {
-    s->status = timed_run(g_backend, *s->c, s->r, &s->run_ns);
     return trace_what_it_set_up(*s->c);
   } catch (...) {
-    // Nothing may escape into the line (the waiting call would wait for ever). Where the run stopped
-    // is not known, outputs may be written: the caller treats it as such (stops if an input is lost).
+    // Nothing may escape into the line (the waiting call would wait for ever); the run has ended and
+    // its outputs may be written: the caller treats it as a failed copy-out, as before.
     s->status = GOFL_GPU_COPY_OUT_FAILED;
-    snprintf(s->r->where, sizeof s->r->where, "an exception out of the backend's run");
+    snprintf(s->r->where, sizeof s->r->where, "an exception after the backend's run");
     return false;
   }
 }
@@ -419,14 +434,7 @@ int gpu_run(const gofl_call& c, gofl_gpu_result* r, bool* busy, bool* staged_out
   }
   int st = served.status;
   if (!t_was_served) {
-    try {
-      st = timed_run(b, c, r);
-    } catch (...) {
-      // As run_served: where the run stopped is not known, outputs may be written. The GPU goes back
-      // to the line whatever happened, or every other thread's call would find it held for good.
-      st = GOFL_GPU_COPY_OUT_FAILED;
-      snprintf(r->where, sizeof r->where, "an exception out of the backend's run");
-    }
+    st = timed_run(b, c, r);
     give_gpu_back(c);
   }
   if (staged) {
@@ -529,7 +537,7 @@ int gpu_run_split(const gofl_call& c, gofl_gpu_result* r, bool* busy) {
   }
   const uint64_t t0 = clock_ns();
   const int st = g_backend->split_run(&c, r);
-  g_runs_in_holds_ns.fetch_add(clock_ns() - t0, std::memory_order_relaxed);
+  count_run_since(t0);
   give_gpu_back(c);  // with what the split engines set up (cuBLASXt's handle, with cuBLAS's loading)
   if (st == GOFL_GPU_OK) g_split_started.store(true, std::memory_order_relaxed);
   else t_split_tried_ns = clock_ns() - t_line;  // a failed attempt: the one-GPU run that follows does not learn it
