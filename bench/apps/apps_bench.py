@@ -12,8 +12,9 @@ bare run's to its printed digits; then auto's report of its last run (where the 
 --variants runs `auto` under several sets of settings, alternating within each repeat (bare, then
 each variant), each with a run history of its own: `--variants 'default=;combo=GPU_OFFLOAD_THREAD_STAGING=auto,GPU_OFFLOAD_LINE_SERVES=8'`
 gives the rows auto[default] and auto[combo]. GOFL_BUILD=DIR in a variant runs it under another build
-of the library (an older commit's, for an A/B of a change that has no setting) instead of --build. --budget SECONDS starts no run that the longest run of
-its case so far would carry past that many seconds from the start, so a device call ends in its limit.
+of the library (an older commit's, for an A/B of a change that has no setting) instead of --build.
+--budget SECONDS starts no run that the longest run of its case so far would carry past that many
+seconds from the start, so a device call ends in its limit.
 
   . bench/apps/unpack_apps.sh        # the kits of bench/apps/fetch_apps.sh, on the GPU machine
   python3 bench/apps/apps_bench.py --build BUILD --cases qe-si64,nwchem-w8 --repeats 3 --out DIR
@@ -226,13 +227,14 @@ def main():
         rows.append((name, runs))
         for h in hists.values():
             shutil.rmtree(h, ignore_errors=True)
-    mw = max(len(m + label_of(v)) for m in modes for v in ([v for v, _ in variants] if m == "auto" else [None]))
+    # The table's rows of a case: each mode, auto once for each variant.
+    shown = [(m, v) for m in modes for v in ([v for v, _ in variants] if m == "auto" else [None])]
+    mw = max(len(m + label_of(v)) for m, v in shown)
     print(f"\n{'case':14} {'what':44} {'mode':{mw}} {'median s':>8} {'min':>7} {'max':>7} {'vs bare':>8}  result (= bare?)")
     for name, runs in rows:
         app, what = CASES[name][0], CASES[name][1]
         bare = [r["wall_s"] for r in runs if r["mode"] == "bare" and r["rc"] == 0]
         bare_res = {r["result"] for r in runs if r["mode"] == "bare"}
-        shown = [(m, v) for m in modes for v in ([v for v, _ in variants] if m == "auto" else [None])]
         for mode, variant in shown:
             rs = [r for r in runs if r["mode"] == mode and r.get("variant") == variant]
             ts = [r["wall_s"] for r in rs if r["rc"] == 0]
